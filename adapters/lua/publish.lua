@@ -1,0 +1,8 @@
+-- publish: append an event to its partition stream and record the key in the category's
+-- partition index, atomically (ADR decisions 1 and 7).
+-- KEYS[1] = C:K (the partition stream), KEYS[2] = C:__partitions__ (the index)
+-- ARGV[1] = K (the partition key), ARGV[2] = event type, ARGV[3] = event data (JSON)
+-- Returns the new entry id.
+local id = redis.call('XADD', KEYS[1], '*', 'type', ARGV[2], 'data', ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[1])
+return id

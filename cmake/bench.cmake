@@ -1,0 +1,12 @@
+# Benchmarks (Google Benchmark): every bench/*.cpp is its own executable bench_<name>.
+# Benchmarks are never part of make test; run them with make bench.
+find_package(benchmark QUIET)
+if(benchmark_FOUND)
+  file(GLOB SEQBY_BENCH_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/bench/*.cpp)
+  foreach(src IN LISTS SEQBY_BENCH_SOURCES)
+    get_filename_component(name ${src} NAME_WE)
+    add_executable(bench_${name} ${src})
+    target_link_libraries(bench_${name} PRIVATE seqby_scenarios benchmark::benchmark)
+    seqby_warnings(bench_${name})
+  endforeach()
+endif()

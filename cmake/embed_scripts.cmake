@@ -1,0 +1,17 @@
+# Generates a C++ source holding every Lua script under adapters/lua as a string, so the engine
+# and the simulated Redis load the very same text. Run as: cmake -DOUT=... -DSCRIPTS=a;b -P this.
+set(body "// Generated from adapters/lua/*.lua by cmake/embed_scripts.cmake. Do not edit.\n")
+string(APPEND body "#include \"seqby/redis/scripts.h\"\n\nnamespace seqby::redis {\nnamespace {\n")
+set(table "")
+list(SORT SCRIPTS)
+foreach(path IN LISTS SCRIPTS)
+  get_filename_component(name ${path} NAME_WE)
+  file(READ ${path} text)
+  string(APPEND body "constexpr char k_${name}[] = R\"seqbylua(${text})seqbylua\";\n")
+  string(APPEND table "    {\"${name}\", k_${name}},\n")
+endforeach()
+string(APPEND body "constexpr EmbeddedScript kScripts[] = {\n${table}};\n}  // namespace\n\n")
+string(APPEND body "std::span<const EmbeddedScript> embedded_scripts() { return kScripts; }\n\n")
+string(APPEND body "}  // namespace seqby::redis\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

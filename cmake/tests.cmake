@@ -1,0 +1,34 @@
+# Test suites. Every file <folder>/tests/<label>/<name>.cpp is its own GoogleTest executable,
+# named <label>_<name>, whose tests carry the ctest label <label>: unit, property, sim or redis.
+# Tests labelled redis read SEQBY_TEST_REDIS_URL when set (make test starts one server for the
+# whole label) and otherwise start their own redis-server on a free loopback port.
+find_package(GTest REQUIRED)
+find_package(rapidcheck REQUIRED)
+include(GoogleTest)
+
+file(GLOB SEQBY_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/*/tests/*/*.cpp)
+file(GLOB SEQBY_TEST_SUPPORT CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.cpp)
+if(SEQBY_TEST_SUPPORT)
+  add_library(seqby_test_support STATIC ${SEQBY_TEST_SUPPORT})
+  target_include_directories(seqby_test_support PUBLIC ${CMAKE_SOURCE_DIR}/tests/support)
+  target_link_libraries(seqby_test_support PUBLIC seqby_scenarios GTest::gtest)
+  seqby_warnings(seqby_test_support)
+else()
+  add_library(seqby_test_support INTERFACE)
+  target_include_directories(seqby_test_support INTERFACE ${CMAKE_SOURCE_DIR}/tests/support)
+  target_link_libraries(seqby_test_support INTERFACE seqby_scenarios)
+endif()
+
+foreach(src IN LISTS SEQBY_TEST_SOURCES)
+  get_filename_component(label_dir ${src} DIRECTORY)
+  get_filename_component(label ${label_dir} NAME)
+  get_filename_component(name ${src} NAME_WE)
+  set(target ${label}_${name})
+  add_executable(${target} ${src})
+  target_link_libraries(${target} PRIVATE seqby_test_support seqby_scenarios
+                        rapidcheck rapidcheck_gtest GTest::gtest GTest::gtest_main GTest::gmock)
+  target_compile_definitions(${target} PRIVATE
+    SEQBY_SOURCE_DIR="${CMAKE_SOURCE_DIR}" SEQBY_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  seqby_warnings(${target})
+  gtest_discover_tests(${target} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
+endforeach()

@@ -1,0 +1,39 @@
+// Runtime: how engine code waits and starts concurrent work. The simulator implements it over
+// one thread and virtual time (a queue ordered by due time, then insertion sequence); the real
+// runtime over one event-loop thread per engine instance plus a bounded pool for blocking work.
+// Engine code is the same against both and never learns which one it runs on.
+//
+// One Runtime object serves one engine instance: a crash destroys every task spawned through it,
+// a stall freezes them. Tasks are named so that a fault can single some out (a heartbeat stall
+// freezes only tasks named "heartbeat").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "seqby/core/clock.h"
+#include "seqby/core/task.h"
+
+namespace seqby {
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  // This instance's clock (in the simulator it may be skewed relative to other instances').
+  virtual Clock& clock() = 0;
+
+  // Suspends the calling task for at least `duration_ms` of this instance's clock.
+  virtual Task<void> sleep_ms(std::uint64_t duration_ms) = 0;
+
+  // Starts `task` detached. It runs until it returns or the instance is torn down.
+  // REQUIRES: `name` is a short stable label ("heartbeat", "discovery", "worker", ...).
+  virtual void spawn(std::string name, Task<void> task) = 0;
+
+  // Runs blocking `work` where it cannot hold up the instance's other tasks (a worker pool in
+  // the real runtime, inline in the simulator) and resumes the caller when it is done.
+  virtual Task<void> run_blocking(std::function<void()> work) = 0;
+};
+
+}  // namespace seqby

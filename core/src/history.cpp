@@ -1,0 +1,55 @@
+#include "seqby/core/history.h"
+
+#include <array>
+
+namespace seqby {
+namespace {
+
+struct OpName {
+  HistoryOp op;
+  const char* name;
+};
+
+constexpr std::array<OpName, 20> kOpNames{{
+    {HistoryOp::publish, "publish"},
+    {HistoryOp::acquire, "acquire"},
+    {HistoryOp::renew, "renew"},
+    {HistoryOp::lose, "lose"},
+    {HistoryOp::release, "release"},
+    {HistoryOp::read, "read"},
+    {HistoryOp::read_fenced, "read_fenced"},
+    {HistoryOp::enter, "enter"},
+    {HistoryOp::exit, "exit"},
+    {HistoryOp::ack, "ack"},
+    {HistoryOp::ack_fenced, "ack_fenced"},
+    {HistoryOp::commit, "commit"},
+    {HistoryOp::commit_fenced, "commit_fenced"},
+    {HistoryOp::commit_rejected, "commit_rejected"},
+    {HistoryOp::reclaim, "reclaim"},
+    {HistoryOp::halt, "halt"},
+    {HistoryOp::dlq, "dlq"},
+    {HistoryOp::skip, "skip"},
+    {HistoryOp::fault, "fault"},
+    {HistoryOp::warn, "warn"},
+}};
+
+}  // namespace
+
+const char* history_op_name(HistoryOp op) {
+  for (const auto& entry : kOpNames) {
+    if (entry.op == op) return entry.name;
+  }
+  return "unknown";
+}
+
+bool parse_history_op(std::string_view name, HistoryOp* out) {
+  for (const auto& entry : kOpNames) {
+    if (name == entry.name) {
+      *out = entry.op;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace seqby

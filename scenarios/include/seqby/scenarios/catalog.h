@@ -1,0 +1,45 @@
+// The named scenarios of DESIGN.md section 7 (the ADR's acceptance list), each runnable on the
+// simulator and, where it exercises the engine, on a real redis-server. A scenario prints what
+// it checked, one line per assertion, and reports failures with the ADR's wording.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace seqby::scenarios {
+
+struct ScenarioContext {
+  std::ostream& out;          // where the scenario prints what it checked
+  std::string redis_url;      // empty: run on the simulator; else redis://127.0.0.1:PORT
+  std::uint64_t seed = 1;     // the simulator seed (ignored on real Redis)
+  std::string seqby_binary;   // path of the seqby command (real Redis scenarios spawn workers)
+};
+
+struct ScenarioResult {
+  std::vector<std::string> failures;  // empty when every assertion held
+  bool passed() const { return failures.empty(); }
+};
+
+using ScenarioFn = std::function<ScenarioResult(ScenarioContext&)>;
+
+struct Scenario {
+  std::string name;
+  std::string summary;  // one line: the ADR acceptance item it asserts
+  ScenarioFn run_sim;   // always set
+  ScenarioFn run_redis; // empty when the scenario has no real-Redis form yet
+};
+
+// Every scenario, in the order of DESIGN.md section 7.
+const std::vector<Scenario>& all_scenarios();
+
+// The scenario called `name`, or nullptr.
+const Scenario* find_scenario(std::string_view name);
+
+// Scenario groups, each defined in its own file under scenarios/src/.
+std::vector<Scenario> domain_scenarios();  // registration, capability, one key, unsafe keys
+
+}  // namespace seqby::scenarios
