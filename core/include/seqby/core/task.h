@@ -4,6 +4,10 @@
 // finishes, so deep chains do not grow the stack. Destroying a Task destroys its frame and,
 // through the frame's locals, every Task it is awaiting: this is how a crash tears an instance
 // down. Exceptions are programming errors here: an exception escaping a Task aborts.
+//
+// Every frame carries an opaque `context` pointer that a Runtime sets on the root frames it
+// spawns and that each awaited Task inherits from its awaiter. Engine code never touches it; the
+// simulator uses it to tell which spawned task (and so which instance) a wait belongs to.
 #pragma once
 
 #include <coroutine>
@@ -24,6 +28,7 @@ namespace detail {
 
 struct TaskPromiseBase {
   std::coroutine_handle<> continuation;
+  void* context = nullptr;  // set by a Runtime on roots, inherited by awaited Tasks
 
   struct FinalAwaiter {
     bool await_ready() noexcept { return false; }
@@ -42,14 +47,23 @@ struct TaskPromiseBase {
   }
 };
 
+// The context of the coroutine suspended at `h` when it is a Task frame, else nullptr. For
+// awaiters (runtimes, links) that need to know which task is waiting.
+template <typename P>
+void* context_of(std::coroutine_handle<P> h) noexcept {
+  if constexpr (std::is_base_of_v<TaskPromiseBase, P>) {
+    return h.promise().context;
+  } else {
+    return nullptr;
+  }
+}
+
 template <typename T>
 struct TaskPromise : TaskPromiseBase {
   std::optional<T> value;
   Task<T> get_return_object() noexcept;
-  template <typename U>
-  void return_value(U&& v) {
-    value.emplace(std::forward<U>(v));
-  }
+  // By value (not a forwarding template) so that `co_return {};` and implicit conversions work.
+  void return_value(T v) { value.emplace(std::move(v)); }
 };
 
 template <>
@@ -83,11 +97,14 @@ class [[nodiscard]] Task {
   bool valid() const { return static_cast<bool>(h_); }
   bool done() const { return h_ && h_.done(); }
 
-  // Awaiting starts the task and suspends the awaiter until it finishes.
+  // Awaiting starts the task and suspends the awaiter until it finishes. The task inherits the
+  // awaiter's context when the awaiter is itself a Task.
   bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter) noexcept {
+  template <typename P>
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<P> awaiter) noexcept {
     SEQBY_CHECK(h_ && !h_.done());
     h_.promise().continuation = awaiter;
+    h_.promise().context = detail::context_of(awaiter);
     return h_;
   }
   T await_resume() {
