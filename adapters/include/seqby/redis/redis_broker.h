@@ -1,0 +1,88 @@
+// RedisBroker: the Broker over Redis 7 commands and the embedded Lua scripts of adapters/lua,
+// sent through a RedisLink (a real server, the simulated one, or a fault-injecting wrapper).
+// Every fenced call is one script that first checks `GET lease == O:N`; error replies are mapped
+// to Errc in one place (FENCED -> fenced, NOGROUP -> no_group, anything else -> protocol).
+// Scripts run by EVALSHA, loaded lazily with SCRIPT LOAD, falling back to EVAL on NOSCRIPT (and
+// for good when the server refuses SCRIPT LOAD). Not thread-safe: one broker per link user.
+//
+// Keys besides DESIGN section 3 (C = category, K = key, G = group, O = owner id):
+//   C:__members__:G      set     owner ids of the engine instances serving (C, G)
+//   C:__member__:G:O     string  "1" with PX ttl: O is live (renewed by its heartbeat)
+//   C:K:__sink__:G       hash    the effect sink: last_seq, last_token (fenced_commit)
+//   C:K:__effects__:G    list    committed effects of (C:K, G), in commit order
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seqby/core/broker.h"
+#include "seqby/redis/redis_link.h"
+
+namespace seqby::redis {
+
+std::string members_set_name(std::string_view category, std::string_view group);
+std::string member_key_name(std::string_view category, std::string_view group,
+                            std::string_view owner_id);
+std::string sink_key_name(const PartitionRef& partition, std::string_view group);
+std::string effects_list_name(const PartitionRef& partition, std::string_view group);
+
+// Maps a Redis error reply to an Error: FENCED -> fenced, NOGROUP -> no_group, else protocol.
+// REQUIRES: reply.is_error().
+Error error_from_reply(const Reply& reply);
+
+struct RedisBrokerOptions {
+  std::uint32_t reclaim_count_per_call = 100;   // XAUTOCLAIM COUNT
+  std::uint32_t reclaim_calls_per_script = 10;  // XAUTOCLAIM calls inside one reclaim script
+  std::uint32_t reclaim_scripts_max = 1000;     // reclaim scripts per reclaim() at most
+};
+
+class RedisBroker final : public Broker {
+ public:
+  // REQUIRES: `link` outlives the broker.
+  explicit RedisBroker(RedisLink& link, RedisBrokerOptions options = {});
+
+  CapabilitySet capabilities() const override;
+  Task<Result<std::string>> publish(const PartitionRef& partition, std::string_view type,
+                                    std::string_view data_json) override;
+  Task<Result<std::vector<std::string>>> partitions(std::string_view category) override;
+  Task<Status> announce_member(std::string_view category, std::string_view group,
+                               std::string_view owner_id, std::uint64_t ttl_ms) override;
+  Task<Result<std::vector<std::string>>> live_members(std::string_view category,
+                                                      std::string_view group) override;
+  Task<Status> leave_members(std::string_view category, std::string_view group,
+                             std::string_view owner_id) override;
+  Task<Result<std::optional<Lease>>> acquire(const PartitionRef& partition, std::string_view scope,
+                                             std::string_view owner_id,
+                                             std::uint64_t ttl_ms) override;
+  Task<Status> renew(const Lease& lease, std::uint64_t ttl_ms) override;
+  Task<Result<bool>> release(const Lease& lease) override;
+  Task<Status> check_lease(const Lease& lease) override;
+  Task<Status> ensure_group(const PartitionRef& partition, std::string_view group) override;
+  Task<Result<std::uint64_t>> reclaim(const Lease& lease, std::string_view group) override;
+  Task<Result<std::uint64_t>> drop_stale_consumers(const Lease& lease,
+                                                   std::string_view group) override;
+  Task<Result<std::optional<StreamEntry>>> fenced_read(const Lease& lease, std::string_view group,
+                                                       ReadFrom from) override;
+  Task<Status> fenced_ack(const Lease& lease, std::string_view group, std::string_view id) override;
+  Task<Result<CommitReply>> fenced_commit(const Lease& lease, std::string_view group,
+                                          std::int64_t seq, std::string_view effect) override;
+
+  // Runs the embedded script `name` (EVALSHA, lazily loaded, EVAL on NOSCRIPT). The reply may be
+  // an error reply; only transport failures are Result errors. REQUIRES: the script exists.
+  Task<Result<Reply>> run_script(std::string_view name, std::vector<std::string> keys,
+                                 std::vector<std::string> args);
+
+ private:
+  Task<Result<Reply>> eval(const char* source, const std::vector<std::string>& keys,
+                           const std::vector<std::string>& args, std::string_view sha);
+
+  RedisLink& link_;
+  RedisBrokerOptions options_;
+  std::map<std::string, std::string, std::less<>> shas_;  // script name -> SHA1 once loaded
+  bool script_load_refused_ = false;
+};
+
+}  // namespace seqby::redis

@@ -1,0 +1,9 @@
+-- renew: extend a lease by compare-and-set; only the exact holder O:N may (ADR decision 5).
+-- KEYS[1] = lease key
+-- ARGV[1] = token O:N, ARGV[2] = ttl in milliseconds
+-- Returns 1, or a FENCED error reply when the lease is not (or no longer) ours.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1

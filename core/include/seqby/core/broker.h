@@ -1,0 +1,119 @@
+// Broker: what the ownership engine needs from a partitioned message store, and nothing more.
+// RedisBroker implements it over Redis commands and Lua scripts; the engine never learns which
+// broker it talks to. Every call that acts for a partition under ownership takes the Lease it
+// acts under and is fenced: it fails with Errc::fenced when that lease is no longer held.
+//
+// Errors are values: Errc::timeout / Errc::closed (the call may or may not have happened),
+// Errc::fenced, Errc::no_group, Errc::protocol. REQUIRES for every call: the arguments outlive the
+// returned Task (await it at once, as engine code does).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seqby/core/capabilities.h"
+#include "seqby/core/lease.h"
+#include "seqby/core/naming.h"
+#include "seqby/core/result.h"
+#include "seqby/core/task.h"
+
+namespace seqby {
+
+// One stream entry handed to this consumer.
+struct StreamEntry {
+  std::string id;                    // stream entry id, e.g. "1700000000000-0"
+  std::string type;                  // the entry's `type` field
+  std::string data;                  // the entry's `data` field (JSON text)
+  std::uint64_t delivery_count = 0;  // reads of this entry by the group so far, this one included
+};
+
+// Where a fenced read looks.
+enum class ReadFrom : std::uint8_t {
+  pending,      // this consumer's own pending entries, oldest first (id 0)
+  new_entries,  // the next entry never delivered to the group ('>')
+};
+
+// The outcome of an effect commit (the test effect sink, optimistic on a per-key seq).
+enum class CommitOutcome : std::uint8_t {
+  accepted,      // seq == last + 1 under the current lease: applied
+  duplicate,     // seq <= last: already applied (by someone), nothing changed
+  out_of_order,  // seq > last + 1: a gap, nothing changed
+  fenced,        // the lease is not ours: nothing changed
+};
+
+const char* commit_outcome_name(CommitOutcome outcome);
+
+struct CommitReply {
+  CommitOutcome outcome = CommitOutcome::fenced;
+  std::int64_t last_seq = 0;  // the sink's last committed seq after the call (0: none yet)
+  std::string committed_by;   // for accepted, and for duplicate of seq == last: the token O:N
+                              // that committed last_seq ("" otherwise)
+};
+
+class Broker {
+ public:
+  virtual ~Broker() = default;
+  Broker() = default;
+  Broker(const Broker&) = delete;
+  Broker& operator=(const Broker&) = delete;
+
+  // What this broker supports (RedisBroker: STREAM_PARTITIONING among others).
+  virtual CapabilitySet capabilities() const = 0;
+
+  // Appends an entry {type, data} to the partition stream and adds the key to the category's
+  // partition index, atomically. Returns the new entry id.
+  virtual Task<Result<std::string>> publish(const PartitionRef& partition, std::string_view type,
+                                            std::string_view data_json) = 0;
+
+  // The keys in the category's partition index, sorted.
+  virtual Task<Result<std::vector<std::string>>> partitions(std::string_view category) = 0;
+
+  // Membership of the engine instances serving (category, group), for fair sharing. announce
+  // marks `owner_id` live for `ttl_ms`; live_members lists live owners, sorted; leave removes one.
+  virtual Task<Status> announce_member(std::string_view category, std::string_view group,
+                                       std::string_view owner_id, std::uint64_t ttl_ms) = 0;
+  virtual Task<Result<std::vector<std::string>>> live_members(std::string_view category,
+                                                              std::string_view group) = 0;
+  virtual Task<Status> leave_members(std::string_view category, std::string_view group,
+                                     std::string_view owner_id) = 0;
+
+  // Takes the lease of `partition` for `scope` at a fresh generation, for `ttl_ms`. nullopt when
+  // another owner holds it. A lease this owner still holds (an earlier reply was lost) is
+  // replaced at a fresh generation. REQUIRES: owner_id has no colon.
+  virtual Task<Result<std::optional<Lease>>> acquire(const PartitionRef& partition,
+                                                     std::string_view scope,
+                                                     std::string_view owner_id,
+                                                     std::uint64_t ttl_ms) = 0;
+  // Extends the lease to `ttl_ms` from now if it is still exactly ours; else Errc::fenced.
+  virtual Task<Status> renew(const Lease& lease, std::uint64_t ttl_ms) = 0;
+  // Deletes the lease if it is still ours. Returns whether it was.
+  virtual Task<Result<bool>> release(const Lease& lease) = 0;
+  // A fenced no-op: ok while the lease is ours.
+  virtual Task<Status> check_lease(const Lease& lease) = 0;
+
+  // Creates `group` on the partition stream at id 0 (creating the stream); ok if it exists.
+  virtual Task<Status> ensure_group(const PartitionRef& partition, std::string_view group) = 0;
+  // Fenced: moves every pending entry of the group's other consumers to consumer lease.token(),
+  // without counting a delivery. Returns the number of entries now owned through this call.
+  virtual Task<Result<std::uint64_t>> reclaim(const Lease& lease, std::string_view group) = 0;
+  // Fenced: deletes the group's older-generation consumers whose pending list is empty.
+  // Returns how many were deleted.
+  virtual Task<Result<std::uint64_t>> drop_stale_consumers(const Lease& lease,
+                                                           std::string_view group) = 0;
+  // Fenced: reads at most one entry for consumer lease.token(). nullopt when none.
+  virtual Task<Result<std::optional<StreamEntry>>> fenced_read(const Lease& lease,
+                                                               std::string_view group,
+                                                               ReadFrom from) = 0;
+  // Fenced: acknowledges `id`. Acknowledging an entry twice is ok.
+  virtual Task<Status> fenced_ack(const Lease& lease, std::string_view group,
+                                  std::string_view id) = 0;
+  // Fenced effect sink: applies `effect` as the key's commit number `seq` (1, 2, 3, ...) for
+  // `group` when seq == last + 1. A FENCED refusal is CommitOutcome::fenced, not an error.
+  virtual Task<Result<CommitReply>> fenced_commit(const Lease& lease, std::string_view group,
+                                                  std::int64_t seq, std::string_view effect) = 0;
+};
+
+}  // namespace seqby

@@ -1,0 +1,219 @@
+// Engine: lifecycle, discovery with fair sharing (decision 7) and the lease heartbeat
+// (decision 5). The partition worker is in engine_worker.cpp.
+#include "seqby/core/engine.h"
+
+#include <algorithm>
+
+#include "seqby/core/keys.h"
+
+namespace seqby {
+namespace {
+
+// FNV-1a, 64 bit: a fixed hash so that the acquire order is the same in every run and build.
+std::uint64_t fnv1a64(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace
+
+Engine::Engine(Runtime& runtime, Broker& broker, HistorySink& history, Handler& handler,
+               EngineOptions options)
+    : runtime_(runtime),
+      broker_(broker),
+      history_(history),
+      handler_(handler),
+      options_(std::move(options)) {
+  SEQBY_CHECK(validate_engine_options(options_).ok());
+}
+
+void Engine::start() {
+  SEQBY_CHECK(!started_);
+  started_ = true;
+  tasks_alive_ += 2;
+  runtime_.spawn("discovery", discovery_loop());
+  runtime_.spawn("heartbeat", heartbeat_loop());
+}
+
+Task<void> Engine::stop() {
+  stopping_ = true;
+  for (auto& [key, slot] : slots_) slot->stop_requested = true;
+  const std::uint64_t start_ms = runtime_.clock().now_ms();
+  while (tasks_alive_ > 0 && runtime_.clock().now_ms() - start_ms < options_.stop_wait_max_ms) {
+    co_await runtime_.sleep_ms(options_.poll_interval_ms);
+  }
+  (void)co_await broker_.leave_members(options_.category, options_.group, options_.owner_id);
+}
+
+std::vector<PartitionStatus> Engine::held() const {
+  std::vector<PartitionStatus> out;
+  for (const auto& [key, slot] : slots_) {
+    if (slot->lost || slot->released) continue;
+    out.push_back(PartitionStatus{key, slot->lease.generation, slot->halted, slot->halt_id});
+  }
+  return out;
+}
+
+void Engine::record(HistoryOp op, const Lease* lease, std::string event_id, std::string detail) {
+  HistoryRecord r;
+  r.time_ms = runtime_.clock().now_ms();
+  r.node = options_.owner_id;
+  r.op = op;
+  r.category = options_.category;
+  r.group = options_.group;
+  if (lease != nullptr) {
+    r.key = lease->partition.key;
+    r.generation = lease->generation;
+  }
+  r.event_id = std::move(event_id);
+  r.detail = std::move(detail);
+  history_.record(std::move(r));
+}
+
+void Engine::lose(Slot& slot, std::string detail) {
+  if (slot.lost) return;
+  slot.lost = true;
+  record(HistoryOp::lose, &slot.lease, "", std::move(detail));
+}
+
+Task<void> Engine::transport_backoff(std::uint32_t attempt) {
+  co_await runtime_.sleep_ms(
+      backoff_ms(options_.retry_backoff_ms, options_.retry_backoff_max_ms, attempt));
+}
+
+// --- discovery ------------------------------------------------------------------------------
+
+Task<void> Engine::discovery_loop() {
+  while (!stopping_) {
+    co_await discover_once();
+    if (stopping_) break;
+    co_await runtime_.sleep_ms(options_.discovery_interval_ms);
+  }
+  --tasks_alive_;
+}
+
+// Instance-specific but deterministic: each instance walks the partitions in its own order, so
+// instances do not all race for the same partition first.
+std::vector<std::string> Engine::acquire_order(std::vector<std::string> keys) const {
+  std::vector<std::pair<std::uint64_t, std::string>> ranked;
+  ranked.reserve(keys.size());
+  for (auto& key : keys) {
+    ranked.emplace_back(fnv1a64(options_.owner_id + ":" + key), std::move(key));
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> out;
+  out.reserve(ranked.size());
+  for (auto& [hash, key] : ranked) out.push_back(std::move(key));
+  return out;
+}
+
+Task<std::uint64_t> Engine::live_member_count() {
+  Result<std::vector<std::string>> members =
+      co_await broker_.live_members(options_.category, options_.group);
+  // Unknown membership: count only ourselves (never hold back partitions for lack of a reply).
+  if (!members.ok()) co_return 1;
+  const auto& names = members.value();
+  const bool self_listed = std::find(names.begin(), names.end(), options_.owner_id) != names.end();
+  co_return names.size() + (self_listed ? 0 : 1);
+}
+
+Task<void> Engine::discover_once() {
+  Result<std::vector<std::string>> index = co_await broker_.partitions(options_.category);
+  if (!index.ok()) co_return;
+  std::vector<std::string> keys;
+  for (const auto& key : index.value()) {
+    if (validate_partition_key(key).ok()) keys.push_back(key);
+  }
+  const std::uint64_t members = co_await live_member_count();
+  std::uint64_t target = (keys.size() + members - 1) / members;  // ceil(P / N)
+  if (options_.partitions_max > 0 && target > options_.partitions_max) {
+    target = options_.partitions_max;
+  }
+
+  std::vector<std::string> holding;
+  for (const auto& [key, slot] : slots_) {
+    if (active(*slot)) holding.push_back(key);
+  }
+  if (holding.size() > target) {
+    // Over the fair share: release the least preferred extras, each after its current event.
+    std::vector<std::string> order = acquire_order(holding);
+    for (std::size_t i = target; i < order.size(); ++i) {
+      auto it = slots_.find(order[i]);
+      if (it != slots_.end()) it->second->stop_requested = true;
+    }
+    co_return;
+  }
+  std::uint64_t count = holding.size();
+  for (const auto& key : acquire_order(std::move(keys))) {
+    if (stopping_ || count >= target) break;
+    if (slots_.count(key) != 0) continue;  // held, or its worker is still ending
+    if (co_await try_acquire(key)) ++count;
+  }
+}
+
+Task<bool> Engine::try_acquire(const std::string& key) {
+  const PartitionRef partition{options_.category, key};
+  const std::string scope = options_.lease_per_group ? options_.group : std::string();
+  const std::uint64_t sent_ms = runtime_.clock().now_ms();
+  Result<std::optional<Lease>> got =
+      co_await broker_.acquire(partition, scope, options_.owner_id, options_.lease_ttl_ms);
+  if (!got.ok() || !got.value().has_value()) co_return false;
+  Lease lease = std::move(*got.value());
+  if (stopping_ || slots_.count(key) != 0) {
+    (void)co_await broker_.release(lease);
+    co_return false;
+  }
+  auto slot = std::make_shared<Slot>();
+  slot->lease = std::move(lease);
+  slot->last_renew_ok_ms = sent_ms;
+  slots_[key] = slot;
+  record(HistoryOp::acquire, &slot->lease, "", "");
+  ++tasks_alive_;
+  ++workers_alive_;
+  runtime_.spawn("worker", worker(slot));
+  co_return true;
+}
+
+// --- heartbeat ------------------------------------------------------------------------------
+
+Task<void> Engine::heartbeat_loop() {
+  while (!(stopping_ && workers_alive_ == 0)) {
+    if (!stopping_) {
+      (void)co_await broker_.announce_member(options_.category, options_.group, options_.owner_id,
+                                             options_.lease_ttl_ms);
+    }
+    std::vector<SlotPtr> snapshot;
+    for (const auto& [key, slot] : slots_) {
+      if (!slot->lost && !slot->released) snapshot.push_back(slot);
+    }
+    for (const auto& slot : snapshot) co_await renew_one(slot);
+    co_await runtime_.sleep_ms(options_.heartbeat_interval_ms);
+  }
+  --tasks_alive_;
+}
+
+Task<void> Engine::renew_one(const SlotPtr& slot) {
+  const std::uint64_t sent_ms = runtime_.clock().now_ms();
+  Status renewed = co_await broker_.renew(slot->lease, options_.lease_ttl_ms);
+  if (slot->lost || slot->released) co_return;
+  if (renewed.ok()) {
+    slot->last_renew_ok_ms = sent_ms;
+    record(HistoryOp::renew, &slot->lease, "", "");
+    co_return;
+  }
+  if (renewed.code() == Errc::fenced) {
+    lose(*slot, "renew refused");
+    co_return;
+  }
+  // No answer: once a whole TTL has passed since the last confirmed renew, the lease may be
+  // gone; stop acting on it (the fence would refuse us anyway).
+  if (runtime_.clock().now_ms() - slot->last_renew_ok_ms >= options_.lease_ttl_ms) {
+    lose(*slot, "no renew confirmed within lease_ttl_ms");
+  }
+}
+
+}  // namespace seqby

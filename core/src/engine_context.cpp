@@ -1,0 +1,79 @@
+// HandlerContext: the fenced commit a handler makes under its partition's current lease.
+#include "seqby/core/engine_options.h"
+#include "seqby/core/handler.h"
+
+namespace seqby {
+
+HandlerContext::HandlerContext(Runtime& runtime, Broker& broker, HistorySink& history,
+                               const Lease& lease, std::string group, std::string event_id,
+                               std::uint32_t transport_retry_count_max,
+                               std::uint64_t transport_backoff_ms)
+    : runtime_(runtime),
+      broker_(broker),
+      history_(history),
+      lease_(lease),
+      group_(std::move(group)),
+      event_id_(std::move(event_id)),
+      transport_retry_count_max_(transport_retry_count_max),
+      transport_backoff_ms_(transport_backoff_ms) {}
+
+void HandlerContext::record(HistoryOp op, std::int64_t seq, std::string detail) {
+  HistoryRecord r;
+  r.time_ms = runtime_.clock().now_ms();
+  r.node = lease_.owner_id;
+  r.op = op;
+  r.category = lease_.partition.category;
+  r.key = lease_.partition.key;
+  r.group = group_;
+  r.generation = lease_.generation;
+  r.event_id = event_id_;
+  r.seq = seq;
+  r.detail = std::move(detail);
+  history_.record(std::move(r));
+}
+
+Task<Result<CommitReply>> HandlerContext::commit(std::int64_t seq, std::string effect) {
+  bool earlier_reply_lost = false;
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    Result<CommitReply> reply = co_await broker_.fenced_commit(lease_, group_, seq, effect);
+    if (!reply.ok()) {
+      const Errc code = reply.code();
+      if ((code != Errc::timeout && code != Errc::closed) ||
+          attempt >= transport_retry_count_max_) {
+        record(HistoryOp::commit_rejected, seq,
+               std::string("error ") + errc_name(code) + ": " + reply.error().message);
+        co_return reply;
+      }
+      earlier_reply_lost = true;
+      co_await runtime_.sleep_ms(
+          backoff_ms(transport_backoff_ms_, 8 * transport_backoff_ms_, attempt));
+      continue;
+    }
+    CommitReply out = std::move(reply).value();
+    // A commit whose reply was lost may have been applied: the retry then sees a duplicate of
+    // the last seq committed by this very token, which is our own commit.
+    if (out.outcome == CommitOutcome::duplicate && earlier_reply_lost && out.last_seq == seq &&
+        out.committed_by == lease_.token()) {
+      out.outcome = CommitOutcome::accepted;
+      record(HistoryOp::commit, seq, "accepted after a lost reply");
+      co_return out;
+    }
+    switch (out.outcome) {
+      case CommitOutcome::accepted:
+        record(HistoryOp::commit, seq, "");
+        break;
+      case CommitOutcome::fenced:
+        record(HistoryOp::commit_fenced, seq, "");
+        break;
+      case CommitOutcome::duplicate:
+      case CommitOutcome::out_of_order:
+        record(HistoryOp::commit_rejected, seq,
+               std::string(commit_outcome_name(out.outcome)) +
+                   " last=" + std::to_string(out.last_seq));
+        break;
+    }
+    co_return out;
+  }
+}
+
+}  // namespace seqby

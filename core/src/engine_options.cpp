@@ -1,0 +1,39 @@
+#include "seqby/core/engine_options.h"
+
+namespace seqby {
+namespace {
+
+Status invalid(std::string message) {
+  return make_error(Errc::invalid, "engine options: " + std::move(message));
+}
+
+}  // namespace
+
+Status validate_engine_options(const EngineOptions& o) {
+  if (o.owner_id.empty()) return invalid("owner_id is empty");
+  if (o.owner_id.find(':') != std::string::npos) {
+    return invalid("owner_id \"" + o.owner_id + "\" contains ':'");
+  }
+  if (o.category.empty()) return invalid("category is empty");
+  if (o.group.empty()) return invalid("group is empty");
+  if (o.group.find(':') != std::string::npos) return invalid("group contains ':'");
+  if (o.lease_ttl_ms == 0) return invalid("lease_ttl_ms is 0");
+  if (o.heartbeat_interval_ms == 0 || o.heartbeat_interval_ms * 2 > o.lease_ttl_ms) {
+    return invalid("heartbeat_interval_ms must be in 1..lease_ttl_ms/2");
+  }
+  if (o.discovery_interval_ms == 0) return invalid("discovery_interval_ms is 0");
+  if (o.poll_interval_ms == 0) return invalid("poll_interval_ms is 0");
+  if (o.retry_backoff_ms == 0 || o.retry_backoff_max_ms < o.retry_backoff_ms) {
+    return invalid("retry_backoff_ms must be in 1..retry_backoff_max_ms");
+  }
+  if (o.transport_retry_count_max == 0) return invalid("transport_retry_count_max is 0");
+  return Status::Ok();
+}
+
+std::uint64_t backoff_ms(std::uint64_t base_ms, std::uint64_t max_ms, std::uint32_t attempt) {
+  std::uint64_t delay_ms = base_ms;
+  for (std::uint32_t i = 1; i < attempt && delay_ms < max_ms; ++i) delay_ms *= 2;
+  return delay_ms < max_ms ? delay_ms : max_ms;
+}
+
+}  // namespace seqby

@@ -1,0 +1,195 @@
+// The partition worker (DESIGN section 4): on acquire it creates the group at id 0, reclaims the
+// older consumers' pending entries, drops empty old consumers, then processes its own pending
+// entries in id order before new ones, ONE event in flight: fenced read, lease check, handler,
+// fenced ack. A FENCED reply anywhere ends it at once; a head that fails past the retry budget
+// halts the partition (decision 6).
+#include "seqby/core/engine.h"
+
+namespace seqby {
+namespace {
+
+bool is_transport(Errc code) { return code == Errc::timeout || code == Errc::closed; }
+
+}  // namespace
+
+Task<void> Engine::worker(SlotPtr slot) {
+  if (co_await prepare(*slot)) co_await process(*slot);
+  co_await finish(slot);
+  --workers_alive_;
+  --tasks_alive_;
+}
+
+Task<bool> Engine::prepare(Slot& slot) {
+  const std::uint32_t attempts_max = options_.transport_retry_count_max;
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    if (!active(slot)) co_return false;
+    Status created = co_await broker_.ensure_group(slot.lease.partition, options_.group);
+    if (created.ok()) break;
+    if (attempt >= attempts_max) co_return false;
+    co_await transport_backoff(attempt);
+  }
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    if (!active(slot)) co_return false;
+    Result<std::uint64_t> moved = co_await broker_.reclaim(slot.lease, options_.group);
+    if (moved.ok()) {
+      record(HistoryOp::reclaim, &slot.lease, "", "count=" + std::to_string(moved.value()));
+      break;
+    }
+    if (moved.code() == Errc::fenced) {
+      lose(slot, "reclaim fenced");
+      co_return false;
+    }
+    if (attempt >= attempts_max) co_return false;
+    co_await transport_backoff(attempt);
+  }
+  // Best effort: an old consumer still holding entries is kept; a later acquire retries.
+  Result<std::uint64_t> dropped = co_await broker_.drop_stale_consumers(slot.lease, options_.group);
+  if (!dropped.ok() && dropped.code() == Errc::fenced) {
+    lose(slot, "drop_stale_consumers fenced");
+    co_return false;
+  }
+  co_return true;
+}
+
+Task<void> Engine::process(Slot& slot) {
+  ReadFrom from = ReadFrom::pending;
+  std::string failing_id;
+  std::uint32_t failures = 0;
+  std::uint32_t transport_failures = 0;
+  while (active(slot)) {
+    if (slot.halted) {
+      // Halted: keep the lease (the heartbeat renews it) but do not advance.
+      co_await runtime_.sleep_ms(options_.poll_interval_ms);
+      continue;
+    }
+    Result<std::optional<StreamEntry>> read =
+        co_await broker_.fenced_read(slot.lease, options_.group, from);
+    if (!read.ok()) {
+      if (read.code() == Errc::fenced) {
+        record(HistoryOp::read_fenced, &slot.lease, "", read.error().message);
+        lose(slot, "read fenced");
+        co_return;
+      }
+      if (read.code() == Errc::no_group) {
+        (void)co_await broker_.ensure_group(slot.lease.partition, options_.group);
+      }
+      // A read whose reply was lost left its entry pending for us: read from pending first.
+      from = ReadFrom::pending;
+      if (++transport_failures > options_.transport_retry_count_max) co_return;
+      co_await transport_backoff(transport_failures);
+      continue;
+    }
+    transport_failures = 0;
+    if (!read.value().has_value()) {
+      if (from == ReadFrom::pending) {
+        from = ReadFrom::new_entries;
+      } else {
+        co_await runtime_.sleep_ms(options_.poll_interval_ms);
+      }
+      continue;
+    }
+    const StreamEntry entry = std::move(*read.value());
+    record(HistoryOp::read, &slot.lease, entry.id,
+           "delivery=" + std::to_string(entry.delivery_count));
+    std::string failure;
+    const Step step = co_await run_one(slot, entry, &failure);
+    if (step == Step::lost || step == Step::gave_up) co_return;
+    if (step == Step::done) {
+      failing_id.clear();
+      failures = 0;
+      continue;
+    }
+    failures = entry.id == failing_id ? failures + 1 : 1;
+    failing_id = entry.id;
+    if (failures > options_.retry_count_max) {
+      slot.halted = true;
+      slot.halt_id = entry.id;
+      record(HistoryOp::halt, &slot.lease, entry.id,
+             "failed " + std::to_string(failures) + " times: " + failure);
+      continue;
+    }
+    // The entry stays pending; it is read again from the pending list (its delivery count rises).
+    co_await runtime_.sleep_ms(
+        backoff_ms(options_.retry_backoff_ms, options_.retry_backoff_max_ms, failures));
+    from = ReadFrom::pending;
+  }
+}
+
+Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, std::string* failure) {
+  const Step checked = co_await enter_check(slot, entry);
+  if (checked != Step::done) co_return checked;
+  const Event event{
+      slot.lease.partition.category, slot.lease.partition.key, entry.id, entry.type, entry.data,
+      entry.delivery_count};
+  HandlerContext context(runtime_, broker_, history_, slot.lease, options_.group, entry.id,
+                         options_.transport_retry_count_max, options_.retry_backoff_ms);
+  record(HistoryOp::enter, &slot.lease, entry.id, "");
+  HandlerResult result = co_await handler_.handle(event, context);
+  record(HistoryOp::exit, &slot.lease, entry.id, result.ok ? "ok" : "failed: " + result.reason);
+  if (!result.ok) {
+    *failure = std::move(result.reason);
+    co_return Step::failed;
+  }
+  if (slot.lost) co_return Step::lost;
+  co_return co_await ack(slot, entry);
+}
+
+// Right before entering the handler: a stale owner must never reach a next event.
+Task<Engine::Step> Engine::enter_check(Slot& slot, const StreamEntry& entry) {
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    if (slot.lost) co_return Step::lost;
+    Status held = co_await broker_.check_lease(slot.lease);
+    if (held.ok()) co_return Step::done;
+    if (held.code() == Errc::fenced) {
+      lose(slot, "lease check fenced before " + entry.id);
+      co_return Step::lost;
+    }
+    if (attempt >= options_.transport_retry_count_max) co_return Step::gave_up;
+    co_await transport_backoff(attempt);
+  }
+}
+
+// XACK is idempotent, so an ack whose reply was lost is simply sent again.
+Task<Engine::Step> Engine::ack(Slot& slot, const StreamEntry& entry) {
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    Status acked = co_await broker_.fenced_ack(slot.lease, options_.group, entry.id);
+    if (acked.ok()) {
+      record(HistoryOp::ack, &slot.lease, entry.id, "");
+      co_return Step::done;
+    }
+    if (acked.code() == Errc::fenced) {
+      record(HistoryOp::ack_fenced, &slot.lease, entry.id, acked.error().message);
+      lose(slot, "ack fenced");
+      co_return Step::lost;
+    }
+    if (!is_transport(acked.code()) || attempt >= options_.transport_retry_count_max) {
+      co_return Step::gave_up;
+    }
+    co_await transport_backoff(attempt);
+  }
+}
+
+// Releases the lease unless it was lost; the slot leaves the map only after the release, so
+// discovery never takes the partition again while this worker still acts for it.
+Task<void> Engine::finish(const SlotPtr& slot) {
+  if (!slot->lost) {
+    slot->released = true;
+    for (std::uint32_t attempt = 1;; ++attempt) {
+      Result<bool> released = co_await broker_.release(slot->lease);
+      if (released.ok()) {
+        if (released.value()) {
+          record(HistoryOp::release, &slot->lease, "", slot->halted ? "halted" : "");
+        } else {
+          record(HistoryOp::lose, &slot->lease, "", "lease gone at release");
+        }
+        break;
+      }
+      if (attempt >= options_.transport_retry_count_max) break;
+      co_await transport_backoff(attempt);
+    }
+  }
+  auto it = slots_.find(slot->lease.partition.key);
+  if (it != slots_.end() && it->second == slot) slots_.erase(it);
+}
+
+}  // namespace seqby
