@@ -1,0 +1,226 @@
+// The fault kinds of the simulator (DESIGN.md section 5) by name, their counters, the swarm
+// configuration one seed draws (which kinds are on, at which rate: FoundationDB's BUGGIFY /
+// swarm testing), and the explicit, timed fault schedule applied to a world of SimRuntimes.
+// Instance faults (crash, stall, heartbeat_stall, clock_skew, redis_clock_jump) are
+// schedule-driven; link and handler faults fire by chance at their rate. Everything is a plain
+// value and a pure function of the seed: no fault is ever drawn from anything else.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seqby/core/clock.h"
+#include "seqby/core/history.h"
+#include "seqby/sim/rng.h"
+#include "seqby/sim/scheduler.h"
+#include "seqby/sim/sim_link.h"
+#include "seqby/sim/sim_runtime.h"
+
+namespace seqby::sim {
+
+enum class FaultKind : std::uint8_t {
+  crash,
+  stall,
+  heartbeat_stall,
+  clock_skew,
+  redis_clock_jump,
+  request_lost,
+  reply_lost,
+  latency,
+  connection_reset,
+  handler_transient,
+  handler_poison,
+  slow_handler,
+};
+inline constexpr std::size_t kFaultKindCount = 12;
+
+const char* fault_kind_name(FaultKind kind);
+// Returns false when `name` is not a fault kind name.
+bool parse_fault_kind(std::string_view name, FaultKind* out);
+// Every kind, in declaration order / in name order (the order of JSON maps and summaries).
+std::span<const FaultKind> all_fault_kinds();
+std::span<const FaultKind> fault_kinds_by_name();
+// How a kind fires: from the schedule, per link command, or per handled event.
+enum class FaultDriver : std::uint8_t { schedule, link, handler };
+FaultDriver fault_driver(FaultKind kind);
+
+class FaultCounters {
+ public:
+  void add(FaultKind kind, std::uint64_t count = 1) { counts_[index(kind)] += count; }
+  std::uint64_t count(FaultKind kind) const { return counts_[index(kind)]; }
+  std::uint64_t total() const;
+  void merge(const FaultCounters& other);
+  // Every kind (zeros included), keyed and ordered by name: the `faults` object of --json.
+  std::map<std::string, std::uint64_t> by_name() const;
+  // "clock_skew=0 connection_reset=2 crash=1 ..." in name order.
+  std::string to_string() const;
+  friend bool operator==(const FaultCounters&, const FaultCounters&) = default;
+
+ private:
+  static std::size_t index(FaultKind kind) { return static_cast<std::size_t>(kind); }
+  std::array<std::uint64_t, kFaultKindCount> counts_{};
+};
+
+// Told of every fault at the moment it takes effect.
+class FaultObserver {
+ public:
+  virtual ~FaultObserver() = default;
+  // `node`: the instance it hit ("" for the world, e.g. the server's clock); `detail`: its
+  // parameters, e.g. "duration_ms=1500".
+  virtual void on_fault(FaultKind kind, std::string_view node, std::string_view detail) = 0;
+};
+
+// Counts faults and records each as a `fault` history record (detail: "<kind> <parameters>").
+class FaultRecorder final : public FaultObserver {
+ public:
+  // `sink` may be null (count only). `clock` stamps the records (the world's clock).
+  FaultRecorder(Clock& clock, HistorySink* sink) : clock_(clock), sink_(sink) {}
+  void on_fault(FaultKind kind, std::string_view node, std::string_view detail) override;
+  const FaultCounters& counters() const { return counters_; }
+
+ private:
+  Clock& clock_;
+  HistorySink* sink_;
+  FaultCounters counters_;
+};
+
+// --- swarm configuration ---
+
+// The ranges a seed draws settings and fault parameters from; scenarios tune them (e.g. stalls
+// around the lease TTL).
+struct SwarmBounds {
+  std::uint32_t enable_ppm = 500'000;                // chance each kind is switched on
+  std::uint32_t link_rate_ppm_max = 50'000;          // link kinds: chance per command
+  std::uint32_t handler_rate_ppm_max = 50'000;       // handler kinds: chance per event
+  std::uint32_t schedule_rate_ppm_max = 100'000;     // schedule kinds: chance per instance-second
+  std::uint64_t latency_ms_max = 200;                // latency fault: extra delay each way
+  std::uint64_t stall_ms_min = 100;                  // stall and heartbeat_stall durations
+  std::uint64_t stall_ms_max = 5'000;
+  std::uint64_t crash_downtime_ms_max = 5'000;       // 0 drawn: down until the liveness phase
+  std::int64_t clock_jump_ms_max = 2'000;            // clock_skew: jump in [-max, max]
+  std::uint32_t clock_rate_spread_ppm = 100'000;     // clock_skew: rate in 1e6 +- spread
+  std::uint64_t redis_clock_jump_ms_max = 5'000;
+  std::uint64_t slow_handler_ms_max = 5'000;
+  std::uint32_t transient_failures_max = 3;
+};
+
+struct FaultSetting {
+  bool enabled = false;
+  std::uint32_t rate_ppm = 0;  // unit by driver: per command, per event, per instance-second
+  friend bool operator==(const FaultSetting&, const FaultSetting&) = default;
+};
+
+struct SwarmConfig {
+  std::array<FaultSetting, kFaultKindCount> settings{};
+  SwarmBounds bounds;
+
+  // Each kind is switched on and given a rate from its own sub-stream of `seed` (keyed by the
+  // kind's name, so adding a kind does not reshuffle the others).
+  static SwarmConfig draw(std::uint64_t seed, const SwarmBounds& bounds = {});
+  static SwarmConfig none() { return SwarmConfig{}; }
+
+  bool enabled(FaultKind kind) const { return setting(kind).enabled; }
+  // 0 when the kind is off.
+  std::uint32_t rate_ppm(FaultKind kind) const {
+    return setting(kind).enabled ? setting(kind).rate_ppm : 0;
+  }
+  const FaultSetting& setting(FaultKind kind) const {
+    return settings[static_cast<std::size_t>(kind)];
+  }
+  void set(FaultKind kind, bool enabled, std::uint32_t rate_ppm);
+  // One line per kind, in name order: "crash on rate_ppm=1234 per instance-second", then the
+  // bounds. Printed with a run so a reader sees every drawn setting.
+  std::string describe() const;
+};
+
+// --- handler faults (rate-driven, decided per event) ---
+
+struct HandlerFaults {
+  std::uint32_t transient_failures = 0;  // fail this many calls first, then behave
+  bool poison = false;                   // fail every call
+  std::uint64_t slow_ms = 0;             // extra time each call takes
+  bool any() const { return transient_failures > 0 || poison || slow_ms > 0; }
+};
+
+// The handler faults for one event, from a sub-stream of `run_rng` keyed by `event_identity`
+// (e.g. "category:key:seq"), so every retry and every replay of that event sees the same plan.
+HandlerFaults draw_handler_faults(const Rng& run_rng, const SwarmConfig& config,
+                                  std::string_view event_identity);
+
+// --- the fault schedule ---
+
+struct TimedFault {
+  FaultKind kind = FaultKind::crash;
+  std::uint64_t at_ms = 0;        // global virtual time it strikes
+  std::uint32_t target = 0;       // instance index (unused by redis_clock_jump)
+  std::uint64_t duration_ms = 0;  // stall, heartbeat_stall: length; crash: downtime (0: down
+                                  // until the liveness phase)
+  std::int64_t amount_ms = 0;     // clock_skew: clock jump (signed); redis_clock_jump: jump
+  std::uint32_t rate_ppm = 0;     // clock_skew: the clock's new rate (0: unchanged)
+  friend bool operator==(const TimedFault&, const TimedFault&) = default;
+};
+// "crash at_ms=1200 target=1 duration_ms=500"
+std::string describe(const TimedFault& fault);
+
+struct FaultSchedule {
+  std::vector<TimedFault> faults;  // sorted by (at_ms, kind, target)
+  std::string describe() const;    // one line per fault
+  friend bool operator==(const FaultSchedule&, const FaultSchedule&) = default;
+};
+
+// Draws the schedule-driven faults of `config` for `instance_count` instances over global time
+// [start_ms, end_ms): for each enabled kind, each instance and each simulated second, the fault
+// strikes with the kind's rate at a uniform millisecond of that second. At most
+// fault_count_max faults (the earliest are kept).
+FaultSchedule draw_fault_schedule(const Rng& rng, const SwarmConfig& config,
+                                  std::uint32_t instance_count, std::uint64_t start_ms,
+                                  std::uint64_t end_ms, std::size_t fault_count_max = 4096);
+
+// What the world does around an instance crash: the runtime's frames are destroyed first, then
+// on_crash lets the integrator drop the engine objects; on_restart starts a fresh engine (new
+// owner id) into the same SimRuntime.
+struct FaultHooks {
+  std::function<void(std::uint32_t instance)> on_crash;
+  std::function<void(std::uint32_t instance)> on_restart;
+};
+
+// Applies timed faults to a world. REQUIRES: it outlives every run of the scheduler after apply().
+class FaultInjector {
+ public:
+  FaultInjector(Scheduler& scheduler, std::vector<SimRuntime*> instances, ServerClock& server_clock,
+                FaultObserver* observer, FaultHooks hooks);
+  FaultInjector(const FaultInjector&) = delete;
+  FaultInjector& operator=(const FaultInjector&) = delete;
+
+  // Queues every fault of `schedule` at its time. REQUIRES: every target < instance count and
+  // no fault in the past.
+  void apply(const FaultSchedule& schedule);
+  // Applies `fault` now (ignoring its at_ms).
+  void inject(const TimedFault& fault);
+  // The liveness phase: queued faults no longer fire, down instances restart now. Stalls
+  // already begun run out; clock skews stay.
+  void stop();
+
+  bool is_down(std::uint32_t instance) const { return down_.at(instance); }
+  bool stopped() const { return stopped_; }
+
+ private:
+  void restart(std::uint32_t instance);
+
+  Scheduler& scheduler_;
+  std::vector<SimRuntime*> instances_;
+  ServerClock& server_clock_;
+  FaultObserver* observer_;
+  FaultHooks hooks_;
+  std::vector<bool> down_;
+  bool stopped_ = false;
+};
+
+}  // namespace seqby::sim

@@ -1,0 +1,75 @@
+// SimRedisLink: the RedisLink of one simulated engine instance to the simulated server. A command
+// travels like a packet on one TCP connection: a drawn request latency, execution on the server
+// at that virtual time (server-side: it happens even if the client crashed meanwhile), a drawn
+// reply latency, then the caller resumes (unless its instance crashed). Commands of one link
+// reach the server and come back in the order they were sent. No reply within timeout_ms of the
+// client's clock => Errc::timeout (the command may still run later). It injects no faults itself:
+// wrap it in a FaultyLink.
+#pragma once
+
+#include <cstdint>
+
+#include "seqby/core/clock.h"
+#include "seqby/redis/redis_link.h"
+#include "seqby/sim/rng.h"
+#include "seqby/sim/scheduler.h"
+#include "seqby/sim/sim_runtime.h"
+
+namespace seqby::sim {
+
+// The server a SimRedisLink talks to. SimRedis (sim_redis.h) is adapted to it by the integrator
+// (a one-line forwarding class); tests use small fakes.
+class SimServer {
+ public:
+  virtual ~SimServer() = default;
+  // Executes `command` at the current virtual time and returns its reply (errors as replies).
+  virtual redis::Reply execute(const redis::Command& command) = 0;
+};
+
+// The server's clock: global virtual time plus a forward offset (redis_clock_jump: leases expire
+// early). Never goes back.
+class ServerClock final : public Clock {
+ public:
+  explicit ServerClock(Scheduler& scheduler) : scheduler_(scheduler) {}
+  std::uint64_t now_ms() override { return scheduler_.now_ms() + offset_ms_; }
+  void jump_forward(std::uint64_t delta_ms) { offset_ms_ += delta_ms; }
+  std::uint64_t offset_ms() const { return offset_ms_; }
+
+ private:
+  Scheduler& scheduler_;
+  std::uint64_t offset_ms_ = 0;
+};
+
+struct SimLinkOptions {
+  std::uint64_t request_latency_min_ms = 0;  // each way, drawn uniformly per command
+  std::uint64_t request_latency_max_ms = 2;
+  std::uint64_t reply_latency_min_ms = 0;
+  std::uint64_t reply_latency_max_ms = 2;
+  std::uint64_t timeout_ms = 1000;  // per command, on the client's clock
+};
+
+class SimRedisLink final : public redis::RedisLink {
+ public:
+  // REQUIRES: `client` and `server` outlive the link; the link may die before its commands
+  // arrive (a crash drops the engine's objects): queued deliveries do not refer to it.
+  SimRedisLink(SimRuntime& client, SimServer& server, Rng rng, SimLinkOptions options = {});
+
+  // REQUIRES: awaited from a task spawned on `client`.
+  Task<Result<redis::Reply>> execute(redis::Command command) override;
+
+  const SimLinkOptions& options() const { return options_; }
+  std::uint64_t sent_count() const { return sent_count_; }
+
+ private:
+  struct Exchange;
+
+  SimRuntime& client_;
+  SimServer& server_;
+  Rng rng_;
+  SimLinkOptions options_;
+  std::uint64_t sent_count_ = 0;
+  std::uint64_t last_arrival_ms_ = 0;  // FIFO: a command never overtakes an earlier one
+  std::uint64_t last_reply_ms_ = 0;
+};
+
+}  // namespace seqby::sim

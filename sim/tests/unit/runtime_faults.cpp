@@ -1,0 +1,194 @@
+// Fault kinds by name, counters in name order, swarm settings and schedules drawn from a seed
+// (same seed, same draw), and the injector applying a schedule to a world of runtimes.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "seqby/sim/faults.h"
+#include "seqby/sim/faulty_link.h"
+
+namespace seqby::sim {
+namespace {
+
+TEST(RuntimeFaults, EveryKindRoundTripsThroughItsName) {
+  ASSERT_EQ(all_fault_kinds().size(), kFaultKindCount);
+  for (FaultKind kind : all_fault_kinds()) {
+    FaultKind parsed{};
+    ASSERT_TRUE(parse_fault_kind(fault_kind_name(kind), &parsed)) << fault_kind_name(kind);
+    EXPECT_EQ(parsed, kind);
+  }
+  FaultKind ignored{};
+  EXPECT_FALSE(parse_fault_kind("meteor", &ignored));
+}
+
+TEST(RuntimeFaults, CountersPrintEveryKindInNameOrder) {
+  FaultCounters c;
+  c.add(FaultKind::crash, 2);
+  c.add(FaultKind::reply_lost);
+  EXPECT_EQ(c.to_string(),
+            "clock_skew=0 connection_reset=0 crash=2 handler_poison=0 handler_transient=0 "
+            "heartbeat_stall=0 latency=0 redis_clock_jump=0 reply_lost=1 request_lost=0 "
+            "slow_handler=0 stall=0");
+  const auto by_name = c.by_name();
+  EXPECT_EQ(by_name.size(), kFaultKindCount);
+  EXPECT_EQ(by_name.at("crash"), 2u);
+  EXPECT_EQ(c.total(), 3u);
+}
+
+TEST(RuntimeFaults, SwarmConfigIsAFunctionOfTheSeedAndDescribesEverySetting) {
+  const SwarmConfig a = SwarmConfig::draw(99);
+  EXPECT_EQ(a.settings, SwarmConfig::draw(99).settings);
+  int differing = 0;
+  for (std::uint64_t seed = 1; seed <= 20; seed++) {
+    differing += SwarmConfig::draw(seed).settings != a.settings ? 1 : 0;
+  }
+  EXPECT_GT(differing, 15);
+  const std::string text = a.describe();
+  for (FaultKind kind : all_fault_kinds()) {
+    EXPECT_NE(text.find(std::string(fault_kind_name(kind)) + (a.enabled(kind) ? " on" : " off")),
+              std::string::npos)
+        << text;
+  }
+  EXPECT_EQ(SwarmConfig::none().rate_ppm(FaultKind::crash), 0u);
+}
+
+SwarmConfig everything_on() {
+  SwarmConfig c;
+  for (FaultKind kind : all_fault_kinds()) c.set(kind, true, 200'000);
+  return c;
+}
+
+TEST(RuntimeFaults, ScheduleIsDeterministicSortedAndWithinBounds) {
+  const SwarmConfig config = everything_on();
+  const FaultSchedule s = draw_fault_schedule(Rng(5), config, 3, 1000, 61'000);
+  EXPECT_EQ(s, draw_fault_schedule(Rng(5), config, 3, 1000, 61'000));
+  EXPECT_NE(s, draw_fault_schedule(Rng(6), config, 3, 1000, 61'000));
+  ASSERT_FALSE(s.faults.empty());
+  for (std::size_t i = 0; i < s.faults.size(); i++) {
+    const TimedFault& f = s.faults[i];
+    EXPECT_EQ(fault_driver(f.kind), FaultDriver::schedule);
+    EXPECT_GE(f.at_ms, 1000u);
+    EXPECT_LT(f.at_ms, 61'000u);
+    EXPECT_LT(f.target, 3u);
+    if (i > 0) {
+      EXPECT_LE(s.faults[i - 1].at_ms, f.at_ms);
+    }
+  }
+  SwarmConfig no_crash = config;
+  no_crash.set(FaultKind::crash, false, 0);
+  const FaultSchedule without = draw_fault_schedule(Rng(5), no_crash, 3, 1000, 61'000);
+  // Switching one kind off removes exactly its faults: the others do not move.
+  std::vector<TimedFault> expected;
+  for (const TimedFault& f : s.faults) {
+    if (f.kind != FaultKind::crash) expected.push_back(f);
+  }
+  EXPECT_EQ(without.faults, expected);
+}
+
+TEST(RuntimeFaults, HandlerFaultsAreStablePerEvent) {
+  SwarmConfig config = everything_on();
+  const Rng run(17);
+  int any = 0;
+  for (int i = 0; i < 100; i++) {
+    const std::string id = "orders:k1:" + std::to_string(i);
+    const HandlerFaults a = draw_handler_faults(run, config, id);
+    const HandlerFaults b = draw_handler_faults(run, config, id);
+    EXPECT_EQ(a.poison, b.poison);
+    EXPECT_EQ(a.transient_failures, b.transient_failures);
+    EXPECT_EQ(a.slow_ms, b.slow_ms);
+    any += a.any() ? 1 : 0;
+  }
+  EXPECT_GT(any, 0);
+  EXPECT_FALSE(draw_handler_faults(run, SwarmConfig::none(), "orders:k1:1").any());
+}
+
+class CollectingSink final : public HistorySink {
+ public:
+  void record(HistoryRecord r) override { records.push_back(std::move(r)); }
+  std::vector<HistoryRecord> records;
+};
+
+Task<void> tick_forever(Runtime& rt, std::vector<std::string>* log, std::string name) {
+  for (int i = 0; i < 1000; i++) {
+    co_await rt.sleep_ms(100);
+    log->push_back(name + "@" + std::to_string(rt.clock().now_ms()));
+  }
+}
+
+TEST(RuntimeFaults, InjectorAppliesTheScheduleAndRecordsEachFault) {
+  Scheduler s;
+  ServerClock server_clock(s);
+  SimRuntime a(s, "a"), b(s, "b");
+  CollectingSink sink;
+  FaultRecorder recorder(s.clock(), &sink);
+  std::vector<std::string> hooks, log;
+  FaultInjector injector(s, {&a, &b}, server_clock, &recorder,
+                         FaultHooks{[&](std::uint32_t i) { hooks.push_back("crash " + std::to_string(i)); },
+                                    [&](std::uint32_t i) {
+                                      hooks.push_back("restart " + std::to_string(i));
+                                      b.spawn("worker", tick_forever(b, &log, "b2"));
+                                    }});
+  a.spawn(std::string(kHeartbeatTaskName), tick_forever(a, &log, "a-hb"));
+  b.spawn("worker", tick_forever(b, &log, "b"));
+
+  FaultSchedule schedule;
+  schedule.faults = {
+      TimedFault{FaultKind::crash, 150, 1, 300, 0, 0},
+      TimedFault{FaultKind::heartbeat_stall, 250, 0, 200, 0, 0},
+      TimedFault{FaultKind::crash, 300, 1, 0, 0, 0},  // b is down: nothing happens
+      TimedFault{FaultKind::redis_clock_jump, 400, 0, 0, 7000, 0},
+      TimedFault{FaultKind::clock_skew, 500, 0, 0, 1000, 0},
+  };
+  injector.apply(schedule);
+  s.run_until(600);
+
+  EXPECT_EQ(hooks, (std::vector<std::string>{"crash 1", "restart 1"}));
+  EXPECT_EQ(log, (std::vector<std::string>{"a-hb@100", "b@100", "a-hb@200", "a-hb@450", "a-hb@1550",
+                                           "b2@550"}));
+  EXPECT_EQ(server_clock.now_ms(), 7600u);
+  EXPECT_EQ(recorder.counters().count(FaultKind::crash), 1u);
+  std::vector<std::string> details;
+  for (const auto& r : sink.records) {
+    EXPECT_EQ(r.op, HistoryOp::fault);
+    details.push_back(std::to_string(r.time_ms) + " " + r.node + " " + r.detail);
+  }
+  EXPECT_EQ(details, (std::vector<std::string>{"150 b crash downtime_ms=300",
+                                               "250 a heartbeat_stall duration_ms=200",
+                                               "400  redis_clock_jump jump_ms=7000",
+                                               "500 a clock_skew jump_ms=1000 rate_ppm=0"}));
+}
+
+TEST(RuntimeFaults, StopRestartsDownInstancesAndCancelsQueuedFaults) {
+  Scheduler s;
+  ServerClock server_clock(s);
+  SimRuntime a(s, "a");
+  std::vector<std::string> hooks;
+  FaultInjector injector(s, {&a}, server_clock, nullptr,
+                         FaultHooks{[&](std::uint32_t) { hooks.push_back("crash"); },
+                                    [&](std::uint32_t) { hooks.push_back("restart"); }});
+  FaultSchedule schedule;
+  schedule.faults = {TimedFault{FaultKind::crash, 10, 0, 0, 0, 0},
+                     TimedFault{FaultKind::stall, 50, 0, 100, 0, 0}};
+  injector.apply(schedule);
+  s.run_until(20);
+  EXPECT_TRUE(injector.is_down(0));
+  injector.stop();
+  EXPECT_FALSE(injector.is_down(0));
+  s.run_until(100);
+  EXPECT_FALSE(a.stalled());
+  EXPECT_EQ(hooks, (std::vector<std::string>{"crash", "restart"}));
+}
+
+TEST(RuntimeFaults, LinkRatesFollowTheSwarm) {
+  SwarmConfig c;
+  c.set(FaultKind::reply_lost, true, 1234);
+  c.set(FaultKind::request_lost, false, 999);
+  const LinkFaultRates r = link_fault_rates(c, 750);
+  EXPECT_EQ(r.reply_lost_ppm, 1234u);
+  EXPECT_EQ(r.request_lost_ppm, 0u);
+  EXPECT_EQ(r.timeout_ms, 750u);
+}
+
+}  // namespace
+}  // namespace seqby::sim
