@@ -4,11 +4,16 @@ namespace seqby {
 
 const char* capability_name(Capability capability) {
   switch (capability) {
-    case Capability::stream_partitioning: return "STREAM_PARTITIONING";
-    case Capability::consumer_groups: return "CONSUMER_GROUPS";
-    case Capability::reclaim_pending: return "RECLAIM_PENDING";
-    case Capability::dead_letter_queue: return "DEAD_LETTER_QUEUE";
-    case Capability::count_: break;
+    case Capability::stream_partitioning:
+      return "STREAM_PARTITIONING";
+    case Capability::consumer_groups:
+      return "CONSUMER_GROUPS";
+    case Capability::reclaim_pending:
+      return "RECLAIM_PENDING";
+    case Capability::dead_letter_queue:
+      return "DEAD_LETTER_QUEUE";
+    case Capability::count_:
+      break;
   }
   return "UNKNOWN";
 }

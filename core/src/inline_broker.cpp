@@ -33,10 +33,10 @@ Status InlineBroker::drain() {
   while (!queue_.empty()) {
     if (delivered == deliveries_per_drain_max_) {
       delivering_ = false;
-      return make_error(Errc::refused, "inline broker: deliveries_per_drain_max=" +
-                                           std::to_string(deliveries_per_drain_max_) +
-                                           " reached, " + std::to_string(queue_.size()) +
-                                           " messages left queued");
+      return make_error(
+          Errc::refused,
+          "inline broker: deliveries_per_drain_max=" + std::to_string(deliveries_per_drain_max_) +
+              " reached, " + std::to_string(queue_.size()) + " messages left queued");
     }
     Queued next = std::move(queue_.front());
     queue_.pop_front();

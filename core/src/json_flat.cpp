@@ -30,7 +30,8 @@ class Parser {
       Result<JsonValue> value = parse_value();
       if (!value.ok()) return value.error();
       if (!object.emplace(std::move(name).value(), std::move(value).value()).second) {
-        return make_error(Errc::invalid, "json: duplicate field at byte " + std::to_string(name_at));
+        return make_error(Errc::invalid,
+                          "json: duplicate field at byte " + std::to_string(name_at));
       }
       skip_space();
       if (eat(',')) continue;
@@ -114,20 +115,38 @@ class Parser {
       if (at_ == text_.size()) break;
       const char e = text_[at_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           Status s = parse_unicode_escape(out);
           if (!s.ok()) return s.error();
           break;
         }
-        default: --at_; return fail("unknown escape sequence");
+        default:
+          --at_;
+          return fail("unknown escape sequence");
       }
     }
     return fail("unterminated string");
@@ -236,13 +255,27 @@ void append_json_string(std::string& out, std::string_view value) {
   for (const char ch : value) {
     const unsigned char c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -258,11 +291,20 @@ void append_json_string(std::string& out, std::string_view value) {
 
 void append_json_value(std::string& out, const JsonValue& value) {
   switch (value.index()) {
-    case 0: out += "null"; break;
-    case 1: out += std::get<bool>(value) ? "true" : "false"; break;
-    case 2: out += std::to_string(std::get<std::int64_t>(value)); break;
-    case 3: append_json_string(out, std::get<std::string>(value)); break;
-    default: SEQBY_CHECK(false);
+    case 0:
+      out += "null";
+      break;
+    case 1:
+      out += std::get<bool>(value) ? "true" : "false";
+      break;
+    case 2:
+      out += std::to_string(std::get<std::int64_t>(value));
+      break;
+    case 3:
+      append_json_string(out, std::get<std::string>(value));
+      break;
+    default:
+      SEQBY_CHECK(false);
   }
 }
 
@@ -282,9 +324,9 @@ std::string encode_json_object(const JsonObject& object) {
 
 Result<JsonObject> decode_json_object(std::string_view text) {
   if (text.size() > kJsonTextBytesMax) {
-    return make_error(Errc::invalid, "json: input of " + std::to_string(text.size()) +
-                                         " bytes exceeds kJsonTextBytesMax=" +
-                                         std::to_string(kJsonTextBytesMax));
+    return make_error(Errc::invalid,
+                      "json: input of " + std::to_string(text.size()) +
+                          " bytes exceeds kJsonTextBytesMax=" + std::to_string(kJsonTextBytesMax));
   }
   return Parser(text).parse_object();
 }

@@ -56,13 +56,20 @@ Status validate_name(std::string_view what, std::string_view value, bool colon_a
 
 const char* key_rule_name(KeyRule rule) {
   switch (rule) {
-    case KeyRule::not_null: return "not_null";
-    case KeyRule::not_empty: return "not_empty";
-    case KeyRule::max_length: return "max_length";
-    case KeyRule::no_control_chars: return "no_control_chars";
-    case KeyRule::no_colon: return "no_colon";
-    case KeyRule::not_reserved: return "not_reserved";
-    case KeyRule::not_sentinel: return "not_sentinel";
+    case KeyRule::not_null:
+      return "not_null";
+    case KeyRule::not_empty:
+      return "not_empty";
+    case KeyRule::max_length:
+      return "max_length";
+    case KeyRule::no_control_chars:
+      return "no_control_chars";
+    case KeyRule::no_colon:
+      return "no_colon";
+    case KeyRule::not_reserved:
+      return "not_reserved";
+    case KeyRule::not_sentinel:
+      return "not_sentinel";
   }
   return "unknown";
 }
@@ -113,16 +120,19 @@ Status validate_partition_key(std::optional<std::string_view> value, const KeyRu
   const std::string_view key = *value;
   std::string explanation;
   switch (*rule) {
-    case KeyRule::not_null: break;  // handled above
-    case KeyRule::not_empty: explanation = "the key is empty"; break;
+    case KeyRule::not_null:
+      break;  // handled above
+    case KeyRule::not_empty:
+      explanation = "the key is empty";
+      break;
     case KeyRule::max_length:
       explanation = std::to_string(key.size()) + " bytes, more than key_length_max_bytes=" +
                     std::to_string(rules.key_length_max_bytes);
       break;
     case KeyRule::no_control_chars: {
       const std::size_t at = find_control(key);
-      explanation = "control byte " + hex_byte(static_cast<unsigned char>(key[at])) +
-                    " at byte " + std::to_string(at);
+      explanation = "control byte " + hex_byte(static_cast<unsigned char>(key[at])) + " at byte " +
+                    std::to_string(at);
       break;
     }
     case KeyRule::no_colon:

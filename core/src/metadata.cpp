@@ -4,9 +4,12 @@ namespace seqby {
 
 const char* handler_kind_name(HandlerKind kind) {
   switch (kind) {
-    case HandlerKind::event_handler: return "event handler";
-    case HandlerKind::command_handler: return "command handler";
-    case HandlerKind::process_manager: return "process manager";
+    case HandlerKind::event_handler:
+      return "event handler";
+    case HandlerKind::command_handler:
+      return "command handler";
+    case HandlerKind::process_manager:
+      return "process manager";
   }
   return "handler";
 }

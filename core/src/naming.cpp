@@ -59,16 +59,26 @@ std::string partition_index_name(std::string_view category) {
 
 const char* name_kind_name(NameKind kind) {
   switch (kind) {
-    case NameKind::partition: return "partition";
-    case NameKind::backfill_lane: return "backfill_lane";
-    case NameKind::dlq: return "dlq";
-    case NameKind::index: return "index";
-    case NameKind::lease: return "lease";
-    case NameKind::fence: return "fence";
-    case NameKind::category_stream: return "category_stream";
-    case NameKind::category_lane: return "category_lane";
-    case NameKind::category_dlq: return "category_dlq";
-    case NameKind::unknown: return "unknown";
+    case NameKind::partition:
+      return "partition";
+    case NameKind::backfill_lane:
+      return "backfill_lane";
+    case NameKind::dlq:
+      return "dlq";
+    case NameKind::index:
+      return "index";
+    case NameKind::lease:
+      return "lease";
+    case NameKind::fence:
+      return "fence";
+    case NameKind::category_stream:
+      return "category_stream";
+    case NameKind::category_lane:
+      return "category_lane";
+    case NameKind::category_dlq:
+      return "category_dlq";
+    case NameKind::unknown:
+      return "unknown";
   }
   return "unknown";
 }

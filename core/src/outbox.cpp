@@ -11,9 +11,12 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 const char* outbox_status_name(OutboxStatus status) {
   switch (status) {
-    case OutboxStatus::pending: return "pending";
-    case OutboxStatus::published: return "published";
-    case OutboxStatus::abandoned: return "abandoned";
+    case OutboxStatus::pending:
+      return "pending";
+    case OutboxStatus::published:
+      return "published";
+    case OutboxStatus::abandoned:
+      return "abandoned";
   }
   return "unknown";
 }
@@ -52,8 +55,8 @@ Status UnitOfWork::raise(std::string_view type_name, const JsonObject& payload) 
   record.type = type->name;
   record.stream = type->category;
   if (std::optional<std::string> field = registry_.partition_field(type->category)) {
-    const std::string where = me + ": field " + quoted(*field) + " of category " +
-                              quoted(type->category) + ": ";
+    const std::string where =
+        me + ": field " + quoted(*field) + " of category " + quoted(type->category) + ": ";
     Result<std::optional<std::string>> key = extract_key_value(payload, *field);
     if (!key.ok()) return make_error(Errc::invalid, where + key.error().message);
     const std::optional<std::string>& value = key.value();
@@ -76,8 +79,8 @@ Outbox::Outbox(std::size_t record_count_max) : record_count_max_(record_count_ma
 
 Status Outbox::commit(UnitOfWork& uow) {
   if (records_.size() + uow.records_.size() > record_count_max_) {
-    return make_error(Errc::refused, "outbox full: record_count_max=" +
-                                         std::to_string(record_count_max_));
+    return make_error(Errc::refused,
+                      "outbox full: record_count_max=" + std::to_string(record_count_max_));
   }
   for (OutboxRecord& record : uow.records_) {
     record.id = records_.size() + 1;
@@ -90,8 +93,8 @@ Status Outbox::commit(UnitOfWork& uow) {
 
 Result<std::uint64_t> Outbox::insert_unchecked(OutboxRecord record) {
   if (records_.size() + 1 > record_count_max_) {
-    return make_error(Errc::refused, "outbox full: record_count_max=" +
-                                         std::to_string(record_count_max_));
+    return make_error(Errc::refused,
+                      "outbox full: record_count_max=" + std::to_string(record_count_max_));
   }
   record.id = records_.size() + 1;
   records_.push_back(std::move(record));

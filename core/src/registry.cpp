@@ -54,8 +54,8 @@ Status Registry::add_type(RegisteredType type) {
   const std::string what = std::string(type_kind_name(type.kind)) + " " + quoted(type.name);
   if (type.name.empty()) return invalid("a type name is empty");
   if (types_.size() + handlers_.size() + partitions_.size() >= kRegistryEntriesMax) {
-    return make_error(Errc::refused, "registry full: kRegistryEntriesMax=" +
-                                         std::to_string(kRegistryEntriesMax));
+    return make_error(Errc::refused,
+                      "registry full: kRegistryEntriesMax=" + std::to_string(kRegistryEntriesMax));
   }
   if (types_.contains(type.name)) return invalid(what + " is already registered");
   if (Status s = validate_category_name(type.category); !s.ok()) {
@@ -70,9 +70,12 @@ Status Registry::add_type(RegisteredType type) {
     }
   }
   if (const CategoryPartition* p = find_partition(type.category); p && !type.has_field(p->field)) {
+    const std::string owner = p->handler_kind == HandlerKind::process_manager
+                                  ? who(p->handler_kind, p->handler) + " (sequential_by=true)"
+                                  : who(p->handler_kind, p->handler);
     return invalid(what + " (category " + quoted(type.category) + ") has no field " +
-                   quoted(p->field) + ", but category " + quoted(type.category) +
-                   " is partitioned by it: " + partitions_by(p->handler_kind, p->handler, p->field));
+                   quoted(p->field) + ", by which " + owner + " partitions category " +
+                   quoted(type.category));
   }
   types_.emplace(type.name, std::move(type));
   return Status::Ok();
@@ -86,8 +89,8 @@ Status Registry::register_handler(const HandlerMeta& handler, const BrokerInfo& 
     return invalid("handler registration: " + s.error().message);
   }
   if (types_.size() + handlers_.size() + partitions_.size() >= kRegistryEntriesMax) {
-    return make_error(Errc::refused, "registry full: kRegistryEntriesMax=" +
-                                         std::to_string(kRegistryEntriesMax));
+    return make_error(Errc::refused,
+                      "registry full: kRegistryEntriesMax=" + std::to_string(kRegistryEntriesMax));
   }
   if (find_handler(handler.name)) return invalid(me + " is already registered");
   if (handler.handled_types.empty()) return invalid(me + " handles no types");
@@ -96,10 +99,12 @@ Status Registry::register_handler(const HandlerMeta& handler, const BrokerInfo& 
   std::vector<const RegisteredType*> handled;
   for (const std::string& name : handler.handled_types) {
     const RegisteredType* type = find_type(name);
-    if (!type) return invalid(me + " handles unknown type " + quoted(name) + " (register it first)");
+    if (!type)
+      return invalid(me + " handles unknown type " + quoted(name) + " (register it first)");
     if (type->kind != expected_kind) {
-      return invalid(me + " is a " + handler_kind_name(handler.kind) + " but " + quoted(name) +
-                     " is a " + type_kind_name(type->kind));
+      return invalid(
+          me + " is a " + handler_kind_name(handler.kind) + ", but " + quoted(name) +
+          (type->kind == MessageKind::event ? " is an event type" : " is a command type"));
     }
     handled.push_back(type);
   }
@@ -113,9 +118,11 @@ Status Registry::register_handler(const HandlerMeta& handler, const BrokerInfo& 
                    "fields of its correlate spec");
   }
   if (handler.kind != HandlerKind::process_manager &&
-      std::holds_alternative<bool>(handler.sequential_by) && std::get<bool>(handler.sequential_by)) {
-    return invalid(me + " declares sequential_by=true, which only a process manager may; an " +
-                   handler_kind_name(handler.kind) + " names a payload field");
+      std::holds_alternative<bool>(handler.sequential_by) &&
+      std::get<bool>(handler.sequential_by)) {
+    return invalid(me +
+                   " declares sequential_by=true, which only a process manager may; an "
+                   "event or command handler names a payload field");
   }
   if (field && field->empty()) return invalid(me + " declares sequential_by with an empty field");
   if (!handler.is_sequential()) {
@@ -144,9 +151,10 @@ Status Registry::register_handler(const HandlerMeta& handler, const BrokerInfo& 
     } else {
       auto spec = handler.correlate.find(type->name);
       if (spec == handler.correlate.end()) {
-        return invalid(me + " declares sequential_by=true but its correlate spec has no entry "
-                       "for handled type " + quoted(type->name) + " (category " +
-                       quoted(type->category) + ")");
+        return invalid(me +
+                       " declares sequential_by=true but its correlate spec has no entry "
+                       "for handled type " +
+                       quoted(type->name) + " (category " + quoted(type->category) + ")");
       }
       key_field = spec->second;
       if (!type->has_field(key_field)) {

@@ -44,9 +44,9 @@ class CapabilitySet {
 
 // What a handler registration needs to know about the broker it will run on.
 struct BrokerInfo {
-  std::string name;               // for messages, e.g. "redis" or "inline"
+  std::string name;  // for messages, e.g. "redis" or "inline"
   CapabilitySet capabilities;
-  bool is_inline = false;         // the single-threaded inline broker (sequential_by: no-op)
+  bool is_inline = false;  // the single-threaded inline broker (sequential_by: no-op)
 };
 
 }  // namespace seqby

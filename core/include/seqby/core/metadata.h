@@ -38,7 +38,9 @@ const char* handler_kind_name(HandlerKind kind);
 // `false` means none.
 using SequentialBy = std::variant<std::monostate, std::string, bool>;
 
-inline SequentialBy sequential_by_field(std::string field) { return SequentialBy(std::move(field)); }
+inline SequentialBy sequential_by_field(std::string field) {
+  return SequentialBy(std::move(field));
+}
 inline SequentialBy sequential_by_correlation() { return SequentialBy(true); }
 
 struct HandlerMeta {

@@ -26,14 +26,14 @@ enum class OutboxStatus : std::uint8_t { pending, published, abandoned };
 const char* outbox_status_name(OutboxStatus status);
 
 struct OutboxRecord {
-  std::uint64_t id = 0;               // assigned by Outbox, from 1 in commit order
+  std::uint64_t id = 0;  // assigned by Outbox, from 1 in commit order
   std::string category;
-  std::optional<std::string> key;     // nullopt: the category is not partitioned
-  std::string stream;                 // C:K, or C when not partitioned
-  std::string type;                   // the event type name (the entry's `type` field)
-  std::string data;                   // the payload's JSON text (the entry's `data` field)
+  std::optional<std::string> key;  // nullopt: the category is not partitioned
+  std::string stream;              // C:K, or C when not partitioned
+  std::string type;                // the event type name (the entry's `type` field)
+  std::string data;                // the payload's JSON text (the entry's `data` field)
   OutboxStatus status = OutboxStatus::pending;
-  std::string abandon_reason;         // set when abandoned: "invalid partition key ..."
+  std::string abandon_reason;  // set when abandoned: "invalid partition key ..."
 };
 
 // The key value of `payload[field]` as text: a string as is, an integer in decimal; nullopt
@@ -113,8 +113,7 @@ class OutboxPublisher {
   // ABANDONED with reason "invalid partition key ..." and `publish` is not called for it; the
   // pass continues. A record `publish` accepts is marked published. When `publish` fails, the
   // record stays pending and the pass stops there, so records behind it keep their order.
-  PublishSummary publish_pending(const PublishFn& publish,
-                                 std::size_t record_count_max = 1u << 20);
+  PublishSummary publish_pending(const PublishFn& publish, std::size_t record_count_max = 1u << 20);
 
  private:
   // Empty when `record` may be published; else the abandon reason.
