@@ -1,0 +1,253 @@
+#include "seqby/properties/history_io.h"
+
+#include <fstream>
+#include <istream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace seqby::properties {
+namespace {
+
+constexpr std::string_view kEndOfHistory = "(end of history)";
+constexpr std::uint64_t kLineBytesMax = 1 << 20;
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[(c >> 4) & 0xf]);
+          out.push_back(kHex[c & 0xf]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void append_string_field(std::string& out, std::string_view name, std::string_view value) {
+  if (value.empty()) return;
+  out.push_back(',');
+  append_json_string(out, name);
+  out.push_back(':');
+  append_json_string(out, value);
+}
+
+Error field_error(std::string_view file_name, std::uint64_t line_number, std::string_view field,
+                  const std::string& what) {
+  std::string message(file_name);
+  message += ":" + std::to_string(line_number) + ": ";
+  if (!field.empty()) message += "field '" + std::string(field) + "': ";
+  message += what;
+  return make_error(Errc::invalid, std::move(message));
+}
+
+}  // namespace
+
+std::string record_to_jsonl(const HistoryRecord& r) {
+  std::string out;
+  out.reserve(160);
+  out += "{\"index\":" + std::to_string(r.index);
+  out += ",\"time\":" + std::to_string(r.time_ms);
+  append_string_field(out, "node", r.node);
+  append_string_field(out, "op", history_op_name(r.op));
+  append_string_field(out, "category", r.category);
+  append_string_field(out, "key", r.key);
+  append_string_field(out, "group", r.group);
+  if (r.generation != 0) out += ",\"generation\":" + std::to_string(r.generation);
+  append_string_field(out, "event", r.event_id);
+  if (r.seq != -1) out += ",\"seq\":" + std::to_string(r.seq);
+  append_string_field(out, "detail", r.detail);
+  out.push_back('}');
+  return out;
+}
+
+std::string history_to_jsonl(const std::vector<HistoryRecord>& history) {
+  std::string out;
+  out.reserve(history.size() * 120);
+  for (const HistoryRecord& record : history) {
+    out += record_to_jsonl(record);
+    out.push_back('\n');
+  }
+  return out;
+}
+
+void write_history(std::ostream& out, const std::vector<HistoryRecord>& history) {
+  for (const HistoryRecord& record : history) out << record_to_jsonl(record) << '\n';
+}
+
+std::string history_sha256(const std::vector<HistoryRecord>& history) {
+  Sha256 hasher;
+  for (const HistoryRecord& record : history) {
+    hasher.update(record_to_jsonl(record));
+    hasher.update("\n");
+  }
+  return digest_hex(hasher.finish());
+}
+
+Result<HistoryRecord> parse_history_line(std::string_view line, std::string_view file_name,
+                                         std::uint64_t line_number) {
+  const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return field_error(file_name, line_number, "", "not valid JSON");
+  if (!object.is_object()) {
+    return field_error(file_name, line_number, "",
+                       std::string("expected a JSON object, got ") + object.type_name());
+  }
+  HistoryRecord record;
+  bool has_index = false;
+  bool has_op = false;
+  for (const auto& [name, value] : object.items()) {
+    auto wrong_type = [&](const char* expected) {
+      return field_error(file_name, line_number, name,
+                         std::string("expected ") + expected + ", got " + value.type_name());
+    };
+    if (name == "index" || name == "time" || name == "generation") {
+      if (!value.is_number_unsigned()) return wrong_type("an unsigned integer");
+      const std::uint64_t number = value.get<std::uint64_t>();
+      if (name == "index") {
+        record.index = number;
+        has_index = true;
+      } else if (name == "time") {
+        record.time_ms = number;
+      } else {
+        record.generation = number;
+      }
+    } else if (name == "seq") {
+      if (!value.is_number_integer()) return wrong_type("an integer >= -1");
+      if (value.is_number_unsigned()) {
+        const std::uint64_t number = value.get<std::uint64_t>();
+        if (number > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          return field_error(file_name, line_number, name, "out of range");
+        }
+        record.seq = static_cast<std::int64_t>(number);
+      } else {
+        record.seq = value.get<std::int64_t>();
+        if (record.seq < -1) {
+          return field_error(file_name, line_number, name,
+                             "expected an integer >= -1, got " + std::to_string(record.seq));
+        }
+      }
+    } else if (name == "op") {
+      if (!value.is_string()) return wrong_type("a string");
+      const std::string& op_name = value.get_ref<const std::string&>();
+      if (!parse_history_op(op_name, &record.op)) {
+        return field_error(file_name, line_number, name, "unknown op '" + op_name + "'");
+      }
+      has_op = true;
+    } else if (name == "node" || name == "category" || name == "key" || name == "group" ||
+               name == "event" || name == "detail") {
+      if (!value.is_string()) return wrong_type("a string");
+      const std::string& text = value.get_ref<const std::string&>();
+      if (name == "node") record.node = text;
+      else if (name == "category") record.category = text;
+      else if (name == "key") record.key = text;
+      else if (name == "group") record.group = text;
+      else if (name == "event") record.event_id = text;
+      else record.detail = text;
+    } else {
+      return field_error(file_name, line_number, name, "unknown field");
+    }
+  }
+  if (!has_index) return field_error(file_name, line_number, "index", "missing");
+  if (!has_op) return field_error(file_name, line_number, "op", "missing");
+  return record;
+}
+
+Result<std::vector<HistoryRecord>> read_history(std::istream& in, std::string_view file_name) {
+  std::vector<HistoryRecord> history;
+  std::string line;
+  std::uint64_t line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (line.size() > kLineBytesMax) {
+      return field_error(file_name, line_number, "", "line longer than " +
+                                                         std::to_string(kLineBytesMax) + " bytes");
+    }
+    Result<HistoryRecord> record = parse_history_line(line, file_name, line_number);
+    if (!record.ok()) return record.error();
+    if (!history.empty() && record.value().index <= history.back().index) {
+      return field_error(file_name, line_number, "index",
+                         std::to_string(record.value().index) + " does not follow " +
+                             std::to_string(history.back().index) +
+                             " (indices must strictly increase)");
+    }
+    history.push_back(std::move(record).value());
+  }
+  if (in.bad()) return field_error(file_name, line_number, "", "read error");
+  return history;
+}
+
+Result<std::vector<HistoryRecord>> read_history_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(Errc::not_found, path + ": cannot open the history file");
+  return read_history(in, path);
+}
+
+std::optional<HistoryDifference> first_difference(const std::vector<HistoryRecord>& a,
+                                                  const std::vector<HistoryRecord>& b) {
+  const std::size_t common = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < common; ++i) {
+    std::string left = record_to_jsonl(a[i]);
+    std::string right = record_to_jsonl(b[i]);
+    if (left != right) return HistoryDifference{i, std::move(left), std::move(right)};
+  }
+  if (a.size() == b.size()) return std::nullopt;
+  HistoryDifference difference;
+  difference.position = common;
+  difference.left = common < a.size() ? record_to_jsonl(a[common]) : std::string(kEndOfHistory);
+  difference.right = common < b.size() ? record_to_jsonl(b[common]) : std::string(kEndOfHistory);
+  return difference;
+}
+
+void VectorHistorySink::record(HistoryRecord record) {
+  record.index = records_.size();
+  records_.push_back(std::move(record));
+}
+
+std::vector<HistoryRecord> VectorHistorySink::take() {
+  std::vector<HistoryRecord> out = std::move(records_);
+  records_.clear();
+  return out;
+}
+
+JsonlHistorySink::JsonlHistorySink() = default;
+
+JsonlHistorySink::JsonlHistorySink(std::ostream& out) : out_(&out) {}
+
+void JsonlHistorySink::record(HistoryRecord record) {
+  record.index = next_index_++;
+  std::string line = record_to_jsonl(record);
+  line.push_back('\n');
+  hasher_.update(line);
+  if (out_ != nullptr) {
+    *out_ << line;
+  } else {
+    text_ += line;
+  }
+}
+
+const std::string& JsonlHistorySink::text() const {
+  SEQBY_CHECK(out_ == nullptr);
+  return text_;
+}
+
+std::string JsonlHistorySink::sha256_hex() const {
+  Sha256 copy = hasher_;
+  return digest_hex(copy.finish());
+}
+
+}  // namespace seqby::properties
