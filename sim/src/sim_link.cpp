@@ -11,6 +11,8 @@ namespace seqby::sim {
 // delivery writes into it only through work bound to the caller's task, which is dropped if
 // the task (and so this frame) was destroyed by a crash.
 struct SimRedisLink::Exchange {
+  Exchange(SimRedisLink* l, redis::Command c) : link(l), command(std::move(c)) {}
+
   SimRedisLink* link;
   redis::Command command;
   std::optional<redis::Reply> reply;
@@ -67,9 +69,8 @@ SimRedisLink::SimRedisLink(SimRuntime& client, SimServer& server, Rng rng, SimLi
 
 Task<Result<redis::Reply>> SimRedisLink::execute(redis::Command command) {
   SEQBY_CHECK(!command.empty());
-  // A named awaiter, not a temporary: g++ 12 mishandles aggregate temporaries in co_await.
-  Exchange exchange{this, std::move(command), std::nullopt};
-  std::optional<redis::Reply> reply = co_await exchange;
+  // Not an aggregate temporary: g++ 12 destroys those twice (see task.h).
+  std::optional<redis::Reply> reply = co_await Exchange(this, std::move(command));
   if (!reply) {
     co_return make_error(Errc::timeout,
                          "no reply within " + std::to_string(options_.timeout_ms) + " ms");

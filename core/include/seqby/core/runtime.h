@@ -27,7 +27,8 @@ class Runtime {
   // Suspends the calling task for at least `duration_ms` of this instance's clock.
   virtual Task<void> sleep_ms(std::uint64_t duration_ms) = 0;
 
-  // Starts `task` detached. It runs until it returns or the instance is torn down.
+  // Starts `task` detached. It runs until it returns or the instance is torn down. The task
+  // starts later, from the runtime's queue, never inline inside the caller.
   // REQUIRES: `name` is a short stable label ("heartbeat", "discovery", "worker", ...).
   virtual void spawn(std::string name, Task<void> task) = 0;
 

@@ -8,6 +8,13 @@
 // Every frame carries an opaque `context` pointer that a Runtime sets on the root frames it
 // spawns and that each awaited Task inherits from its awaiter. Engine code never touches it; the
 // simulator uses it to tell which spawned task (and so which instance) a wait belongs to.
+//
+// g++ 12 coroutine bugs to steer clear of (both verified with AddressSanitizer):
+// - `co_await Awaiter{a, b}` where Awaiter is an aggregate with a non-trivial member (a
+//   shared_ptr, a vector, a std::function): the member is destroyed twice (use after free).
+//   Give the awaiter a constructor and write `co_await Awaiter(a, b)`.
+// - `co_await f({"GET", key})`: a braced list inside a co_await expression does not compile
+//   ("array used as initializer"). Build the argument in a local first.
 #pragma once
 
 #include <coroutine>
