@@ -1,0 +1,377 @@
+#include "seqby/redis/hiredis_link.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <deque>
+#include <optional>
+
+#include "hiredis_common.h"
+#include "seqby/core/check.h"
+
+namespace seqby::redis {
+namespace {
+
+struct AsyncFree {
+  void operator()(redisAsyncContext* ac) const { redisAsyncFree(ac); }
+};
+using AsyncContextPtr = std::unique_ptr<redisAsyncContext, AsyncFree>;
+
+}  // namespace
+
+class HiredisLink::Impl {
+ public:
+  // One execute() call. Resolved exactly once; `link` is valid while it is unresolved.
+  struct Op {
+    Command command;
+    Impl* link = nullptr;
+    std::optional<Result<Reply>> result;
+    std::coroutine_handle<> waiter;
+    RealRuntime::TimerId deadline_timer = 0;
+    bool sent = false;
+  };
+  using OpPtr = std::shared_ptr<Op>;
+
+  struct OpAwaiter {
+    OpPtr op;
+    bool await_ready() const noexcept { return op->result.has_value(); }
+    void await_suspend(std::coroutine_handle<> h) noexcept { op->waiter = h; }
+    Result<Reply> await_resume() { return std::move(*op->result); }
+    ~OpAwaiter() {
+      op->waiter = {};
+      // The waiting task is gone (torn down): a command not yet sent is never sent.
+      if (!op->result && !op->sent) {
+        op->link->resolve(op, make_error(Errc::closed, "the waiting task was destroyed"));
+      }
+    }
+  };
+
+  // A handshake command (AUTH, SELECT, PING) of connection attempt `epoch`.
+  struct HandshakeStep {
+    std::uint64_t epoch;
+    std::string name;
+    bool last;
+  };
+
+  Impl(RealRuntime& runtime, RedisConfig config)
+      : runtime_(runtime), config_(std::move(config)), url_(redacted_url(config_)) {}
+
+  ~Impl() {
+    SEQBY_CHECK(runtime_.on_loop());
+    runtime_.cancel_timer(connect_timer_);
+    drop(make_error(Errc::closed, "the link to " + url_ + " was destroyed"));
+    fail_waiting(make_error(Errc::closed, "the link to " + url_ + " was destroyed"));
+  }
+
+  OpPtr start(Command command) {
+    SEQBY_CHECK(runtime_.on_loop());
+    auto op = std::make_shared<Op>();
+    op->command = std::move(command);
+    op->link = this;
+    if (op->command.empty()) {
+      op->result = make_error(Errc::invalid, "empty command");
+      return op;
+    }
+    if (outstanding_ >= config_.pending_commands_max) {
+      op->result = make_error(Errc::closed, "too many commands waiting on " + url_ + " (" +
+                                                std::to_string(outstanding_) + ")");
+      return op;
+    }
+    ++outstanding_;
+    op->deadline_timer =
+        runtime_.add_timer(config_.command_timeout_ms, [this, op] { on_deadline(op); });
+    if (state_ == State::ready) {
+      send(op);
+      return op;
+    }
+    if (state_ == State::idle) {
+      const std::uint64_t now_ms = runtime_.clock().now_ms();
+      if (now_ms < next_attempt_ms_) {
+        resolve(op, make_error(Errc::closed, "not connected to " + url_ + " (next attempt in " +
+                                                 std::to_string(next_attempt_ms_ - now_ms) +
+                                                 " ms): " + last_error_));
+        return op;
+      }
+      waiting_.push_back(op);
+      connect();
+      return op;
+    }
+    SEQBY_CHECK(waiting_.size() < config_.pending_commands_max);
+    waiting_.push_back(op);
+    return op;
+  }
+
+  void disconnect() { drop(make_error(Errc::closed, "disconnected from " + url_ + " on request")); }
+  bool connected() const { return state_ == State::ready; }
+  const Stats& stats() const { return stats_; }
+  const RedisConfig& config() const { return config_; }
+
+ private:
+  enum class State { idle, connecting, ready };
+
+  void resolve(const OpPtr& op, Result<Reply> result) {
+    if (op->result) return;
+    op->result = std::move(result);
+    runtime_.cancel_timer(op->deadline_timer);
+    SEQBY_CHECK(outstanding_ > 0);
+    --outstanding_;
+    if (op->waiter) {
+      runtime_.defer([op] {
+        if (op->waiter) std::exchange(op->waiter, {}).resume();
+      });
+    }
+  }
+
+  void fail_waiting(const Error& error) {
+    std::deque<OpPtr> waiting;
+    waiting.swap(waiting_);
+    for (const OpPtr& op : waiting) resolve(op, error);
+  }
+
+  void on_deadline(const OpPtr& op) {
+    op->deadline_timer = 0;
+    if (op->result) return;
+    const std::string limit = std::to_string(config_.command_timeout_ms) + " ms";
+    if (!op->sent) {
+      resolve(op, make_error(Errc::closed, "no connection to " + url_ + " within " + limit +
+                                               " (" + hiredis::describe(op->command) + " not sent)" +
+                                               (last_error_.empty() ? "" : ": " + last_error_)));
+      return;
+    }
+    ++stats_.timeouts;
+    resolve(op, make_error(Errc::timeout, hiredis::describe(op->command) + " on " + url_ +
+                                              ": no reply within " + limit));
+    // Later replies can no longer be trusted to pair up with their commands.
+    drop(make_error(Errc::closed, "connection to " + url_ +
+                                      " recycled after a command timed out; the command may or "
+                                      "may not have run"));
+  }
+
+  // --- connection -----------------------------------------------------------------------------
+
+  void connect() {
+    SEQBY_CHECK(state_ == State::idle && !context_);
+    ++epoch_;
+    ++stats_.connect_attempts;
+    state_ = State::connecting;
+    const std::string what = "connect to " + url_;
+    errno = 0;
+    redisAsyncContext* ac = redisAsyncConnect(config_.host.c_str(), config_.port);
+    if (ac == nullptr) {
+      connect_failed(make_error(Errc::closed, what + ": out of memory"));
+      return;
+    }
+    if (ac->err != 0) {
+      Error error = hiredis::error_from_hiredis(ac->err, ac->errstr, errno, what);
+      redisAsyncFree(ac);
+      connect_failed(error);
+      return;
+    }
+    context_.reset(ac);
+    watch_ = runtime_.watch_fd(ac->c.fd, [this](bool readable, bool writable) {
+      on_io(readable, writable);
+    });
+    ac->ev.data = this;
+    ac->ev.addRead = [](void* self) { static_cast<Impl*>(self)->want(true, std::nullopt); };
+    ac->ev.delRead = [](void* self) { static_cast<Impl*>(self)->want(false, std::nullopt); };
+    ac->ev.addWrite = [](void* self) { static_cast<Impl*>(self)->want(std::nullopt, true); };
+    ac->ev.delWrite = [](void* self) { static_cast<Impl*>(self)->want(std::nullopt, false); };
+    ac->ev.cleanup = [](void* self) { static_cast<Impl*>(self)->on_cleanup(); };
+    redisAsyncSetConnectCallback(ac, [](const redisAsyncContext*, int) {});
+
+    std::vector<Command> steps = hiredis::handshake_commands(config_);
+    steps.push_back({"PING"});  // also proves the server answers, not only its kernel
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      auto* step = new HandshakeStep{epoch_, steps[i].front(), i + 1 == steps.size()};
+      hiredis::Argv argv(steps[i]);
+      if (redisAsyncCommandArgv(ac, &Impl::on_handshake_reply, step, argv.argc(),
+                                argv.pointers.data(), argv.lengths.data()) != REDIS_OK) {
+        delete step;
+        drop(make_error(Errc::closed, what + ": could not queue the handshake"));
+        return;
+      }
+    }
+    const std::uint64_t epoch = epoch_;
+    connect_timer_ = runtime_.add_timer(config_.connect_timeout_ms, [this, epoch, what] {
+      connect_timer_ = 0;
+      if (epoch_ != epoch || state_ != State::connecting) return;
+      drop(make_error(Errc::closed, what + ": no connection within " +
+                                        std::to_string(config_.connect_timeout_ms) + " ms"));
+    });
+  }
+
+  // Drops the current connection, if any, from outside hiredis callbacks: in-flight commands
+  // and a handshake under way fail with `reason`.
+  void drop(const Error& reason) {
+    if (!context_) return;
+    dropping_ = true;
+    drop_reason_ = reason;
+    context_.reset();  // redisAsyncFree: pending callbacks get NULL replies, then cleanup
+    dropping_ = false;
+  }
+
+  void connect_failed(const Error& error) {
+    state_ = State::idle;
+    runtime_.cancel_timer(connect_timer_);
+    connect_timer_ = 0;
+    ++failures_in_row_;
+    const int shift = static_cast<int>(std::min<std::uint64_t>(failures_in_row_ - 1, 30));
+    const std::uint64_t backoff_ms = std::min(config_.reconnect_backoff_max_ms,
+                                              config_.reconnect_backoff_min_ms << shift);
+    next_attempt_ms_ = runtime_.clock().now_ms() + backoff_ms;
+    last_error_ = error.message;
+    fail_waiting(error);
+  }
+
+  // --- hiredis event hooks (called from inside hiredis) -----------------------------------------
+
+  void want(std::optional<bool> read, std::optional<bool> write) {
+    if (read) read_wanted_ = *read;
+    if (write) write_wanted_ = *write;
+    if (watch_ != 0) runtime_.set_interest(watch_, read_wanted_, write_wanted_);
+  }
+
+  void on_io(bool readable, bool writable) {
+    redisAsyncContext* ac = context_.get();
+    if (ac == nullptr) return;
+    if (readable) redisAsyncHandleRead(ac);
+    if (writable && context_.get() == ac) redisAsyncHandleWrite(ac);
+  }
+
+  // hiredis is freeing the context: on an error, or because we dropped it.
+  void on_cleanup() {
+    redisAsyncContext* ac = context_.release();  // null when drop() is freeing it
+    if (watch_ != 0) runtime_.unwatch(watch_);
+    watch_ = 0;
+    read_wanted_ = write_wanted_ = false;
+    const bool was_ready = state_ == State::ready;
+    const std::string what = (was_ready ? "connection to " : "connect to ") + url_;
+    const Error reason = ac == nullptr ? drop_reason_ : context_error(ac, what);
+    state_ = State::idle;
+    if (was_ready) {
+      last_error_ = reason.message;  // the next command reconnects at once
+    } else {
+      connect_failed(pending_handshake_error_ ? *pending_handshake_error_ : reason);
+    }
+    pending_handshake_error_.reset();
+  }
+
+  Error context_error(const redisAsyncContext* ac, const std::string& what) const {
+    if (dropping_) return drop_reason_;
+    return hiredis::error_from_hiredis(ac->err, ac->errstr, errno, what);
+  }
+
+  static void on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
+    std::unique_ptr<OpPtr> box(static_cast<OpPtr*>(privdata));
+    const OpPtr op = std::move(*box);
+    auto* self = static_cast<Impl*>(ac->ev.data);
+    SEQBY_CHECK(self->in_flight_ > 0);
+    --self->in_flight_;
+    if (op->result) return;  // timed out already
+    if (reply == nullptr) {
+      self->resolve(op, self->context_error(ac, hiredis::describe(op->command) + " on " + self->url_));
+      return;
+    }
+    self->resolve(op, hiredis::convert_reply(static_cast<const redisReply*>(reply)));
+  }
+
+  static void on_handshake_reply(redisAsyncContext* ac, void* reply, void* privdata) {
+    std::unique_ptr<HandshakeStep> step(static_cast<HandshakeStep*>(privdata));
+    auto* self = static_cast<Impl*>(ac->ev.data);
+    if (reply == nullptr || self->epoch_ != step->epoch) return;  // cleanup reports the failure
+    Result<Reply> converted = hiredis::convert_reply(static_cast<const redisReply*>(reply));
+    std::optional<Error> error;
+    if (!converted.ok()) {
+      error = converted.error();
+    } else if (converted.value().is_error()) {
+      error = make_error(Errc::closed, "connect to " + self->url_ + ": " + step->name +
+                                           " refused: " + converted.value().str);
+    }
+    if (error) {
+      if (self->pending_handshake_error_) return;  // the first refusal is the one to report
+      self->pending_handshake_error_ = *error;
+      // Not from inside a hiredis callback: drop on the loop's next turn.
+      const std::uint64_t epoch = step->epoch;
+      std::weak_ptr<int> alive = self->alive_;
+      self->runtime_.defer([self, epoch, alive, error] {
+        if (alive.expired() || self->epoch_ != epoch || self->state_ != State::connecting) return;
+        self->drop(*error);
+      });
+      return;
+    }
+    if (step->last && !self->pending_handshake_error_) self->on_ready();
+  }
+
+  void on_ready() {
+    runtime_.cancel_timer(connect_timer_);
+    connect_timer_ = 0;
+    state_ = State::ready;
+    failures_in_row_ = 0;
+    next_attempt_ms_ = 0;
+    ++stats_.connects;
+    std::deque<OpPtr> waiting;
+    waiting.swap(waiting_);
+    for (const OpPtr& op : waiting) {
+      if (!op->result) send(op);
+    }
+  }
+
+  void send(const OpPtr& op) {
+    SEQBY_CHECK(state_ == State::ready && context_);
+    hiredis::Argv argv(op->command);
+    auto box = std::make_unique<OpPtr>(op);
+    if (redisAsyncCommandArgv(context_.get(), &Impl::on_reply, box.get(), argv.argc(),
+                              argv.pointers.data(), argv.lengths.data()) != REDIS_OK) {
+      resolve(op, make_error(Errc::closed, hiredis::describe(op->command) + " on " + url_ +
+                                               ": the connection is going down (not sent)"));
+      return;
+    }
+    box.release();  // on_reply owns it now; hiredis calls it exactly once
+    op->sent = true;
+    ++in_flight_;
+    ++stats_.commands_sent;
+    stats_.in_flight_max = std::max<std::uint64_t>(stats_.in_flight_max, in_flight_);
+  }
+
+  RealRuntime& runtime_;
+  const RedisConfig config_;
+  const std::string url_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // for deferred work: is `this` alive
+
+  AsyncContextPtr context_;
+  State state_ = State::idle;
+  RealRuntime::WatchId watch_ = 0;
+  bool read_wanted_ = false;
+  bool write_wanted_ = false;
+  RealRuntime::TimerId connect_timer_ = 0;
+  std::uint64_t epoch_ = 0;  // connection attempts so far
+  std::optional<Error> pending_handshake_error_;
+  bool dropping_ = false;
+  Error drop_reason_{Errc::closed, ""};
+
+  std::uint64_t failures_in_row_ = 0;
+  std::uint64_t next_attempt_ms_ = 0;
+  std::string last_error_;
+
+  std::deque<OpPtr> waiting_;     // waiting for the handshake to complete
+  std::size_t outstanding_ = 0;   // unresolved commands (waiting or in flight)
+  std::size_t in_flight_ = 0;     // sent commands whose callback has not run
+  Stats stats_;
+};
+
+HiredisLink::HiredisLink(RealRuntime& runtime, RedisConfig config)
+    : impl_(std::make_unique<Impl>(runtime, std::move(config))) {}
+
+HiredisLink::~HiredisLink() = default;
+
+Task<Result<Reply>> HiredisLink::execute(Command command) {
+  Impl::OpAwaiter awaiter{impl_->start(std::move(command))};
+  // After the resumption only the awaiter is touched: the link may be gone by then.
+  co_return co_await awaiter;
+}
+
+void HiredisLink::disconnect() { impl_->disconnect(); }
+bool HiredisLink::connected() const { return impl_->connected(); }
+HiredisLink::Stats HiredisLink::stats() const { return impl_->stats(); }
+const RedisConfig& HiredisLink::config() const { return impl_->config(); }
+
+}  // namespace seqby::redis

@@ -1,0 +1,109 @@
+// Many tasks sharing one HiredisLink: their commands are pipelined on one connection and each
+// gets its own reply. Two instances, each with its own loop thread and link, run side by side.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "redis_server.h"
+#include "seqby/redis/blocking_redis.h"
+#include "seqby/redis/hiredis_link.h"
+
+namespace seqby::redis {
+namespace {
+
+constexpr int kTaskCount = 200;
+
+struct Outcome {
+  int done = 0;
+  int own_value_seen = 0;
+  std::vector<std::string> problems;
+};
+
+Task<void> set_get_incr(RedisLink& link, std::string tag, int index, Outcome* out) {
+  const std::string key = tag + ":key:" + std::to_string(index);
+  const std::string value = tag + ":value:" + std::to_string(index);
+  Command set{"SET", key, value};
+  Result<Reply> set_reply = co_await link.execute(std::move(set));
+  Command get{"GET", key};
+  Result<Reply> get_reply = co_await link.execute(std::move(get));
+  Command incr{"INCR", tag + ":counter"};
+  Result<Reply> incr_reply = co_await link.execute(std::move(incr));
+  if (!set_reply.ok() || !get_reply.ok() || !incr_reply.ok()) {
+    out->problems.push_back(key + ": transport error");
+  } else if (get_reply.value() == Reply::bulk(value)) {
+    ++out->own_value_seen;
+  } else {
+    out->problems.push_back(key + " got " + to_string(get_reply.value()));
+  }
+  ++out->done;
+}
+
+Task<void> wait_for(Runtime& runtime, const int* done, int target) {
+  while (*done < target) co_await runtime.sleep_ms(1);
+}
+
+TEST(HiredisPipeline, ManyTasksOnOneLinkEachGetTheirOwnReplies) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  ASSERT_TRUE(server.flushall());
+  auto config = parse_redis_url(server.url());
+  ASSERT_TRUE(config.ok());
+  RealRuntime runtime;
+  HiredisLink link(runtime, config.value());
+  Outcome outcome;
+  for (int i = 0; i < kTaskCount; ++i) {
+    runtime.spawn("worker", set_get_incr(link, "p", i, &outcome));
+  }
+  runtime.block_on(wait_for(runtime, &outcome.done, kTaskCount));
+  EXPECT_EQ(outcome.problems, std::vector<std::string>{});
+  EXPECT_EQ(outcome.own_value_seen, kTaskCount);
+  EXPECT_EQ(runtime.block_on(link.execute({"GET", "p:counter"})).value(),
+            Reply::bulk(std::to_string(kTaskCount)));
+  EXPECT_EQ(link.stats().connects, 1u);
+  EXPECT_GT(link.stats().in_flight_max, 1u);  // commands were pipelined, not one at a time
+  EXPECT_EQ(link.stats().commands_sent, 3u * kTaskCount + 1);
+}
+
+// One engine instance: a loop thread running RealRuntime::run() with its own link.
+struct Instance {
+  explicit Instance(const RedisConfig& config) : link(runtime, config) {}
+  RealRuntime runtime;
+  HiredisLink link;
+  Outcome outcome;
+  std::thread thread;
+};
+
+TEST(HiredisPipeline, InstancesOnTheirOwnLoopThreadsRunSideBySide) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  ASSERT_TRUE(server.flushall());
+  auto config = parse_redis_url(server.url());
+  ASSERT_TRUE(config.ok());
+  Instance a(config.value());
+  Instance b(config.value());
+  for (Instance* instance : {&a, &b}) {
+    const std::string tag = instance == &a ? "a" : "b";
+    instance->thread = std::thread([instance] { instance->runtime.run(); });
+    instance->runtime.post([instance, tag] {
+      for (int i = 0; i < kTaskCount / 2; ++i) {
+        instance->runtime.spawn("worker", set_get_incr(instance->link, tag, i, &instance->outcome));
+      }
+      instance->runtime.spawn("finish", [](Instance* self) -> Task<void> {
+        co_await wait_for(self->runtime, &self->outcome.done, kTaskCount / 2);
+        self->runtime.stop();
+      }(instance));
+    });
+  }
+  a.thread.join();
+  b.thread.join();
+  for (Instance* instance : {&a, &b}) {
+    EXPECT_EQ(instance->outcome.problems, std::vector<std::string>{});
+    EXPECT_EQ(instance->outcome.own_value_seen, kTaskCount / 2);
+  }
+  BlockingRedis check(config.value());
+  EXPECT_EQ(check.execute({"GET", "a:counter"}).value(), Reply::bulk(std::to_string(kTaskCount / 2)));
+  EXPECT_EQ(check.execute({"GET", "b:counter"}).value(), Reply::bulk(std::to_string(kTaskCount / 2)));
+}
+
+}  // namespace
+}  // namespace seqby::redis

@@ -1,0 +1,185 @@
+#include "redis_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "seqby/redis/blocking_redis.h"
+#include "seqby/redis/redis_url.h"
+
+namespace seqby::testing {
+namespace {
+
+constexpr int kStartAttemptsMax = 5;
+constexpr std::uint64_t kReadyLimitMs = 10000;
+constexpr std::uint64_t kPollMs = 20;
+constexpr std::uint64_t kTermLimitMs = 5000;
+
+void sleep_for_ms(std::uint64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// A port the kernel just handed out for 127.0.0.1 (then released): very likely free.
+std::uint16_t pick_free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  std::uint16_t port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+bool exited(pid_t pid) {
+  int status = 0;
+  return ::waitpid(pid, &status, WNOHANG) == pid;
+}
+
+}  // namespace
+
+RedisServer::RedisServer() : RedisServer(RedisServerOptions{}) {}
+
+RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
+  const char* shared = std::getenv("SEQBY_TEST_REDIS_URL");
+  if (!options_.own && shared != nullptr && shared[0] != '\0') {
+    url_ = shared;
+    auto config = redis::parse_redis_url(url_);
+    if (!config.ok()) {
+      error_ = config.error().message;
+      return;
+    }
+    port_ = config.value().port;
+    ok_ = wait_ready(kReadyLimitMs);
+    if (!ok_) error_ = "the server of SEQBY_TEST_REDIS_URL does not answer PING";
+    return;
+  }
+  own_ = true;
+  for (int attempt = 0; attempt < kStartAttemptsMax && !ok_; ++attempt) {
+    const std::uint16_t port = pick_free_port();
+    if (port == 0) continue;
+    port_ = port;
+    url_ = "redis://" + (options_.password.empty() ? "" : ":" + options_.password + "@") +
+           "127.0.0.1:" + std::to_string(port_);
+    ok_ = start_on(port_) && wait_ready(kReadyLimitMs);
+    if (!ok_) terminate();  // most likely the port was taken meanwhile: try another one
+  }
+  if (!ok_ && error_.empty()) error_ = "could not start redis-server";
+}
+
+RedisServer::~RedisServer() { terminate(); }
+
+bool RedisServer::start_on(std::uint16_t port) {
+  const char* program = std::getenv("SEQBY_REDIS_SERVER");
+  if (program == nullptr || program[0] == '\0') program = "redis-server";
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  std::vector<std::string> args = {program,        "--bind",       "127.0.0.1",
+                                   "--port",       std::to_string(port),
+                                   "--save",       "",             "--appendonly",
+                                   "no",           "--daemonize",  "no",
+                                   "--dir",        dir};
+  if (!options_.password.empty()) {
+    args.push_back("--requirepass");
+    args.push_back(options_.password);
+  }
+  for (const auto& arg : options_.extra_args) args.push_back(arg);
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    error_ = "fork failed";
+    return false;
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test process
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDIN_FILENO);
+      ::dup2(null_fd, STDOUT_FILENO);
+      ::dup2(null_fd, STDERR_FILENO);
+    }
+    ::execvp(argv[0], argv.data());
+    ::_exit(127);
+  }
+  pid_ = pid;
+  return true;
+}
+
+bool RedisServer::wait_ready(std::uint64_t limit_ms) {
+  auto config = redis::parse_redis_url(url_);
+  if (!config.ok()) return false;
+  config.value().connect_timeout_ms = 200;
+  config.value().command_timeout_ms = 500;
+  redis::BlockingRedis redis(config.value());
+  for (std::uint64_t waited_ms = 0; waited_ms < limit_ms; waited_ms += kPollMs) {
+    if (pid_ > 0 && exited(pid_)) {
+      pid_ = -1;
+      error_ = "redis-server exited at start (port " + std::to_string(port_) + ")";
+      return false;
+    }
+    auto reply = redis.execute({"PING"});
+    if (reply.ok() && reply.value() == redis::Reply::status("PONG")) return true;
+    sleep_for_ms(kPollMs);
+  }
+  error_ = "redis-server on port " + std::to_string(port_) + " did not answer PING";
+  return false;
+}
+
+void RedisServer::terminate() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  ::kill(pid_, SIGCONT);  // a stopped server only acts on SIGTERM once continued
+  for (std::uint64_t waited_ms = 0; waited_ms < kTermLimitMs; waited_ms += kPollMs) {
+    if (exited(pid_)) {
+      pid_ = -1;
+      return;
+    }
+    sleep_for_ms(kPollMs);
+  }
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+bool RedisServer::flushall() {
+  auto reply = redis::run_command_blocking(url_, {"FLUSHALL"});
+  return reply.ok() && reply.value() == redis::Reply::status("OK");
+}
+
+void RedisServer::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+bool RedisServer::restart() {
+  if (!own_) return false;
+  kill();
+  ok_ = start_on(port_) && wait_ready(kReadyLimitMs);
+  return ok_;
+}
+
+bool RedisServer::stop_process(pid_t pid) { return pid > 0 && ::kill(pid, SIGSTOP) == 0; }
+bool RedisServer::continue_process(pid_t pid) { return pid > 0 && ::kill(pid, SIGCONT) == 0; }
+bool RedisServer::kill_process(pid_t pid) { return pid > 0 && ::kill(pid, SIGKILL) == 0; }
+
+}  // namespace seqby::testing
