@@ -30,5 +30,15 @@ foreach(src IN LISTS SEQBY_TEST_SOURCES)
   target_compile_definitions(${target} PRIVATE
     SEQBY_SOURCE_DIR="${CMAKE_SOURCE_DIR}" SEQBY_BINARY_DIR="${CMAKE_BINARY_DIR}")
   seqby_warnings(${target})
+  if(name MATCHES "^cli_" AND TARGET seqby)
+    add_dependencies(${target} seqby)  # cli tests run the built seqby command
+  endif()
   gtest_discover_tests(${target} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
 endforeach()
+
+# The installed package works for a consumer: install into a temporary prefix, then configure,
+# build and run tests/consumer against it (find_package(seqby), seqby::core, seqby::redis).
+add_test(NAME install_consumer
+  COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -DSOURCE_DIR=${CMAKE_SOURCE_DIR}
+          -DWORK_DIR=${CMAKE_BINARY_DIR}/consumer-test -P ${CMAKE_SOURCE_DIR}/tests/consumer/run.cmake)
+set_tests_properties(install_consumer PROPERTIES LABELS unit)

@@ -1,0 +1,44 @@
+# seqby: the two quick-start commands are `make run` and `make test` (see README.md).
+# Every target installs what it needs first (`make deps`, a fast no-op once everything is there),
+# then builds into build/ with CMake. Nothing here depends on anything outside Debian 12 packages.
+
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SEEDS ?= 0..299
+
+# Every Debian package the build, the tests and the default campaign need (README.md says why).
+DEBIAN_PACKAGES := build-essential cmake git pkg-config libgtest-dev libgmock-dev \
+  libbenchmark-dev librapidcheck-dev libhiredis-dev nlohmann-json3-dev liblua5.1-0-dev \
+  libcli11-dev redis-server
+
+.PHONY: all deps configure build run test bench install clean
+
+all: build
+
+deps:
+	@scripts/deps $(DEBIAN_PACKAGES)
+
+$(BUILD_DIR)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+configure: $(BUILD_DIR)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+run: build
+	$(BUILD_DIR)/seqby sim --seeds $(SEEDS)
+
+test: build
+	@scripts/run-tests $(BUILD_DIR)
+
+bench: build
+	@scripts/run-bench $(BUILD_DIR)
+
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD_DIR)
