@@ -5,9 +5,8 @@
 //
 // Decisions worth knowing:
 // - The sentinel form is `__*__` with `*` possibly empty: a name of at least 4 bytes that starts
-//   and ends with "__". So "____" is rejected, while "__" and "___" are not sentinels (they cannot
-//   equal any internal name, all of which have the `__name__` shape) but "__" is still accepted
-//   as an ordinary key.
+//   and ends with "__". So "____" is rejected, while "__" and "___" are ordinary keys: they
+//   cannot equal an internal name, every one of which has the `__name__` shape.
 // - Control characters are bytes below 0x20 and 0x7f. Bytes >= 0x80 (UTF-8) are allowed.
 // - The length limit counts bytes, not characters.
 #pragma once
