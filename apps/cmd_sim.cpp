@@ -1,0 +1,55 @@
+// seqby sim: a seeded simulation campaign (DESIGN.md sections 2, 5, 8). Options only, so far:
+// the simulator's campaign runner replaces this body.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "options.h"
+
+namespace seqby::apps {
+namespace {
+
+struct SimOptions {
+  std::uint64_t seed = 0;
+  std::string seeds;  // A..B
+  std::string scenario;
+  std::string variant = "correct";
+  unsigned jobs = 1;
+  bool json = false;
+  std::string save_failures_dir;
+  bool check_determinism = false;
+};
+
+}  // namespace
+
+void add_sim_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<SimOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sim", "Run a seeded simulation campaign and check every property of every run");
+  auto* seed = cmd->add_option("--seed", options->seed, "Run this one seed")->type_name("N");
+  auto* seeds = cmd->add_option("--seeds", options->seeds, "Run seeds A..B (inclusive)")
+                    ->type_name("A..B")
+                    ->check(seed_range_validator());
+  seed->excludes(seeds);
+  cmd->add_option("--scenario", options->scenario,
+                  "A scenario file (JSON) or a scenario name (seqby scenario list)")
+      ->type_name("FILE|NAME");
+  cmd->add_option("--variant", options->variant,
+                  "Engine variant: correct (default) or a known-broken design")
+      ->type_name("NAME")
+      ->capture_default_str();
+  cmd->add_option("--jobs", options->jobs, "Run this many seeds in parallel")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  cmd->add_flag("--json", options->json, "Print one JSON summary object on stdout");
+  cmd->add_option("--save-failures", options->save_failures_dir,
+                  "Save each failing run as a case file in DIR")
+      ->type_name("DIR");
+  cmd->add_flag("--check-determinism", options->check_determinism,
+                "Run each seed twice and compare history hashes");
+  cmd->callback([&exit_code, options] { exit_code = not_built_yet("sim"); });
+}
+
+}  // namespace seqby::apps

@@ -1,0 +1,49 @@
+#include "options.h"
+
+#include <charconv>
+
+#include "seqby/redis/redis_url.h"
+
+namespace seqby::apps {
+namespace {
+
+bool parse_decimal(std::string_view text, std::uint64_t* out) {
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end;
+}
+
+}  // namespace
+
+bool parse_seed_range(std::string_view text, SeedRange* out) {
+  const auto dots = text.find("..");
+  if (dots == std::string_view::npos) return false;
+  SeedRange range;
+  if (!parse_decimal(text.substr(0, dots), &range.first)) return false;
+  if (!parse_decimal(text.substr(dots + 2), &range.last)) return false;
+  if (range.first > range.last) return false;
+  *out = range;
+  return true;
+}
+
+CLI::Validator seed_range_validator() {
+  return CLI::Validator(
+    [](std::string& value) -> std::string {
+      SeedRange range;
+      if (parse_seed_range(value, &range)) return {};
+      return "'" + value + "' is not a seed range A..B with A <= B";
+    },
+    "", "seed range");
+}
+
+CLI::Validator redis_url_validator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        auto config = redis::parse_redis_url(value);
+        return config.ok() ? std::string() : config.error().message;
+      },
+      "", "redis url");
+}
+
+}  // namespace seqby::apps

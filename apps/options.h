@@ -1,0 +1,28 @@
+// Option values shared by several subcommands, parsed and validated at the command line so that a
+// bad value exits 2 with a message naming the option and the value, before any work starts.
+// Parsing only: what a seed range or a URL means is up to the subcommand that takes it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+namespace seqby::apps {
+
+// An inclusive seed range, written A..B on the command line (`--seeds 0..299` is 300 seeds).
+struct SeedRange {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t count() const { return last - first + 1; }
+};
+
+// Parses "A..B" with A <= B, both decimal. Returns false (and leaves *out alone) otherwise.
+bool parse_seed_range(std::string_view text, SeedRange* out);
+
+// CLI11 validators: "A..B" seed ranges, and Redis URLs as seqby::redis::parse_redis_url reads them.
+CLI::Validator seed_range_validator();
+CLI::Validator redis_url_validator();
+
+}  // namespace seqby::apps
