@@ -17,13 +17,27 @@ void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += "\\u00";
@@ -150,12 +164,18 @@ Result<HistoryRecord> parse_history_line(std::string_view line, std::string_view
                name == "event" || name == "detail") {
       if (!value.is_string()) return wrong_type("a string");
       const std::string& text = value.get_ref<const std::string&>();
-      if (name == "node") record.node = text;
-      else if (name == "category") record.category = text;
-      else if (name == "key") record.key = text;
-      else if (name == "group") record.group = text;
-      else if (name == "event") record.event_id = text;
-      else record.detail = text;
+      if (name == "node")
+        record.node = text;
+      else if (name == "category")
+        record.category = text;
+      else if (name == "key")
+        record.key = text;
+      else if (name == "group")
+        record.group = text;
+      else if (name == "event")
+        record.event_id = text;
+      else
+        record.detail = text;
     } else {
       return field_error(file_name, line_number, name, "unknown field");
     }
@@ -174,8 +194,8 @@ Result<std::vector<HistoryRecord>> read_history(std::istream& in, std::string_vi
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     if (line.size() > kLineBytesMax) {
-      return field_error(file_name, line_number, "", "line longer than " +
-                                                         std::to_string(kLineBytesMax) + " bytes");
+      return field_error(file_name, line_number, "",
+                         "line longer than " + std::to_string(kLineBytesMax) + " bytes");
     }
     Result<HistoryRecord> record = parse_history_line(line, file_name, line_number);
     if (!record.ok()) return record.error();

@@ -47,7 +47,8 @@ std::array<std::uint8_t, 32> Sha256::finish() {
     block_used_ = 0;
   }
   while (block_used_ < 56) block_[block_used_++] = 0;
-  for (int i = 7; i >= 0; --i) block_[block_used_++] = static_cast<std::uint8_t>(message_bits >> (8 * i));
+  for (int i = 7; i >= 0; --i)
+    block_[block_used_++] = static_cast<std::uint8_t>(message_bits >> (8 * i));
   compress(block_.data());
   finished_ = true;
 

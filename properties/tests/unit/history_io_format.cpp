@@ -65,7 +65,8 @@ TEST(HistoryIo, RoundTripThroughTextKeepsEveryField) {
 
 TEST(HistoryIo, ReaderAcceptsAnyFieldOrderExplicitDefaultsBlankLinesAndCrlf) {
   std::istringstream in(
-      "{\"op\":\"publish\",\"seq\":1,\"index\":5,\"category\":\"c\",\"key\":\"k\",\"node\":\"\"}\r\n"
+      "{\"op\":\"publish\",\"seq\":1,\"index\":5,\"category\":\"c\",\"key\":\"k\",\"node\":\"\"}"
+      "\r\n"
       "\n"
       "   \n"
       "{\"index\":7,\"time\":9,\"op\":\"acquire\",\"generation\":0,\"seq\":-1,\"detail\":\"\"}\n");

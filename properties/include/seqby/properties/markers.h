@@ -1,0 +1,62 @@
+// Records that describe a run rather than a step of it, and how the checker recognises them. All
+// are optional: a history without them (a real-Redis run) is checked with the defaults. Markers
+// are `fault` records with node "" whose detail starts with a reserved word; they are not counted
+// as injected faults.
+//
+//   run header     {"op":"fault","detail":"run pm=billing_pm,ship_pm skip=parallel seed=7 ..."}
+//                  Space-separated tokens after "run". `pm=` lists the groups that are process
+//                  managers (their records carry the correlation value in `key`, and one lease
+//                  spans all of the PM's categories). `skip=` lists properties that do not apply to
+//                  the run (e.g. parallel for a single-key scenario). Other name=value tokens
+//                  (seed, scenario, variant, instances) are kept for humans and ignored. Several
+//                  headers merge; a header may stand anywhere, though first is customary.
+//   liveness       {"op":"fault","detail":"liveness_phase_start"}: faults stopped here; no_loss
+//                  is judged at the end of the history, and names this marker in its witnesses.
+// One convention is about injected faults, which do carry a node:
+//   crash          {"op":"fault","node":"w1","detail":"crash ..."}: instance w1 died; its open
+//                  handler executions end here (they do not run on until the end of the history).
+// Publish records mark poison events with the token "poison" in their detail.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "seqby/core/history.h"
+
+namespace seqby::properties {
+
+inline constexpr std::string_view kRunMarker = "run";
+inline constexpr std::string_view kLivenessMarker = "liveness_phase_start";
+inline constexpr std::string_view kCrashFault = "crash";
+inline constexpr std::string_view kPoisonToken = "poison";
+inline constexpr std::string_view kOperatorToken = "operator";
+
+struct RunHeader {
+  std::vector<std::string> process_managers;  // group names of process managers
+  std::vector<std::string> skip;              // property names that do not apply to this run
+  // Free name=value tokens for humans (seed, scenario, variant, instances). Neither names nor
+  // values may contain spaces; values in lists may not contain commas.
+  std::vector<std::pair<std::string, std::string>> extra;
+};
+
+// A run header record (op fault, node ""). REQUIRES: no spaces in names or values.
+HistoryRecord run_header_record(const RunHeader& header);
+// A liveness-phase marker record at `time_ms`.
+HistoryRecord liveness_marker_record(std::uint64_t time_ms);
+
+// True when `detail`'s first space-separated token is `word`.
+bool detail_starts_with_word(std::string_view detail, std::string_view word);
+// True when `token` is one of the space-separated tokens of `detail`.
+bool detail_has_token(std::string_view detail, std::string_view token);
+
+bool is_run_header(const HistoryRecord& record);
+bool is_liveness_marker(const HistoryRecord& record);
+// True for a fault record about a crash of `record.node` (node not empty).
+bool is_crash(const HistoryRecord& record);
+// Parses a run header's tokens. REQUIRES: is_run_header(record).
+RunHeader parse_run_header(const HistoryRecord& record);
+
+}  // namespace seqby::properties

@@ -1,0 +1,100 @@
+#include "seqby/properties/markers.h"
+
+#include "seqby/core/check.h"
+
+namespace seqby::properties {
+namespace {
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(separator, start), text.size());
+    if (end > start) parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) {
+    SEQBY_CHECK(item.find_first_of(" ,") == std::string::npos && !item.empty());
+    if (!out.empty()) out.push_back(',');
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace
+
+HistoryRecord run_header_record(const RunHeader& header) {
+  HistoryRecord record;
+  record.op = HistoryOp::fault;
+  record.detail = std::string(kRunMarker);
+  if (!header.process_managers.empty()) record.detail += " pm=" + join(header.process_managers);
+  if (!header.skip.empty()) record.detail += " skip=" + join(header.skip);
+  for (const auto& [name, value] : header.extra) {
+    SEQBY_CHECK(name.find_first_of(" =") == std::string::npos && !name.empty());
+    SEQBY_CHECK(value.find(' ') == std::string::npos);
+    record.detail += " " + name + "=" + value;
+  }
+  return record;
+}
+
+HistoryRecord liveness_marker_record(std::uint64_t time_ms) {
+  HistoryRecord record;
+  record.op = HistoryOp::fault;
+  record.time_ms = time_ms;
+  record.detail = std::string(kLivenessMarker);
+  return record;
+}
+
+bool detail_starts_with_word(std::string_view detail, std::string_view word) {
+  const std::vector<std::string_view> tokens = split(detail, ' ');
+  return !tokens.empty() && tokens.front() == word;
+}
+
+bool detail_has_token(std::string_view detail, std::string_view token) {
+  for (std::string_view part : split(detail, ' ')) {
+    if (part == token) return true;
+  }
+  return false;
+}
+
+bool is_run_header(const HistoryRecord& record) {
+  return record.op == HistoryOp::fault && record.node.empty() &&
+         detail_starts_with_word(record.detail, kRunMarker);
+}
+
+bool is_liveness_marker(const HistoryRecord& record) {
+  return record.op == HistoryOp::fault && record.node.empty() &&
+         detail_starts_with_word(record.detail, kLivenessMarker);
+}
+
+bool is_crash(const HistoryRecord& record) {
+  return record.op == HistoryOp::fault && !record.node.empty() &&
+         detail_starts_with_word(record.detail, kCrashFault);
+}
+
+RunHeader parse_run_header(const HistoryRecord& record) {
+  SEQBY_CHECK(is_run_header(record));
+  RunHeader header;
+  const std::vector<std::string_view> tokens = split(record.detail, ' ');
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    const std::size_t equals = tokens[i].find('=');
+    const std::string_view name = tokens[i].substr(0, equals);
+    const std::string_view value =
+        equals == std::string_view::npos ? std::string_view() : tokens[i].substr(equals + 1);
+    if (name == "pm") {
+      for (std::string_view item : split(value, ',')) header.process_managers.emplace_back(item);
+    } else if (name == "skip") {
+      for (std::string_view item : split(value, ',')) header.skip.emplace_back(item);
+    } else {
+      header.extra.emplace_back(std::string(name), std::string(value));
+    }
+  }
+  return header;
+}
+
+}  // namespace seqby::properties
