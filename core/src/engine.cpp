@@ -128,6 +128,7 @@ Task<void> Engine::discover_once() {
   for (const auto& key : index.value()) {
     if (validate_partition_key(key).ok()) keys.push_back(key);
   }
+  warn_partition_count(keys.size());
   const std::uint64_t members = co_await live_member_count();
   std::uint64_t target = (keys.size() + members - 1) / members;  // ceil(P / N)
   if (options_.partitions_max > 0 && target > options_.partitions_max) {
@@ -150,9 +151,25 @@ Task<void> Engine::discover_once() {
   std::uint64_t count = holding.size();
   for (const auto& key : acquire_order(std::move(keys))) {
     if (stopping_ || count >= target) break;
-    if (slots_.count(key) != 0) continue;  // held, or its worker is still ending
-    if (co_await try_acquire(key)) ++count;
+    if (slots_.count(key) != 0) continue;             // held, or its worker is still ending
+    const bool acquired = co_await try_acquire(key);  // not inside the if: see engine_worker.cpp
+    if (acquired) ++count;
   }
+}
+
+// A category past the threshold is a high-cardinality misuse in the making (ADR, limits).
+void Engine::warn_partition_count(std::size_t count) {
+  const std::uint32_t threshold = options_.partitions_warn_threshold;
+  if (threshold == 0) return;
+  if (count <= threshold) {
+    partitions_warned_ = false;
+    return;
+  }
+  if (partitions_warned_) return;
+  partitions_warned_ = true;
+  record(
+      HistoryOp::warn, nullptr, "",
+      "live partitions " + std::to_string(count) + " over threshold " + std::to_string(threshold));
 }
 
 Task<bool> Engine::try_acquire(const std::string& key) {

@@ -13,7 +13,9 @@ bool is_transport(Errc code) { return code == Errc::timeout || code == Errc::clo
 }  // namespace
 
 Task<void> Engine::worker(SlotPtr slot) {
-  if (co_await prepare(*slot)) co_await process(*slot);
+  // g++ 12 miscompiles a co_await inside an if condition: await into a named value first.
+  const bool prepared = co_await prepare(*slot);
+  if (prepared) co_await process(*slot);
   co_await finish(slot);
   --workers_alive_;
   --tasks_alive_;

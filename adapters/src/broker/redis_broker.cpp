@@ -23,7 +23,7 @@ std::string sink_key_name(const PartitionRef& partition, std::string_view group)
   return partition.stream() + ":__sink__:" + std::string(group);
 }
 
-std::string effects_list_name(const PartitionRef& partition, std::string_view group) {
+std::string effects_hash_name(const PartitionRef& partition, std::string_view group) {
   return partition.stream() + ":__effects__:" + std::string(group);
 }
 
@@ -156,8 +156,8 @@ Task<Status> RedisBroker::announce_member(std::string_view category, std::string
   co_return status_of(reply);
 }
 
-// A member whose key expired is dropped from the set here; if it is in fact alive, its next
-// heartbeat adds it back.
+// A member whose key expired is dropped from the set by the script; if it is in fact alive, its
+// next heartbeat adds it back.
 Task<Result<std::vector<std::string>>> RedisBroker::live_members(std::string_view category,
                                                                  std::string_view group) {
   const std::string set = members_set_name(category, group);
@@ -167,22 +167,11 @@ Task<Result<std::vector<std::string>>> RedisBroker::live_members(std::string_vie
   if (!listed.ok() || listed.value().empty()) co_return listed;
   std::vector<std::string> owners = std::move(listed).value();
   std::sort(owners.begin(), owners.end());
-  Command mget{"MGET"};
-  for (const auto& owner : owners) mget.push_back(member_key_name(category, group, owner));
-  Result<Reply> reply = co_await link_.execute(std::move(mget));
-  if (!reply.ok()) co_return reply.error();
-  const Reply& r = reply.value();
-  if (r.is_error()) co_return error_from_reply(r);
-  if (r.kind != Reply::Kind::array || r.elements.size() != owners.size()) {
-    co_return shape_error("MGET", r);
-  }
-  std::vector<std::string> alive;
-  Command forget{"SREM", set};
-  for (std::size_t i = 0; i < owners.size(); ++i) {
-    (r.elements[i].is_nil() ? forget : alive).push_back(owners[i]);
-  }
-  if (forget.size() > 2) (void)co_await link_.execute(std::move(forget));
-  co_return alive;
+  std::vector<std::string> script_keys{set};
+  for (const auto& owner : owners) script_keys.push_back(member_key_name(category, group, owner));
+  Result<Reply> reply =
+      co_await run_script("live_members", std::move(script_keys), std::move(owners));
+  co_return strings_of("live_members", reply);
 }
 
 Task<Status> RedisBroker::leave_members(std::string_view category, std::string_view group,

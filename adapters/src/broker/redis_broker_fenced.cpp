@@ -95,7 +95,7 @@ Task<Status> RedisBroker::fenced_ack(const Lease& lease, std::string_view group,
 Task<Result<CommitReply>> RedisBroker::fenced_commit(const Lease& lease, std::string_view group,
                                                      std::int64_t seq, std::string_view effect) {
   std::vector<std::string> script_keys{lease.key(), sink_key_name(lease.partition, group),
-                                       effects_list_name(lease.partition, group)};
+                                       effects_hash_name(lease.partition, group)};
   std::vector<std::string> script_args{lease.token(), std::to_string(seq), std::string(effect)};
   Result<Reply> reply =
       co_await run_script("fenced_commit", std::move(script_keys), std::move(script_args));

@@ -9,7 +9,7 @@
 //   C:__members__:G      set     owner ids of the engine instances serving (C, G)
 //   C:__member__:G:O     string  "1" with PX ttl: O is live (renewed by its heartbeat)
 //   C:K:__sink__:G       hash    the effect sink: last_seq, last_token (fenced_commit)
-//   C:K:__effects__:G    list    committed effects of (C:K, G), in commit order
+//   C:K:__effects__:G    hash    committed effects of (C:K, G): field seq -> effect
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@ std::string members_set_name(std::string_view category, std::string_view group);
 std::string member_key_name(std::string_view category, std::string_view group,
                             std::string_view owner_id);
 std::string sink_key_name(const PartitionRef& partition, std::string_view group);
-std::string effects_list_name(const PartitionRef& partition, std::string_view group);
+std::string effects_hash_name(const PartitionRef& partition, std::string_view group);
 
 // Maps a Redis error reply to an Error: FENCED -> fenced, NOGROUP -> no_group, else protocol.
 // REQUIRES: reply.is_error().

@@ -82,6 +82,7 @@ class Engine {
   Task<std::uint64_t> live_member_count();
   std::vector<std::string> acquire_order(std::vector<std::string> keys) const;
   Task<bool> try_acquire(const std::string& key);
+  void warn_partition_count(std::size_t count);
 
   // Heartbeat (decision 5).
   Task<void> renew_one(const SlotPtr& slot);
@@ -107,6 +108,7 @@ class Engine {
 
   bool started_ = false;
   bool stopping_ = false;
+  bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
   std::uint32_t tasks_alive_ = 0;
   std::uint32_t workers_alive_ = 0;
   std::map<std::string, SlotPtr> slots_;  // by partition key; ordered (determinism)

@@ -29,6 +29,7 @@ struct EngineOptions {
 
   std::uint32_t transport_retry_count_max = 20;  // per broker call, then the worker gives up
   std::uint32_t partitions_max = 0;              // leases held at most (0: only fair share)
+  std::uint32_t partitions_warn_threshold = 0;   // record `warn` when the index passes it (0: off)
   std::uint64_t stop_wait_max_ms = 60000;        // stop() waits this long for tasks to end
 };
 

@@ -1,0 +1,442 @@
+// The ownership engine end to end on the simulator: several Engine instances over one SimRedis,
+// each through its own SimRedisLink and RedisBroker, running the very Lua scripts real Redis runs.
+// Asserted: per-key committed effects equal publish order, every event committed exactly once
+// in the sink; a crashed owner's pending entry is reclaimed by another instance with no loss;
+// an owner whose heartbeat stalls past the lease TTL is fenced (its commit and ack refused) while
+// committed order stays intact; a graceful stop releases leases and another instance takes over.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seqby/core/engine.h"
+#include "seqby/redis/redis_broker.h"
+#include "seqby/sim/rng.h"
+#include "seqby/sim/scheduler.h"
+#include "seqby/sim/sim_link.h"
+#include "seqby/sim/sim_redis.h"
+#include "seqby/sim/sim_runtime.h"
+
+namespace seqby::sim {
+namespace {
+
+constexpr std::uint64_t kSeed = 20240601;
+constexpr const char* kCategory = "order";
+constexpr const char* kGroup = "billing";
+
+class SimRedisServer final : public SimServer {
+ public:
+  explicit SimRedisServer(SimRedis& redis) : redis_(redis) {}
+  redis::Reply execute(const redis::Command& command) override { return redis_.execute(command); }
+
+ private:
+  SimRedis& redis_;
+};
+
+class VectorHistory final : public HistorySink {
+ public:
+  void record(HistoryRecord r) override {
+    r.index = records.size();
+    records.push_back(std::move(r));
+  }
+  std::vector<HistoryRecord> records;
+};
+
+// What the handlers are doing right now, by node (event id, "" when idle).
+struct Probe {
+  std::map<std::string, std::string> inside;
+  std::map<std::string, std::string> inside_key;
+};
+
+// Stream entry ids ("ms-seq") in stream order.
+bool id_less(const std::string& a, const std::string& b) {
+  const auto split = [](const std::string& id) {
+    const auto dash = id.find('-');
+    return std::make_pair(std::stoull(id.substr(0, dash)), std::stoull(id.substr(dash + 1)));
+  };
+  return split(a) < split(b);
+}
+
+std::int64_t seq_of(const std::string& data) {
+  const std::string field = "\"seq\":";
+  const auto at = data.find(field);
+  SEQBY_CHECK(at != std::string::npos);
+  return std::stoll(data.substr(at + field.size()));
+}
+
+// Commits each event's seq with its id as the effect, after `handle_ms` of virtual time
+// (`slow_ms` for the event (slow_key, slow_seq)).
+class CommittingHandler final : public Handler {
+ public:
+  CommittingHandler(Runtime& runtime, Probe& probe, std::string node)
+      : runtime_(runtime), probe_(probe), node_(std::move(node)) {}
+
+  std::uint64_t handle_ms = 10;
+  std::string slow_key;
+  std::int64_t slow_seq = -1;
+  std::uint64_t slow_ms = 0;
+
+  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override {
+    const std::int64_t seq = seq_of(event.data);
+    probe_.inside[node_] = event.id;
+    probe_.inside_key[node_] = event.key;
+    const bool slow = event.key == slow_key && seq == slow_seq;
+    co_await runtime_.sleep_ms(slow ? slow_ms : handle_ms);
+    Result<CommitReply> committed = co_await context.commit(seq, event.id);
+    probe_.inside[node_].clear();
+    if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
+    switch (committed.value().outcome) {
+      case CommitOutcome::accepted:
+      case CommitOutcome::duplicate:
+        co_return HandlerResult::success();
+      case CommitOutcome::fenced:
+        co_return HandlerResult::failed("commit fenced");
+      case CommitOutcome::out_of_order:
+        co_return HandlerResult::failed("commit out of order");
+    }
+    co_return HandlerResult::failed("unreachable");
+  }
+
+ private:
+  Runtime& runtime_;
+  Probe& probe_;
+  std::string node_;
+};
+
+EngineOptions engine_options(const std::string& owner) {
+  EngineOptions o;
+  o.owner_id = owner;
+  o.category = kCategory;
+  o.group = kGroup;
+  o.lease_ttl_ms = 3000;
+  o.heartbeat_interval_ms = 1000;
+  o.discovery_interval_ms = 500;
+  o.poll_interval_ms = 20;
+  o.retry_count_max = 3;
+  o.retry_backoff_ms = 50;
+  return o;
+}
+
+struct Instance {
+  Instance(Scheduler& scheduler, SimServer& server, HistorySink& history, Probe& probe,
+           const std::string& owner)
+      : runtime(scheduler, owner),
+        link(runtime, server, Rng(kSeed).derive("link/" + owner)),
+        broker(link),
+        handler(runtime, probe, owner),
+        engine(runtime, broker, history, handler, engine_options(owner)) {}
+  SimRuntime runtime;
+  SimRedisLink link;
+  redis::RedisBroker broker;
+  CommittingHandler handler;
+  Engine engine;
+};
+
+struct World;
+void print_history(const World& w, std::size_t count_max = 400);
+
+struct World {
+  Scheduler scheduler;
+  ServerClock server_clock{scheduler};
+  SimRedis redis{server_clock};
+  SimRedisServer server{redis};
+  VectorHistory history;
+  Probe probe;
+  SimRuntime publisher_runtime{scheduler, "publisher"};
+  SimRedisLink publisher_link{publisher_runtime, server, Rng(kSeed).derive("link/publisher")};
+  redis::RedisBroker publisher{publisher_link};
+  std::map<std::string, std::vector<std::string>> published;  // key -> entry ids in order
+  std::vector<std::unique_ptr<Instance>> instances;
+
+  ~World() {
+    if (::testing::Test::HasFailure()) print_history(*this);
+    for (auto& instance : instances) instance->runtime.crash();
+    publisher_runtime.crash();
+  }
+
+  Instance& add(const std::string& owner) {
+    instances.push_back(std::make_unique<Instance>(scheduler, server, history, probe, owner));
+    return *instances.back();
+  }
+
+  // Publishes `per_key` events for each key, interleaved across keys, one every `gap_ms`.
+  void publish(std::vector<std::string> keys, std::int64_t per_key, std::uint64_t gap_ms) {
+    publisher_runtime.spawn("publisher", publish_all(std::move(keys), per_key, gap_ms));
+  }
+
+  Task<void> publish_all(std::vector<std::string> keys, std::int64_t per_key,
+                         std::uint64_t gap_ms) {
+    for (std::int64_t seq = 1; seq <= per_key; ++seq) {
+      for (const auto& key : keys) {
+        const std::string data = "{\"key\":\"" + key + "\",\"seq\":" + std::to_string(seq) + "}";
+        // Named, not a braced temporary: g++ 12 frees a braced aggregate temporary inside a
+        // co_await expression twice.
+        const PartitionRef partition{kCategory, key};
+        Result<std::string> id = co_await publisher.publish(partition, "created", data);
+        SEQBY_CHECK(id.ok());
+        published[key].push_back(id.value());
+        HistoryRecord r;
+        r.time_ms = publisher_runtime.clock().now_ms();
+        r.op = HistoryOp::publish;
+        r.category = kCategory;
+        r.key = key;
+        r.event_id = id.value();
+        r.seq = seq;
+        history.record(std::move(r));
+        co_await publisher_runtime.sleep_ms(gap_ms);
+      }
+    }
+  }
+
+  // The key's committed effects in seq order (the sink accepts seq 1, 2, 3, ... only).
+  std::vector<std::string> effects(const std::string& key) {
+    redis::Reply r =
+        redis.execute({"HGETALL", redis::effects_hash_name(PartitionRef{kCategory, key}, kGroup)});
+    std::map<std::int64_t, std::string> by_seq;
+    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+      by_seq[std::stoll(r.elements[i].str)] = r.elements[i + 1].str;
+    }
+    std::vector<std::string> out;
+    for (const auto& [seq, effect] : by_seq) {
+      EXPECT_EQ(seq, static_cast<std::int64_t>(out.size()) + 1) << "gap in the sink of " << key;
+      out.push_back(effect);
+    }
+    return out;
+  }
+
+  std::size_t published_count() const {
+    std::size_t n = 0;
+    for (const auto& [key, ids] : published) n += ids.size();
+    return n;
+  }
+
+  bool all_committed() {
+    if (published.empty()) return false;
+    for (const auto& [key, ids] : published) {
+      if (effects(key).size() != ids.size()) return false;
+    }
+    return true;
+  }
+
+  // Runs until every published event is in the sink, then a little longer so that the last
+  // replies (and their history records) arrive.
+  void run_until_all_committed(std::uint64_t time_limit_ms) {
+    scheduler.run_until([&] { return all_committed(); }, time_limit_ms);
+    scheduler.run_until(scheduler.now_ms() + 1000);
+  }
+
+  // Crashes an instance, and says so in the history (its open executions end there).
+  void crash(Instance& instance) {
+    instance.runtime.crash();
+    HistoryRecord r;
+    r.time_ms = scheduler.now_ms();
+    r.node = instance.engine.options().owner_id;
+    r.op = HistoryOp::fault;
+    r.detail = "crash";
+    history.record(std::move(r));
+    probe.inside[r.node].clear();
+  }
+
+  std::vector<HistoryRecord> records_of(HistoryOp op) const {
+    std::vector<HistoryRecord> out;
+    for (const auto& r : history.records) {
+      if (r.op == op) out.push_back(r);
+    }
+    return out;
+  }
+};
+
+// On failure, the history tells the story (first records only, to keep logs readable).
+void print_history(const World& w, std::size_t count_max) {
+  std::size_t n = 0;
+  for (const auto& r : w.history.records) {
+    if (n++ == count_max) break;
+    std::fprintf(stderr, "%5llu t=%llu %s %s %s/%s g=%llu id=%s seq=%lld %s\n",
+                 static_cast<unsigned long long>(r.index),
+                 static_cast<unsigned long long>(r.time_ms), r.node.c_str(), history_op_name(r.op),
+                 r.category.c_str(), r.key.c_str(), static_cast<unsigned long long>(r.generation),
+                 r.event_id.c_str(), static_cast<long long>(r.seq), r.detail.c_str());
+  }
+}
+
+// Every accepted commit and ack was made by the latest generation acquired for its key so far.
+void expect_accepted_steps_under_latest_generation(const World& w) {
+  std::map<std::string, std::uint64_t> latest;
+  for (const auto& r : w.history.records) {
+    if (r.op == HistoryOp::acquire) {
+      EXPECT_GT(r.generation, latest[r.key]) << "generation reused for " << r.key;
+      latest[r.key] = r.generation;
+    }
+    if (r.op == HistoryOp::commit || r.op == HistoryOp::ack) {
+      EXPECT_EQ(r.generation, latest[r.key])
+          << history_op_name(r.op) << " by " << r.node << " at index " << r.index
+          << " under a stale generation";
+    }
+  }
+}
+
+// Per key, handler executions never overlap (enter/exit strictly alternate).
+void expect_no_overlap_per_key(const World& w) {
+  std::map<std::string, std::string> inside;  // key -> node:event currently inside
+  for (const auto& r : w.history.records) {
+    if (r.op == HistoryOp::enter) {
+      EXPECT_EQ(inside[r.key], "")
+          << "two executions of key " << r.key << " overlap at index " << r.index;
+      inside[r.key] = r.node + ":" + r.event_id;
+    } else if (r.op == HistoryOp::exit) {
+      inside[r.key].clear();
+    } else if (r.op == HistoryOp::fault && r.detail == "crash") {
+      for (auto& [key, who] : inside) {
+        if (who.rfind(r.node + ":", 0) == 0) who.clear();
+      }
+    }
+  }
+}
+
+TEST(EngineBasic, ThreeInstancesCommitEveryEventInPublishOrderPerKey) {
+  World w;
+  for (const char* owner : {"a", "b", "c"}) w.add(owner).engine.start();
+  const std::vector<std::string> keys{"k0", "k1", "k2", "k3", "k4", "k5"};
+  w.publish(keys, 20, 3);
+  w.run_until_all_committed(60'000);
+
+  ASSERT_EQ(w.published_count(), 120u);
+  for (const auto& key : keys) EXPECT_EQ(w.effects(key), w.published[key]) << "key " << key;
+  // Each instance took a share, and executions of different keys overlapped in time.
+  for (const auto& instance : w.instances) {
+    EXPECT_FALSE(instance->engine.held().empty()) << instance->engine.options().owner_id;
+  }
+  std::size_t commits = w.records_of(HistoryOp::commit).size();
+  EXPECT_EQ(commits, 120u);
+  bool overlapped = false;
+  std::map<std::string, bool> busy;
+  for (const auto& r : w.history.records) {
+    if (r.op == HistoryOp::enter) {
+      for (const auto& [key, in] : busy) overlapped = overlapped || (in && key != r.key);
+      busy[r.key] = true;
+    } else if (r.op == HistoryOp::exit) {
+      busy[r.key] = false;
+    }
+  }
+  EXPECT_TRUE(overlapped);
+  expect_no_overlap_per_key(w);
+  expect_accepted_steps_under_latest_generation(w);
+}
+
+TEST(EngineBasic, CrashedOwnerIsReclaimedByAnotherInstanceWithoutLoss) {
+  World w;
+  w.add("a").engine.start();
+  w.add("b").engine.start();
+  const std::vector<std::string> keys{"k0", "k1", "k2"};
+  w.publish(keys, 15, 5);
+  // Crash "a" while it is inside a handler, so that the event stays pending for it.
+  w.scheduler.run_until([&] { return w.published_count() > 10 && !w.probe.inside["a"].empty(); },
+                        30'000);
+  const std::string key = w.probe.inside_key["a"];
+  const std::string in_flight = w.probe.inside["a"];
+  ASSERT_FALSE(in_flight.empty());
+  w.crash(*w.instances[0]);
+  w.run_until_all_committed(60'000);
+
+  for (const auto& k : keys) EXPECT_EQ(w.effects(k), w.published[k]) << "key " << k;
+  // "b" took the key over and reclaimed at least the in-flight entry from a's consumer.
+  bool reclaimed = false;
+  for (const auto& r : w.records_of(HistoryOp::reclaim)) {
+    if (r.node == "b" && r.key == key && r.detail != "count=0") reclaimed = true;
+  }
+  EXPECT_TRUE(reclaimed) << "no reclaim by b of " << key;
+  bool reread = false;
+  for (const auto& r : w.records_of(HistoryOp::read)) {
+    if (r.node == "b" && r.event_id == in_flight) reread = true;
+  }
+  EXPECT_TRUE(reread) << "b never read the in-flight entry " << in_flight;
+  expect_no_overlap_per_key(w);
+  expect_accepted_steps_under_latest_generation(w);
+}
+
+TEST(EngineBasic, HeartbeatStallPastTheTtlFencesTheStaleOwner) {
+  World w;
+  for (const char* owner : {"a", "b"}) {
+    Instance& instance = w.add(owner);
+    instance.handler.slow_key = "k0";
+    instance.handler.slow_seq = 5;
+    instance.handler.slow_ms = 6000;  // longer than the 3000 ms lease
+    instance.engine.start();
+  }
+  w.publish({"k0", "k1"}, 12, 5);
+  // When the owner of k0 enters the slow event, freeze its heartbeat well past the TTL.
+  std::string stale;
+  w.scheduler.run_until(
+      [&] {
+        if (w.published["k0"].size() < 5) return false;
+        for (const char* node : {"a", "b"}) {
+          if (w.probe.inside[node] == w.published["k0"][4]) stale = node;
+        }
+        return !stale.empty();
+      },
+      30'000);
+  ASSERT_FALSE(stale.empty());
+  Instance& owner = *w.instances[stale == "a" ? 0 : 1];
+  std::uint64_t stale_generation = 0;
+  for (const auto& p : owner.engine.held()) {
+    if (p.key == "k0") stale_generation = p.generation;
+  }
+  ASSERT_GT(stale_generation, 0u);
+  owner.runtime.stall_tasks_until(kHeartbeatTaskName, w.scheduler.now_ms() + 9000);
+  w.run_until_all_committed(90'000);
+
+  for (const auto& k : {"k0", "k1"}) EXPECT_EQ(w.effects(k), w.published[k]) << "key " << k;
+  // The stale owner finished the slow handler, but its commit and its ack were refused.
+  const std::string slow_id = w.published["k0"][4];
+  bool commit_fenced = false;
+  bool read_or_ack_fenced = false;
+  for (const auto& r : w.history.records) {
+    if (r.node != stale || r.key != "k0" || r.generation != stale_generation) continue;
+    if (r.op == HistoryOp::commit_fenced && r.seq == 5) commit_fenced = true;
+    if (r.op == HistoryOp::ack_fenced || r.op == HistoryOp::read_fenced) read_or_ack_fenced = true;
+    // Fenced before its next event: the stale generation never enters another k0 event.
+    EXPECT_FALSE(r.op == HistoryOp::enter && id_less(slow_id, r.event_id))
+        << "stale entered " << r.event_id;
+  }
+  EXPECT_TRUE(commit_fenced) << "stale commit of seq 5 was not fenced";
+  EXPECT_TRUE(read_or_ack_fenced) << "the stale owner's next read or ack was not fenced";
+  expect_accepted_steps_under_latest_generation(w);
+}
+
+Task<void> stop_engine(Engine& engine, bool* done) {
+  co_await engine.stop();
+  *done = true;
+}
+
+TEST(EngineBasic, GracefulStopReleasesLeasesAndAnotherInstanceTakesOver) {
+  World w;
+  w.add("a").engine.start();
+  w.add("b").engine.start();
+  const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
+  w.publish(keys, 20, 10);
+  Instance& a = *w.instances[0];
+  w.scheduler.run_until([&] { return w.published_count() >= 30 && !a.engine.held().empty(); },
+                        30'000);
+  ASSERT_FALSE(a.engine.held().empty());
+  bool stopped = false;
+  a.runtime.spawn("stop", stop_engine(a.engine, &stopped));
+  w.run_until_all_committed(60'000);
+
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(a.engine.tasks_alive(), 0u);
+  EXPECT_TRUE(a.engine.held().empty());
+  for (const auto& k : keys) EXPECT_EQ(w.effects(k), w.published[k]) << "key " << k;
+  std::size_t released = 0;
+  for (const auto& r : w.records_of(HistoryOp::release)) released += r.node == "a" ? 1 : 0;
+  EXPECT_GT(released, 0u);
+  EXPECT_EQ(w.instances[1]->engine.held().size(), keys.size());
+  EXPECT_TRUE(w.records_of(HistoryOp::lose).empty());  // nobody lost a lease: all graceful
+  expect_no_overlap_per_key(w);
+  expect_accepted_steps_under_latest_generation(w);
+}
+
+}  // namespace
+}  // namespace seqby::sim
