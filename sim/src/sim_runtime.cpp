@@ -41,6 +41,7 @@ SimRuntime::~SimRuntime() {
 // --- the clock ---
 
 std::int64_t SimRuntime::unclamped_local_ms(std::uint64_t global_ms) const {
+  if (rate_ppm_ == kPpm) return anchor_local_ms_ + static_cast<std::int64_t>(global_ms - anchor_global_ms_);
   const auto elapsed = static_cast<unsigned __int128>(global_ms - anchor_global_ms_);
   return anchor_local_ms_ + static_cast<std::int64_t>(elapsed * rate_ppm_ / kPpm);
 }
@@ -57,12 +58,14 @@ std::uint64_t SimRuntime::global_time_for(std::uint64_t local_ms) const {
   const std::uint64_t now = scheduler_.now_ms();
   const auto target = static_cast<std::int64_t>(local_ms);
   if (unclamped_local_ms(now) >= target) return now;
-  const auto needed = static_cast<unsigned __int128>(target - unclamped_local_ms(anchor_global_ms_));
+  if (rate_ppm_ == kPpm) return anchor_global_ms_ + static_cast<std::uint64_t>(target - anchor_local_ms_);
+  const auto needed = static_cast<unsigned __int128>(target - anchor_local_ms_);
   const auto global_elapsed = static_cast<std::uint64_t>((needed * kPpm + rate_ppm_ - 1) / rate_ppm_);
   return std::max(now, anchor_global_ms_ + global_elapsed);
 }
 
 std::uint64_t SimRuntime::global_delay_ms(std::uint64_t local_ms) const {
+  if (rate_ppm_ == kPpm) return local_ms;
   const auto scaled = static_cast<unsigned __int128>(local_ms) * kPpm;
   return static_cast<std::uint64_t>((scaled + rate_ppm_ - 1) / rate_ppm_);
 }
@@ -105,6 +108,7 @@ Task<void> SimRuntime::run_root(Task<void> body, Root* root) {
 
 void SimRuntime::spawn(std::string name, Task<void> task) {
   SEQBY_CHECK(task.valid() && !task.done());
+  SEQBY_CHECK(!crashing_ && "spawn from a destructor run by crash()");
   std::uint32_t slot;
   if (!free_roots_.empty()) {
     slot = free_roots_.back();
@@ -187,9 +191,11 @@ void SimRuntime::reap_finished() {
 void SimRuntime::crash() {
   SEQBY_CHECK(!dispatching_ && "an instance cannot crash itself from one of its tasks");
   finished_.clear();
+  crashing_ = true;
   for (auto& root : roots_) {
     if (root->live) retire(*root);
   }
+  crashing_ = false;
   // retire() pushed slots in index order; hand them out lowest first next time.
   std::sort(free_roots_.begin(), free_roots_.end(), std::greater<>());
   stall_end_ms_ = 0;

@@ -26,6 +26,18 @@ class SimServer {
   virtual redis::Reply execute(const redis::Command& command) = 0;
 };
 
+// Adapts any class with `redis::Reply execute(const redis::Command&)` (SimRedis) to SimServer:
+//   SimRedis redis(server_clock);  ServerAdapter<SimRedis> server(redis);
+template <typename Server>
+class ServerAdapter final : public SimServer {
+ public:
+  explicit ServerAdapter(Server& server) : server_(server) {}
+  redis::Reply execute(const redis::Command& command) override { return server_.execute(command); }
+
+ private:
+  Server& server_;
+};
+
 // The server's clock: global virtual time plus a forward offset (redis_clock_jump: leases expire
 // early). Never goes back.
 class ServerClock final : public Clock {

@@ -115,6 +115,7 @@ class SimRuntime final : public Runtime, private Domain {
   std::size_t live_count_ = 0;
   std::uint64_t crash_count_ = 0;
   bool dispatching_ = false;
+  bool crashing_ = false;
 
   std::uint64_t stall_end_ms_ = 0;
   std::vector<std::pair<std::string, std::uint64_t>> name_stalls_;
