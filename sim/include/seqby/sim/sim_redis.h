@@ -1,0 +1,64 @@
+// SimRedis: a deterministic in-process Redis 7.0 for the simulator. It executes one command at a
+// time, synchronously, and returns the reply real Redis 7.0.15 gives for the same sequence of
+// commands (argument validation and error texts included), running Lua scripts on embedded Lua 5.1
+// with Redis's reply conversions. It models one database, RESP2 replies, no blocking, no pub/sub,
+// no persistence.
+//
+// Known deviations, which a differential test against real Redis must allow for:
+// - KEYS and SMEMBERS return sorted results (real Redis: hash-table order; compare as sets).
+//   Sets of integers come in numeric order, as from Redis's intset. Hashes keep insertion order
+//   at any size (real Redis only up to 128 fields).
+// - DBSIZE counts only keys not past their expiry (real Redis may still count expired keys that
+//   its active expiry has not reached yet).
+// - Stream listpack nodes are modelled by entry count (100) only, not by their 4096-byte limit:
+//   MAXLEN/MINID ~ trimming and XINFO STREAM radix-tree-keys can differ for large entries, and
+//   radix-tree-nodes is an estimate (keys + 1).
+// - XINFO STREAM FULL, ZRANGE BYLEX, the HELP subcommands, BLOCK (parsed, never blocks: replies
+//   as a timeout at once) and XREAD are not implemented; an unlisted command is unknown.
+// - Scripts: no cjson, bit, struct or cmsgpack libraries; existing fields of the library tables
+//   are not write-protected; tostring() of a table shows a pointer, so a script must not use it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "seqby/core/clock.h"
+#include "seqby/redis/reply.h"
+
+namespace seqby::sim {
+
+class SimRedisEngine;
+
+class SimRedis {
+ public:
+  // Key expiry, TIME, stream ids and pending-entry times follow `server_clock` (milliseconds).
+  // The clock may jump forward. `server_clock` must outlive this object.
+  explicit SimRedis(Clock& server_clock);
+  ~SimRedis();
+  SimRedis(const SimRedis&) = delete;
+  SimRedis& operator=(const SimRedis&) = delete;
+
+  // Executes one command synchronously and deterministically and returns Redis 7.0's reply.
+  // The clock is read once per command; a script sees that one time for its whole run.
+  redis::Reply execute(const redis::Command& command);
+
+  // Introspection for tests and checkers (no side effects): number of keys not past their
+  // expiry, and whether `key` exists and is not past its expiry.
+  std::size_t key_count();
+  bool key_exists(const std::string& key);
+
+  // Deletes every key past its expiry, as Redis's active expiry cycle eventually does.
+  // Returns the number of keys deleted. Replies never depend on it: an expired key is never
+  // visible to any command, whether or not it has been deleted yet.
+  std::size_t active_expire();
+
+  // Number of scripts in the script cache (EVAL and SCRIPT LOAD add, SCRIPT FLUSH empties).
+  std::size_t script_count();
+
+ private:
+  std::unique_ptr<SimRedisEngine> engine_;
+};
+
+}  // namespace seqby::sim

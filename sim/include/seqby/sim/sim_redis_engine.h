@@ -1,0 +1,255 @@
+// The inside of SimRedis: its keyspace, value types and one handler per Redis command, split over
+// sim/src/sim_redis_*.cpp by command family. Only SimRedis and its tests include this header; the
+// data structures mirror Redis's (ordered stream entries, per-group and per-consumer pending lists)
+// so that replies, including orderings, match Redis 7.0.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "seqby/core/clock.h"
+#include "seqby/redis/reply.h"
+
+namespace seqby::sim {
+
+using redis::Command;
+using redis::Reply;
+
+inline constexpr char kErrWrongType[] =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr char kErrNotInteger[] = "ERR value is not an integer or out of range";
+inline constexpr char kErrSyntax[] = "ERR syntax error";
+inline constexpr char kErrNotFloat[] = "ERR value is not a valid float";
+inline constexpr char kErrInvalidStreamId[] =
+    "ERR Invalid stream ID specified as stream command argument";
+
+struct StreamId {
+  std::uint64_t ms = 0;
+  std::uint64_t seq = 0;
+  friend auto operator<=>(const StreamId&, const StreamId&) = default;
+  bool is_zero() const { return ms == 0 && seq == 0; }
+};
+inline constexpr StreamId kMaxStreamId{UINT64_MAX, UINT64_MAX};
+
+std::string format_stream_id(StreamId id);
+
+struct StreamNack {
+  std::string consumer;
+  std::uint64_t delivery_time_ms = 0;
+  std::uint64_t delivery_count = 1;
+};
+
+struct StreamConsumer {
+  std::uint64_t seen_time_ms = 0;
+  std::set<StreamId> pending;
+};
+
+struct StreamGroup {
+  StreamId last_id;
+  std::int64_t entries_read = -1;  // -1: unknown (Redis's SCG_INVALID_ENTRIES_READ)
+  std::map<StreamId, StreamNack> pel;
+  std::map<std::string, StreamConsumer> consumers;
+};
+
+// A listpack node of the stream's radix tree, modelled by entry count only: it decides what
+// approximate trimming may remove and what XINFO STREAM reports as radix-tree-keys.
+struct StreamNode {
+  std::uint32_t live = 0;   // entries not deleted
+  std::uint32_t total = 0;  // entries ever appended to this node
+};
+
+struct Stream {
+  std::map<StreamId, std::vector<std::string>> entries;  // id -> field, value, field, value...
+  std::map<StreamId, StreamNode> nodes;                   // keyed by the node's first id
+  StreamId last_id;
+  StreamId first_id;
+  StreamId max_deleted_id;
+  std::uint64_t entries_added = 0;
+  std::map<std::string, StreamGroup> groups;
+};
+
+struct ZSet {
+  std::map<std::string, double> scores;
+  std::set<std::pair<double, std::string>> order;  // score, then member bytes, as Redis
+};
+
+// Small hashes in Redis keep insertion order (listpack); so does this one, at any size.
+struct Hash {
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::pair<std::string, std::string>>::iterator find(std::string_view field);
+};
+
+using Set = std::set<std::string>;
+
+struct Value {
+  std::variant<std::string, Set, Hash, ZSet, Stream> data;
+  std::int64_t expire_at_ms = -1;  // -1: no expiry
+};
+
+class LuaScripting;
+
+class SimRedisEngine {
+ public:
+  explicit SimRedisEngine(Clock& clock);
+  ~SimRedisEngine();
+  SimRedisEngine(const SimRedisEngine&) = delete;
+  SimRedisEngine& operator=(const SimRedisEngine&) = delete;
+
+  // A command from a client: reads the clock once, then dispatches.
+  Reply execute(const Command& command);
+  // A command issued by redis.call/redis.pcall inside a running script.
+  Reply execute_from_script(const Command& command);
+
+  std::size_t key_count();
+  bool key_exists(const std::string& key);
+  std::size_t active_expire();
+  std::size_t script_count();
+
+  using Handler = Reply (SimRedisEngine::*)(const Command&);
+  struct CommandSpec {
+    Handler handler;
+    int arity;          // Redis arity: n exact, -n at least n
+    bool noscript;      // refused inside scripts
+  };
+
+ private:
+  Reply dispatch(const Command& command, bool from_script);
+
+  // Keyspace. Every lookup hides keys past their expiry (and deletes them).
+  Value* lookup(const std::string& key);
+  bool expired(const Value& value) const;
+  void remove_key(const std::string& key) { keys_.erase(key); }
+  template <typename T>
+  Value& create(const std::string& key) {
+    Value& v = keys_[key];
+    v.data = T{};
+    v.expire_at_ms = -1;
+    return v;
+  }
+
+  // Generic and strings (sim_redis_keys.cpp).
+  Reply cmd_ping(const Command& a);
+  Reply cmd_echo(const Command& a);
+  Reply cmd_time(const Command& a);
+  Reply cmd_type(const Command& a);
+  Reply cmd_del(const Command& a);
+  Reply cmd_exists(const Command& a);
+  Reply cmd_keys(const Command& a);
+  Reply cmd_dbsize(const Command& a);
+  Reply cmd_flushall(const Command& a);
+  Reply cmd_expire(const Command& a);
+  Reply cmd_pexpire(const Command& a);
+  Reply cmd_ttl(const Command& a);
+  Reply cmd_pttl(const Command& a);
+  Reply cmd_persist(const Command& a);
+  Reply cmd_get(const Command& a);
+  Reply cmd_set(const Command& a);
+  Reply cmd_incr(const Command& a);
+  Reply cmd_decr(const Command& a);
+  Reply cmd_incrby(const Command& a);
+  Reply cmd_decrby(const Command& a);
+  Reply expire_generic(const Command& a, std::int64_t unit_ms);
+  Reply ttl_generic(const Command& a, bool ms);
+  Reply incr_generic(const std::string& key, std::int64_t by);
+
+  // Sets, hashes, sorted sets (sim_redis_collections.cpp).
+  Reply cmd_sadd(const Command& a);
+  Reply cmd_srem(const Command& a);
+  Reply cmd_smembers(const Command& a);
+  Reply cmd_sismember(const Command& a);
+  Reply cmd_scard(const Command& a);
+  Reply cmd_hset(const Command& a);
+  Reply cmd_hget(const Command& a);
+  Reply cmd_hdel(const Command& a);
+  Reply cmd_hgetall(const Command& a);
+  Reply cmd_hincrby(const Command& a);
+  Reply cmd_hexists(const Command& a);
+  Reply cmd_hlen(const Command& a);
+  Reply cmd_zadd(const Command& a);
+  Reply cmd_zrem(const Command& a);
+  Reply cmd_zscore(const Command& a);
+  Reply cmd_zcard(const Command& a);
+  Reply cmd_zcount(const Command& a);
+  Reply cmd_zrange(const Command& a);
+  Reply cmd_zrangebyscore(const Command& a);
+  Reply cmd_zremrangebyscore(const Command& a);
+
+  // Streams (sim_redis_streams.cpp).
+  Reply cmd_xadd(const Command& a);
+  Reply cmd_xlen(const Command& a);
+  Reply cmd_xrange(const Command& a);
+  Reply cmd_xrevrange(const Command& a);
+  Reply cmd_xdel(const Command& a);
+  Reply cmd_xtrim(const Command& a);
+  Reply xrange_generic(const Command& a, bool rev);
+
+  // Consumer groups (sim_redis_groups.cpp).
+  Reply cmd_xreadgroup(const Command& a);
+  Reply cmd_xack(const Command& a);
+  Reply cmd_xpending(const Command& a);
+  Reply cmd_xclaim(const Command& a);
+  Reply cmd_xautoclaim(const Command& a);
+  Reply cmd_xgroup(const Command& a);
+  Reply cmd_xinfo(const Command& a);
+
+  // Scripting (sim_redis_scripting.cpp).
+  Reply cmd_eval(const Command& a);
+  Reply cmd_evalsha(const Command& a);
+  Reply cmd_script(const Command& a);
+  Reply eval_generic(const Command& a, const std::string& sha, const std::string* body);
+
+  Clock& clock_;
+  std::uint64_t now_ms_ = 0;  // read once per client command; frozen while a script runs
+  bool in_script_ = false;
+  std::map<std::string, Value> keys_;
+  std::unordered_map<std::string, CommandSpec> commands_;
+  std::unique_ptr<LuaScripting> lua_;
+};
+
+// Parsing helpers shared by the command families (sim_redis_parse.cpp), with Redis's rules.
+namespace parse {
+// Redis string2ll: optional '-', no leading zeros or '+', no spaces, fits in int64.
+bool to_int64(std::string_view s, std::int64_t& out);
+// Redis strtod-based float parsing (accepts inf/-inf, rejects nan and trailing garbage).
+bool to_double(std::string_view s, double& out);
+// Redis string2ull (string2ll, then strtoull as a fallback).
+bool to_uint64(std::string_view s, std::uint64_t& out);
+bool iequals(std::string_view a, std::string_view b);
+std::string lower(std::string_view s);
+std::string upper(std::string_view s);
+// Formats a double as Redis does in RESP2 replies ("%.17g", inf, -inf).
+std::string format_double(double d);
+// Redis stringmatchlen: glob with * ? [...] and backslash escapes.
+bool glob_match(std::string_view pattern, std::string_view text);
+// Stream ids: strict (no - or +), with `missing_seq` when the seq is absent; `seq_given` is
+// set false for the ms-* form when it is non-null.
+bool stream_id(std::string_view s, StreamId& id, std::uint64_t missing_seq, bool strict,
+               bool* seq_given);
+// Interval ids: '-', '+', and an exclusive '(' prefix.
+bool interval_id(std::string_view s, StreamId& id, bool& exclusive, std::uint64_t missing_seq);
+bool incr_id(StreamId& id);
+bool decr_id(StreamId& id);
+}  // namespace parse
+
+Reply arity_error(std::string_view name);
+// [id, [field, value, ...]] as XRANGE and friends reply one entry.
+Reply stream_entry_reply(StreamId id, const std::vector<std::string>& fields);
+// Redis's lag bookkeeping (t_stream.c): an estimate of the logical position of `id` in the
+// stream's history, or -1 when unknown; and whether a tombstone lies in [start, end].
+std::int64_t stream_estimate_distance(const Stream& s, StreamId id);
+bool stream_range_has_tombstones(const Stream& s, StreamId start, StreamId end);
+// Deletes one entry (XDEL semantics for nodes and length); false when it does not exist.
+bool stream_delete_entry(Stream& s, StreamId id);
+Reply id_reply(StreamId id);
+
+}  // namespace seqby::sim

@@ -1,0 +1,529 @@
+// Redis 7.0's Lua scripting environment on Lua 5.1 (eval.c, script_lua.c): the redis table,
+// reply conversion both ways, the error handler that adds script and line, read-only globals and
+// the rand48-based math.random. No Lua error ever unwinds a C++ frame holding objects: every
+// lua_error is raised from a function whose C++ locals are already destroyed.
+#include <lua.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "seqby/core/check.h"
+#include "seqby/sim/sha1.h"
+#include "seqby/sim/sim_redis_engine.h"
+#include "seqby/sim/sim_redis_lua.h"
+
+namespace seqby::sim {
+
+namespace {
+
+constexpr char kEngineKey[] = "__seqby_scripting__";
+constexpr char kHandlerKey[] = "__redis__err__handler";
+constexpr int kMaxNesting = 1000;
+
+LuaScripting& scripting(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kEngineKey);
+  auto* s = static_cast<LuaScripting*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  return *s;
+}
+
+void push_string(lua_State* L, const std::string& s) { lua_pushlstring(L, s.data(), s.size()); }
+
+// luaPushErrorBuff: "-CODE msg" keeps its code, anything else gets "ERR "; a trailing newline goes.
+void push_error_table(lua_State* L, const std::string& text) {
+  std::string code = "ERR";
+  std::string msg = text;
+  if (!text.empty() && text[0] == '-') {
+    const std::size_t space = text.find(' ');
+    if (space == std::string::npos) {
+      msg = text.substr(1);
+    } else {
+      code = text.substr(1, space - 1);
+      msg = text.substr(space + 1);
+    }
+  }
+  while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.pop_back();
+  while (!msg.empty() && (msg.front() == '\r' || msg.front() == '\n')) msg.erase(0, 1);
+  lua_newtable(L);
+  push_string(L, code + " " + msg);
+  lua_setfield(L, -2, "err");
+}
+
+void push_reply(lua_State* L, const Reply& r, int depth) {
+  lua_checkstack(L, 4);
+  switch (r.kind) {
+    case Reply::Kind::integer:
+      lua_pushnumber(L, static_cast<lua_Number>(r.integer));
+      break;
+    case Reply::Kind::bulk:
+      push_string(L, r.str);
+      break;
+    case Reply::Kind::nil:
+      lua_pushboolean(L, 0);
+      break;
+    case Reply::Kind::status:
+      lua_newtable(L);
+      push_string(L, r.str);
+      lua_setfield(L, -2, "ok");
+      break;
+    case Reply::Kind::error:
+      push_error_table(L, "-" + r.str);
+      break;
+    case Reply::Kind::array:
+      lua_createtable(L, static_cast<int>(r.elements.size()), 0);
+      for (std::size_t i = 0; i < r.elements.size(); i++) {
+        push_reply(L, r.elements[i], depth + 1);
+        lua_rawseti(L, -2, static_cast<int>(i + 1));
+      }
+      break;
+  }
+}
+
+std::string mapchars(std::string s) {
+  for (char& c : s) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return s;
+}
+
+std::string field_string(lua_State* L, int index, const char* field, bool* present) {
+  lua_getfield(L, index, field);
+  std::string out;
+  *present = lua_isstring(L, -1) != 0;
+  if (*present) {
+    std::size_t len = 0;
+    const char* s = lua_tolstring(L, -1, &len);
+    out.assign(s, len);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+// luaReplyToRedisReply for the value on top of the stack (left in place).
+Reply to_reply(lua_State* L, int depth) {
+  lua_checkstack(L, 4);
+  switch (lua_type(L, -1)) {
+    case LUA_TSTRING: {
+      std::size_t len = 0;
+      const char* s = lua_tolstring(L, -1, &len);
+      return Reply::bulk(std::string(s, len));
+    }
+    case LUA_TBOOLEAN:
+      return lua_toboolean(L, -1) ? Reply::of_int(1) : Reply::nil();
+    case LUA_TNUMBER: {
+      const double d = lua_tonumber(L, -1);
+      if (std::isnan(d)) return Reply::of_int(INT64_MIN);
+      if (d >= 9223372036854775807.0) return Reply::of_int(INT64_MIN);
+      if (d < -9223372036854775807.0) return Reply::of_int(INT64_MIN);
+      return Reply::of_int(static_cast<std::int64_t>(d));
+    }
+    case LUA_TTABLE: {
+      if (depth > kMaxNesting) return Reply::error("ERR reached lua stack limit");
+      lua_pushstring(L, "err");
+      lua_rawget(L, -2);
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        std::size_t len = 0;
+        const char* s = lua_tolstring(L, -1, &len);
+        std::string msg(s, len);
+        lua_pop(L, 1);
+        return Reply::error(mapchars(msg));
+      }
+      lua_pop(L, 1);
+      lua_pushstring(L, "ok");
+      lua_rawget(L, -2);
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        std::size_t len = 0;
+        const char* s = lua_tolstring(L, -1, &len);
+        std::string msg(s, len);
+        lua_pop(L, 1);
+        return Reply::status(mapchars(msg));
+      }
+      lua_pop(L, 1);
+      std::vector<Reply> elements;
+      for (int j = 1;; j++) {
+        lua_pushnumber(L, j);
+        lua_rawget(L, -2);
+        if (lua_type(L, -1) == LUA_TNIL) {
+          lua_pop(L, 1);
+          break;
+        }
+        elements.push_back(to_reply(L, depth + 1));
+        lua_pop(L, 1);
+      }
+      return Reply::array(std::move(elements));
+    }
+    default:
+      return Reply::nil();
+  }
+}
+
+// Builds argv from the Lua arguments, runs the command, and pushes its converted reply (or an
+// error table). Returns true when the pushed value is an error table the caller must raise
+// (for redis.call). All C++ objects die before this returns.
+bool generic_call(lua_State* L, bool raise) {
+  const int argc = lua_gettop(L);
+  if (argc == 0) {
+    push_error_table(L, "Please specify at least one argument for this redis lib call");
+    return raise;
+  }
+  Command argv;
+  argv.reserve(static_cast<std::size_t>(argc));
+  bool bad = false;
+  for (int j = 1; j <= argc; j++) {
+    if (lua_type(L, j) == LUA_TNUMBER) {
+      char buf[64];
+      const int n = std::snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(lua_tonumber(L, j)));
+      argv.emplace_back(buf, static_cast<std::size_t>(n));
+    } else {
+      std::size_t len = 0;
+      const char* s = lua_tolstring(L, j, &len);
+      if (s == nullptr) {
+        bad = true;
+        break;
+      }
+      argv.emplace_back(s, len);
+    }
+  }
+  lua_pop(L, argc);
+  if (bad) {
+    push_error_table(L, "Lua redis lib command arguments must be strings or integers");
+    return raise;
+  }
+  const Reply reply = scripting(L).engine().execute_from_script(argv);
+  push_reply(L, reply, 0);
+  return raise && reply.is_error();
+}
+
+int redis_call(lua_State* L) {
+  if (generic_call(L, true)) return lua_error(L);
+  return 1;
+}
+
+int redis_pcall(lua_State* L) {
+  generic_call(L, false);
+  return 1;
+}
+
+int single_field_table(lua_State* L, const char* field) {
+  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+    push_error_table(L, "wrong number or type of arguments");
+    return 1;
+  }
+  lua_newtable(L);
+  lua_pushstring(L, field);
+  lua_pushvalue(L, -3);
+  lua_settable(L, -3);
+  return 1;
+}
+
+int redis_status_reply(lua_State* L) { return single_field_table(L, "ok"); }
+
+int redis_error_reply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+    push_error_table(L, "wrong number or type of arguments");
+    return 1;
+  }
+  std::size_t len = 0;
+  const char* s = lua_tolstring(L, -1, &len);
+  std::string text(s, len);
+  if (text.empty() || text[0] != '-') text = "-" + text;
+  push_error_table(L, text);
+  return 1;
+}
+
+bool sha1hex_impl(lua_State* L) {
+  if (lua_gettop(L) != 1) {
+    push_error_table(L, "wrong number of arguments");
+    return false;
+  }
+  std::size_t len = 0;
+  const char* s = lua_tolstring(L, 1, &len);
+  const std::string digest = sha1_hex(std::string_view(s == nullptr ? "" : s, s == nullptr ? 0 : len));
+  push_string(L, digest);
+  return true;
+}
+
+int redis_sha1hex(lua_State* L) {
+  if (!sha1hex_impl(L)) return lua_error(L);
+  return 1;
+}
+
+int redis_noop(lua_State*) { return 0; }
+
+int redis_true(lua_State* L) {
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+// __redis__err__handler: turns any error into {err=..., source=..., line=...}.
+int error_handler(lua_State* L) {
+  lua_Debug ar;
+  bool have = lua_getstack(L, 1, &ar) && lua_getinfo(L, "nSl", &ar);
+  if (have && std::strcmp(ar.what, "C") == 0) {
+    have = lua_getstack(L, 2, &ar) && lua_getinfo(L, "nSl", &ar);
+  }
+  if (!lua_istable(L, 1)) {
+    lua_getfield(L, LUA_REGISTRYINDEX, "__seqby_tostring");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    lua_pushstring(L, "ERR ");
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    lua_newtable(L);
+    lua_insert(L, -2);
+    lua_setfield(L, -2, "err");
+    lua_replace(L, 1);
+  }
+  if (have) {
+    lua_pushstring(L, ar.source);
+    lua_setfield(L, 1, "source");
+    lua_pushinteger(L, ar.currentline);
+    lua_setfield(L, 1, "line");
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+int global_index(lua_State* L) {
+  lua_Debug ar;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && std::strcmp(ar.what, "C") != 0) {
+    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                      lua_tostring(L, 2) == nullptr ? "?" : lua_tostring(L, 2));
+  }
+  lua_rawget(L, 1);
+  return 1;
+}
+
+int readonly_newindex(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+int math_random(lua_State* L) {
+  LuaScripting& s = scripting(L);
+  const lua_Number r =
+      static_cast<lua_Number>(s.rand48_next() % INT32_MAX) / static_cast<lua_Number>(INT32_MAX);
+  switch (lua_gettop(L)) {
+    case 0:
+      lua_pushnumber(L, r);
+      break;
+    case 1: {
+      const int u = luaL_checkint(L, 1);
+      luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+      lua_pushnumber(L, std::floor(r * u) + 1);
+      break;
+    }
+    case 2: {
+      const int l = luaL_checkint(L, 1);
+      const int u = luaL_checkint(L, 2);
+      luaL_argcheck(L, l <= u, 2, "interval is empty");
+      lua_pushnumber(L, std::floor(r * (u - l + 1)) + l);
+      break;
+    }
+    default:
+      return luaL_error(L, "wrong number of arguments");
+  }
+  return 1;
+}
+
+// Redis 7.0's replacement for the global pcall: an error table raised by redis.call reaches
+// the script as its plain "err" string.
+int redis_lua_pcall(lua_State* L) {
+  const int argc = lua_gettop(L);
+  luaL_checkany(L, 1);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) {
+        lua_replace(L, -2);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
+int math_randomseed(lua_State* L) {
+  scripting(L).rand48_seed(static_cast<std::int32_t>(luaL_checkint(L, 1)));
+  return 0;
+}
+
+void set_readonly(lua_State* L, int index, bool protect_globals) {
+  lua_pushvalue(L, index);
+  lua_newtable(L);
+  lua_pushcfunction(L, readonly_newindex);
+  lua_setfield(L, -2, "__newindex");
+  if (protect_globals) {
+    lua_pushcfunction(L, global_index);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
+}
+
+void open_lib(lua_State* L, const char* name, lua_CFunction fn) {
+  lua_pushcfunction(L, fn);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 0);
+}
+
+}  // namespace
+
+LuaScripting::LuaScripting(SimRedisEngine& engine) : engine_(engine) { open(); }
+
+LuaScripting::~LuaScripting() { close(); }
+
+void LuaScripting::close() {
+  if (lua_ != nullptr) lua_close(lua_);
+  lua_ = nullptr;
+  scripts_.clear();
+}
+
+void LuaScripting::open() {
+  lua_State* L = luaL_newstate();
+  SEQBY_CHECK(L != nullptr);
+  lua_ = L;
+  open_lib(L, "", luaopen_base);
+  open_lib(L, LUA_TABLIBNAME, luaopen_table);
+  open_lib(L, LUA_STRLIBNAME, luaopen_string);
+  open_lib(L, LUA_MATHLIBNAME, luaopen_math);
+
+  lua_pushlightuserdata(L, this);
+  lua_setfield(L, LUA_REGISTRYINDEX, kEngineKey);
+  lua_getglobal(L, "tostring");
+  lua_setfield(L, LUA_REGISTRYINDEX, "__seqby_tostring");
+  lua_pushcfunction(L, error_handler);
+  lua_setfield(L, LUA_REGISTRYINDEX, kHandlerKey);
+
+  // Redis 7.0's allow list of base functions; everything else in the base library goes.
+  static const char* const kRemoved[] = {"print", "dofile", "loadfile", "setfenv", "require",
+                                         "module", "newproxy", "package"};
+  for (const char* name : kRemoved) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+
+  lua_pushcfunction(L, redis_lua_pcall);
+  lua_setglobal(L, "pcall");
+
+  lua_getglobal(L, "math");
+  lua_pushcfunction(L, math_random);
+  lua_setfield(L, -2, "random");
+  lua_pushcfunction(L, math_randomseed);
+  lua_setfield(L, -2, "randomseed");
+  lua_pop(L, 1);
+
+  lua_newtable(L);
+  const luaL_Reg redis_fns[] = {{"call", redis_call},
+                                {"pcall", redis_pcall},
+                                {"error_reply", redis_error_reply},
+                                {"status_reply", redis_status_reply},
+                                {"sha1hex", redis_sha1hex},
+                                {"log", redis_noop},
+                                {"setresp", redis_noop},
+                                {"set_repl", redis_noop},
+                                {"replicate_commands", redis_true},
+                                {"breakpoint", redis_noop},
+                                {"debug", redis_noop},
+                                {nullptr, nullptr}};
+  for (const luaL_Reg* r = redis_fns; r->name != nullptr; r++) {
+    lua_pushcfunction(L, r->func);
+    lua_setfield(L, -2, r->name);
+  }
+  const std::pair<const char*, int> constants[] = {
+      {"LOG_DEBUG", 0}, {"LOG_VERBOSE", 1}, {"LOG_NOTICE", 2}, {"LOG_WARNING", 3},
+      {"REPL_NONE", 0}, {"REPL_AOF", 1},    {"REPL_SLAVE", 2}, {"REPL_REPLICA", 2},
+      {"REPL_ALL", 3}};
+  for (const auto& [name, value] : constants) {
+    lua_pushinteger(L, value);
+    lua_setfield(L, -2, name);
+  }
+  lua_setglobal(L, "redis");
+
+  for (const char* lib : {"redis", "string", "math", "table", "coroutine"}) {
+    lua_getglobal(L, lib);
+    if (lua_istable(L, -1)) set_readonly(L, -1, false);
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  set_readonly(L, -1, true);
+  lua_pop(L, 1);
+}
+
+void LuaScripting::flush() {
+  close();
+  open();
+}
+
+void LuaScripting::rand48_seed(std::int32_t seed) {
+  const auto s = static_cast<std::uint32_t>(seed);
+  rand48_state_ = (static_cast<std::uint64_t>(s) << 16) | 0x330E;
+}
+
+std::int32_t LuaScripting::rand48_next() {
+  rand48_state_ = (0x5DEECE66DULL * rand48_state_ + 0xB) & ((1ULL << 48) - 1);
+  return static_cast<std::int32_t>(rand48_state_ >> 17);
+}
+
+bool LuaScripting::create_function(const std::string& body, std::string& sha, Reply& error) {
+  sha = sha1_hex(body);
+  if (has(sha)) return true;
+  lua_State* L = lua_;
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
+    std::size_t len = 0;
+    const char* msg = lua_tolstring(L, -1, &len);
+    error = Reply::error(mapchars("ERR Error compiling script (new function): " +
+                                  std::string(msg == nullptr ? "" : msg, len)));
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
+  scripts_.insert(sha);
+  return true;
+}
+
+Reply LuaScripting::run(const std::string& sha, const Command& keys, const Command& args) {
+  SEQBY_CHECK(has(sha));
+  lua_State* L = lua_;
+  const int base = lua_gettop(L);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  for (const auto* list : {&keys, &args}) {
+    lua_pushstring(L, list == &keys ? "KEYS" : "ARGV");
+    lua_createtable(L, static_cast<int>(list->size()), 0);
+    for (std::size_t i = 0; i < list->size(); i++) {
+      push_string(L, (*list)[i]);
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
+    }
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, kHandlerKey);
+  lua_getfield(L, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
+  const int status = lua_pcall(L, 0, 1, base + 1);
+  Reply reply;
+  if (status != 0) {
+    if (!lua_istable(L, -1)) {
+      const char* msg = lua_tostring(L, -1);
+      reply = Reply::error(mapchars("ERR Error running script f_" + sha + ", " +
+                                    std::string(msg == nullptr ? "execution failure" : msg)));
+    } else {
+      bool has_msg = false, has_source = false, has_line = false;
+      std::string msg = field_string(L, -1, "err", &has_msg);
+      const std::string source = field_string(L, -1, "source", &has_source);
+      const std::string line = field_string(L, -1, "line", &has_line);
+      if (!has_msg) msg = "ERR execution failure";
+      if (has_source && has_line) msg += " script: " + sha + ", on " + source + ":" + line + ".";
+      reply = Reply::error(mapchars(msg));
+    }
+  } else {
+    reply = to_reply(L, 0);
+  }
+  lua_settop(L, base);
+  return reply;
+}
+
+}  // namespace seqby::sim

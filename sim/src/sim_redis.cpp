@@ -1,0 +1,221 @@
+// SimRedis's front: the command table with Redis 7.0 arities, dispatch with Redis's rejection
+// texts (unknown command, unknown subcommand, wrong arity, refused in scripts), and the keyspace
+// with lazy expiry against the server clock.
+#include "seqby/sim/sim_redis.h"
+
+#include "seqby/sim/sim_redis_engine.h"
+#include "seqby/sim/sim_redis_lua.h"
+
+namespace seqby::sim {
+
+namespace {
+
+// Container commands: their subcommands are looked up as "name|sub", each with its own arity.
+bool is_container(std::string_view lower_name) {
+  return lower_name == "xgroup" || lower_name == "xinfo" || lower_name == "script";
+}
+
+void sanitize(std::string& text) {
+  for (char& c : text) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+}
+
+Reply unknown_command(const Command& a) {
+  std::string args;
+  for (std::size_t i = 1; i < a.size() && args.size() < 128; i++) {
+    args += "'" + a[i].substr(0, 128 - args.size()) + "' ";
+  }
+  std::string text = "ERR unknown command '" + a[0].substr(0, 128) +
+                     "', with args beginning with: " + args;
+  sanitize(text);
+  return Reply::error(text);
+}
+
+}  // namespace
+
+SimRedisEngine::SimRedisEngine(Clock& clock) : clock_(clock) {
+  using E = SimRedisEngine;
+  commands_ = {
+      {"ping", {&E::cmd_ping, -1, false}},
+      {"echo", {&E::cmd_echo, 2, false}},
+      {"time", {&E::cmd_time, 1, false}},
+      {"type", {&E::cmd_type, 2, false}},
+      {"del", {&E::cmd_del, -2, false}},
+      {"unlink", {&E::cmd_del, -2, false}},
+      {"exists", {&E::cmd_exists, -2, false}},
+      {"keys", {&E::cmd_keys, 2, false}},
+      {"dbsize", {&E::cmd_dbsize, 1, false}},
+      {"flushall", {&E::cmd_flushall, -1, false}},
+      {"flushdb", {&E::cmd_flushall, -1, false}},
+      {"expire", {&E::cmd_expire, -3, false}},
+      {"pexpire", {&E::cmd_pexpire, -3, false}},
+      {"ttl", {&E::cmd_ttl, 2, false}},
+      {"pttl", {&E::cmd_pttl, 2, false}},
+      {"persist", {&E::cmd_persist, 2, false}},
+      {"get", {&E::cmd_get, 2, false}},
+      {"set", {&E::cmd_set, -3, false}},
+      {"incr", {&E::cmd_incr, 2, false}},
+      {"decr", {&E::cmd_decr, 2, false}},
+      {"incrby", {&E::cmd_incrby, 3, false}},
+      {"decrby", {&E::cmd_decrby, 3, false}},
+      {"sadd", {&E::cmd_sadd, -3, false}},
+      {"srem", {&E::cmd_srem, -3, false}},
+      {"smembers", {&E::cmd_smembers, 2, false}},
+      {"sismember", {&E::cmd_sismember, 3, false}},
+      {"scard", {&E::cmd_scard, 2, false}},
+      {"hset", {&E::cmd_hset, -4, false}},
+      {"hget", {&E::cmd_hget, 3, false}},
+      {"hdel", {&E::cmd_hdel, -3, false}},
+      {"hgetall", {&E::cmd_hgetall, 2, false}},
+      {"hincrby", {&E::cmd_hincrby, 4, false}},
+      {"hexists", {&E::cmd_hexists, 3, false}},
+      {"hlen", {&E::cmd_hlen, 2, false}},
+      {"zadd", {&E::cmd_zadd, -4, false}},
+      {"zrem", {&E::cmd_zrem, -3, false}},
+      {"zscore", {&E::cmd_zscore, 3, false}},
+      {"zcard", {&E::cmd_zcard, 2, false}},
+      {"zcount", {&E::cmd_zcount, 4, false}},
+      {"zrange", {&E::cmd_zrange, -4, false}},
+      {"zrangebyscore", {&E::cmd_zrangebyscore, -4, false}},
+      {"zremrangebyscore", {&E::cmd_zremrangebyscore, 4, false}},
+      {"xadd", {&E::cmd_xadd, -5, false}},
+      {"xlen", {&E::cmd_xlen, 2, false}},
+      {"xrange", {&E::cmd_xrange, -4, false}},
+      {"xrevrange", {&E::cmd_xrevrange, -4, false}},
+      {"xdel", {&E::cmd_xdel, -3, false}},
+      {"xtrim", {&E::cmd_xtrim, -4, false}},
+      {"xreadgroup", {&E::cmd_xreadgroup, -7, false}},
+      {"xack", {&E::cmd_xack, -4, false}},
+      {"xpending", {&E::cmd_xpending, -3, false}},
+      {"xclaim", {&E::cmd_xclaim, -6, false}},
+      {"xautoclaim", {&E::cmd_xautoclaim, -6, false}},
+      {"xgroup", {&E::cmd_xgroup, -2, false}},
+      {"xgroup|create", {&E::cmd_xgroup, -5, false}},
+      {"xgroup|setid", {&E::cmd_xgroup, -5, false}},
+      {"xgroup|destroy", {&E::cmd_xgroup, 4, false}},
+      {"xgroup|createconsumer", {&E::cmd_xgroup, 5, false}},
+      {"xgroup|delconsumer", {&E::cmd_xgroup, 5, false}},
+      {"xinfo", {&E::cmd_xinfo, -2, false}},
+      {"xinfo|groups", {&E::cmd_xinfo, 3, false}},
+      {"xinfo|consumers", {&E::cmd_xinfo, 4, false}},
+      {"xinfo|stream", {&E::cmd_xinfo, -3, false}},
+      {"eval", {&E::cmd_eval, -3, true}},
+      {"evalsha", {&E::cmd_evalsha, -3, true}},
+      {"script", {&E::cmd_script, -2, true}},
+      {"script|load", {&E::cmd_script, 3, true}},
+      {"script|exists", {&E::cmd_script, -3, true}},
+      {"script|flush", {&E::cmd_script, -2, true}},
+  };
+  lua_ = std::make_unique<LuaScripting>(*this);
+}
+
+SimRedisEngine::~SimRedisEngine() = default;
+
+Reply SimRedisEngine::execute(const Command& command) {
+  now_ms_ = clock_.now_ms();
+  return dispatch(command, false);
+}
+
+Reply SimRedisEngine::execute_from_script(const Command& command) {
+  return dispatch(command, true);
+}
+
+Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
+  if (a.empty()) return Reply::error("ERR unknown command '', with args beginning with: ");
+  std::string name = parse::lower(a[0]);
+  auto it = commands_.end();
+  std::string fullname = name;
+  if (a.size() >= 2 && is_container(name)) {
+    fullname = name + "|" + parse::lower(a[1]);
+    it = commands_.find(fullname);
+    if (it == commands_.end()) {
+      if (from_script) return Reply::error("ERR Unknown Redis command called from script");
+      std::string text = "ERR unknown subcommand '" + a[1].substr(0, 128) + "'. Try " +
+                         parse::upper(a[0]) + " HELP.";
+      sanitize(text);
+      return Reply::error(text);
+    }
+  } else {
+    it = commands_.find(name);
+    if (it == commands_.end()) {
+      if (from_script) return Reply::error("ERR Unknown Redis command called from script");
+      return unknown_command(a);
+    }
+  }
+  const CommandSpec& spec = it->second;
+  const auto argc = static_cast<int>(a.size());
+  if ((spec.arity > 0 && argc != spec.arity) || argc < -spec.arity) {
+    if (from_script) {
+      return Reply::error("ERR Wrong number of args calling Redis command from script");
+    }
+    return arity_error(fullname);
+  }
+  if (from_script && spec.noscript) {
+    return Reply::error("ERR This Redis command is not allowed from script");
+  }
+  return (this->*spec.handler)(a);
+}
+
+bool SimRedisEngine::expired(const Value& value) const {
+  return value.expire_at_ms >= 0 && static_cast<std::int64_t>(now_ms_) > value.expire_at_ms;
+}
+
+Value* SimRedisEngine::lookup(const std::string& key) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return nullptr;
+  if (expired(it->second)) {
+    keys_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+std::size_t SimRedisEngine::key_count() {
+  const std::uint64_t saved = now_ms_;
+  now_ms_ = clock_.now_ms();
+  std::size_t n = 0;
+  for (const auto& [key, value] : keys_) {
+    if (!expired(value)) n++;
+  }
+  now_ms_ = saved;
+  return n;
+}
+
+bool SimRedisEngine::key_exists(const std::string& key) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return false;
+  const std::uint64_t saved = now_ms_;
+  now_ms_ = clock_.now_ms();
+  const bool live = !expired(it->second);
+  now_ms_ = saved;
+  return live;
+}
+
+std::size_t SimRedisEngine::active_expire() {
+  if (in_script_) return 0;  // Redis never expires keys while a script runs
+  now_ms_ = clock_.now_ms();
+  std::size_t n = 0;
+  for (auto it = keys_.begin(); it != keys_.end();) {
+    if (expired(it->second)) {
+      it = keys_.erase(it);
+      n++;
+    } else {
+      ++it;
+    }
+  }
+  return n;
+}
+
+std::size_t SimRedisEngine::script_count() { return lua_->script_count(); }
+
+SimRedis::SimRedis(Clock& server_clock)
+    : engine_(std::make_unique<SimRedisEngine>(server_clock)) {}
+SimRedis::~SimRedis() = default;
+redis::Reply SimRedis::execute(const redis::Command& command) { return engine_->execute(command); }
+std::size_t SimRedis::key_count() { return engine_->key_count(); }
+bool SimRedis::key_exists(const std::string& key) { return engine_->key_exists(key); }
+std::size_t SimRedis::active_expire() { return engine_->active_expire(); }
+std::size_t SimRedis::script_count() { return engine_->script_count(); }
+
+}  // namespace seqby::sim
