@@ -79,15 +79,19 @@ bool RealRuntime::on_loop() const {
   return loop == std::thread::id{} || loop == std::this_thread::get_id();
 }
 
+// The awaiters below are named locals, not temporaries inside co_await: g++ 12 mishandles the
+// lifetime of braced temporaries with destructors in co_await expressions.
 Task<void> RealRuntime::sleep_ms(std::uint64_t duration_ms) {
-  co_await SleepAwaiter{this, duration_ms};
+  SleepAwaiter awaiter{this, duration_ms};
+  co_await awaiter;
 }
 
 Task<void> RealRuntime::run_blocking(std::function<void()> work) {
   auto job = std::make_shared<BlockingJob>();
   job->work = std::move(work);
   job->runtime = this;
-  co_await BlockingAwaiter{this, job};
+  BlockingAwaiter awaiter{this, std::move(job)};
+  co_await awaiter;
 }
 
 void RealRuntime::spawn(std::string name, Task<void> task) {

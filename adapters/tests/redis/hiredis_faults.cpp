@@ -51,7 +51,7 @@ Task<Retried> retry_until_reply(Runtime& runtime, RedisLink& link, Command comma
 }
 
 TEST(HiredisFaults, PausedServerTimesOutThenTheLinkRecovers) {
-  testing::RedisServer server;
+  testing::RedisServer server(own_server());
   ASSERT_TRUE(server.ok()) << server.error();
   RealRuntime runtime;
   const RedisConfig config = config_of(server);
@@ -74,7 +74,7 @@ TEST(HiredisFaults, PausedServerTimesOutThenTheLinkRecovers) {
 }
 
 TEST(HiredisFaults, OnATimeoutTheOtherCommandsInFlightAreClosed) {
-  testing::RedisServer server;
+  testing::RedisServer server(own_server());
   ASSERT_TRUE(server.ok()) << server.error();
   RealRuntime runtime;
   const RedisConfig config = config_of(server);
@@ -98,6 +98,27 @@ TEST(HiredisFaults, OnATimeoutTheOtherCommandsInFlightAreClosed) {
   }(runtime, &finished));
   // The first deadline to pass is the first command's; the recycle closes the other two.
   EXPECT_EQ(codes, (std::vector<Errc>{Errc::timeout, Errc::closed, Errc::closed}));
+}
+
+TEST(HiredisFaults, BlockingRedisTimesOutOnAPausedServerThenReconnects) {
+  testing::RedisServer server(own_server());
+  ASSERT_TRUE(server.ok()) << server.error();
+  const RedisConfig config = config_of(server);
+  BlockingRedis redis(config);
+  ASSERT_EQ(redis.execute({"SET", "k", "v"}).value(), Reply::status("OK"));
+  BlockingRedis admin(config);
+  ASSERT_EQ(admin.execute({"CLIENT", "PAUSE", "1000", "ALL"}).value(), Reply::status("OK"));
+  Result<Reply> paused = redis.execute({"GET", "k"});
+  ASSERT_FALSE(paused.ok());
+  EXPECT_EQ(paused.code(), Errc::timeout);
+  EXPECT_EQ(paused.error().message, "command GET: no reply in time (Resource temporarily unavailable)");
+  EXPECT_FALSE(redis.connected());  // the error is sticky: the context was dropped
+  Result<Reply> after = make_error(Errc::closed, "never tried");
+  for (int attempt = 0; attempt < kRetryAttemptsMax && !after.ok(); ++attempt) {
+    after = redis.execute({"GET", "k"});
+  }
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(after.value(), Reply::bulk("v"));
 }
 
 TEST(HiredisFaults, StoppedServerTimesOutAndContinuedServerServesAgain) {

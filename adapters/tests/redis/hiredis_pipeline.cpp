@@ -2,6 +2,8 @@
 // gets its own reply. Two instances, each with its own loop thread and link, run side by side.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <thread>
 
 #include "redis_server.h"
@@ -38,6 +40,11 @@ Task<void> set_get_incr(RedisLink& link, std::string tag, int index, Outcome* ou
   ++out->done;
 }
 
+// Keys of this process only: the server may be shared with other test processes.
+std::string unique_tag(const std::string& name) {
+  return "hiredis_pipeline:" + std::to_string(::getpid()) + ":" + name;
+}
+
 Task<void> wait_for(Runtime& runtime, const int* done, int target) {
   while (*done < target) co_await runtime.sleep_ms(1);
 }
@@ -45,19 +52,21 @@ Task<void> wait_for(Runtime& runtime, const int* done, int target) {
 TEST(HiredisPipeline, ManyTasksOnOneLinkEachGetTheirOwnReplies) {
   testing::RedisServer server;
   ASSERT_TRUE(server.ok()) << server.error();
-  ASSERT_TRUE(server.flushall());
   auto config = parse_redis_url(server.url());
   ASSERT_TRUE(config.ok());
+  const std::string tag = unique_tag("one");
+  BlockingRedis setup(config.value());
+  ASSERT_TRUE(setup.execute({"DEL", tag + ":counter"}).ok());
   RealRuntime runtime;
   HiredisLink link(runtime, config.value());
   Outcome outcome;
   for (int i = 0; i < kTaskCount; ++i) {
-    runtime.spawn("worker", set_get_incr(link, "p", i, &outcome));
+    runtime.spawn("worker", set_get_incr(link, tag, i, &outcome));
   }
   runtime.block_on(wait_for(runtime, &outcome.done, kTaskCount));
   EXPECT_EQ(outcome.problems, std::vector<std::string>{});
   EXPECT_EQ(outcome.own_value_seen, kTaskCount);
-  EXPECT_EQ(runtime.block_on(link.execute({"GET", "p:counter"})).value(),
+  EXPECT_EQ(runtime.block_on(link.execute({"GET", tag + ":counter"})).value(),
             Reply::bulk(std::to_string(kTaskCount)));
   EXPECT_EQ(link.stats().connects, 1u);
   EXPECT_GT(link.stats().in_flight_max, 1u);  // commands were pipelined, not one at a time
@@ -76,13 +85,14 @@ struct Instance {
 TEST(HiredisPipeline, InstancesOnTheirOwnLoopThreadsRunSideBySide) {
   testing::RedisServer server;
   ASSERT_TRUE(server.ok()) << server.error();
-  ASSERT_TRUE(server.flushall());
   auto config = parse_redis_url(server.url());
   ASSERT_TRUE(config.ok());
+  BlockingRedis setup(config.value());
+  ASSERT_TRUE(setup.execute({"DEL", unique_tag("a") + ":counter", unique_tag("b") + ":counter"}).ok());
   Instance a(config.value());
   Instance b(config.value());
   for (Instance* instance : {&a, &b}) {
-    const std::string tag = instance == &a ? "a" : "b";
+    const std::string tag = unique_tag(instance == &a ? "a" : "b");
     instance->thread = std::thread([instance] { instance->runtime.run(); });
     instance->runtime.post([instance, tag] {
       for (int i = 0; i < kTaskCount / 2; ++i) {
@@ -101,8 +111,10 @@ TEST(HiredisPipeline, InstancesOnTheirOwnLoopThreadsRunSideBySide) {
     EXPECT_EQ(instance->outcome.own_value_seen, kTaskCount / 2);
   }
   BlockingRedis check(config.value());
-  EXPECT_EQ(check.execute({"GET", "a:counter"}).value(), Reply::bulk(std::to_string(kTaskCount / 2)));
-  EXPECT_EQ(check.execute({"GET", "b:counter"}).value(), Reply::bulk(std::to_string(kTaskCount / 2)));
+  for (const char* name : {"a", "b"}) {
+    EXPECT_EQ(check.execute({"GET", unique_tag(name) + ":counter"}).value(),
+              Reply::bulk(std::to_string(kTaskCount / 2)));
+  }
 }
 
 }  // namespace

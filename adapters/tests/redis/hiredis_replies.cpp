@@ -13,7 +13,12 @@ namespace {
 
 class HiredisReplies : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server_ = new testing::RedisServer(); }
+  // An own server: these tests FLUSHALL and SCRIPT FLUSH, which a shared server must not see.
+  static void SetUpTestSuite() {
+    testing::RedisServerOptions options;
+    options.own = true;
+    server_ = new testing::RedisServer(options);
+  }
   static void TearDownTestSuite() {
     delete server_;
     server_ = nullptr;

@@ -3,6 +3,7 @@
 // to connect_timeout_ms + command_timeout_ms). It connects lazily, runs AUTH/SELECT after every
 // connect, and drops the connection on any I/O error (hiredis errors are sticky): the failed
 // command returns Errc::closed or Errc::timeout and is never retried, the next one reconnects.
+// Like a hiredis context, an object serves one thread at a time.
 #pragma once
 
 #include <memory>
