@@ -78,6 +78,11 @@ class CommittingHandler final : public Handler {
   std::string slow_key;
   std::int64_t slow_seq = -1;
   std::uint64_t slow_ms = 0;
+  std::string poison_key;  // the event (poison_key, poison_seq) always fails
+  std::int64_t poison_seq = -1;
+  std::uint32_t transient_failures = 0;  // every event of transient_key fails this many times
+  std::string transient_key;
+  std::map<std::string, std::uint32_t> failed_by_id;
 
   Task<HandlerResult> handle(const Event& event, HandlerContext& context) override {
     const std::int64_t seq = seq_of(event.data);
@@ -85,6 +90,15 @@ class CommittingHandler final : public Handler {
     probe_.inside_key[node_] = event.key;
     const bool slow = event.key == slow_key && seq == slow_seq;
     co_await runtime_.sleep_ms(slow ? slow_ms : handle_ms);
+    if (event.key == poison_key && seq == poison_seq) {
+      probe_.inside[node_].clear();
+      co_return HandlerResult::failed("poison");
+    }
+    if (event.key == transient_key && failed_by_id[event.id] < transient_failures) {
+      ++failed_by_id[event.id];
+      probe_.inside[node_].clear();
+      co_return HandlerResult::failed("transient");
+    }
     Result<CommitReply> committed = co_await context.commit(seq, event.id);
     probe_.inside[node_].clear();
     if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
@@ -326,6 +340,33 @@ TEST(EngineBasic, ThreeInstancesCommitEveryEventInPublishOrderPerKey) {
   expect_accepted_steps_under_latest_generation(w);
 }
 
+std::string render(const std::vector<HistoryRecord>& records) {
+  std::string out;
+  for (const auto& r : records) {
+    out += std::to_string(r.index) + " " + std::to_string(r.time_ms) + " " + r.node + " " +
+           history_op_name(r.op) + " " + r.key + " " + std::to_string(r.generation) + " " +
+           r.event_id + " " + std::to_string(r.seq) + " " + r.detail + "\n";
+  }
+  return out;
+}
+
+TEST(EngineBasic, SameSeedGivesTheSameHistory) {
+  std::string first;
+  for (int run = 0; run < 2; ++run) {
+    World w;
+    for (const char* owner : {"a", "b", "c"}) w.add(owner).engine.start();
+    w.publish({"k0", "k1", "k2", "k3"}, 10, 3);
+    w.run_until_all_committed(60'000);
+    const std::string history = render(w.history.records);
+    EXPECT_GT(history.size(), 0u);
+    if (run == 0) {
+      first = history;
+    } else {
+      EXPECT_EQ(history, first);
+    }
+  }
+}
+
 TEST(EngineBasic, CrashedOwnerIsReclaimedByAnotherInstanceWithoutLoss) {
   World w;
   w.add("a").engine.start();
@@ -403,6 +444,62 @@ TEST(EngineBasic, HeartbeatStallPastTheTtlFencesTheStaleOwner) {
   }
   EXPECT_TRUE(commit_fenced) << "stale commit of seq 5 was not fenced";
   EXPECT_TRUE(read_or_ack_fenced) << "the stale owner's next read or ack was not fenced";
+  expect_accepted_steps_under_latest_generation(w);
+}
+
+TEST(EngineBasic, PoisonHeadHaltsItsPartitionOnlyAndStaysPending) {
+  World w;
+  for (const char* owner : {"a", "b"}) {
+    Instance& instance = w.add(owner);
+    instance.handler.poison_key = "k0";
+    instance.handler.poison_seq = 4;
+    instance.handler.transient_key = "k1";
+    instance.handler.transient_failures = 2;  // within the budget of 3 retries
+    instance.engine.start();
+  }
+  const std::vector<std::string> keys{"k0", "k1", "k2"};
+  w.publish(keys, 10, 5);
+  w.scheduler.run_until(
+      [&] {
+        return w.published_count() == 30 && w.effects("k1").size() == 10 &&
+               w.effects("k2").size() == 10 && !w.records_of(HistoryOp::halt).empty();
+      },
+      60'000);
+  w.scheduler.run_until(w.scheduler.now_ms() + 10'000);  // the halted partition stays halted
+
+  // k0 stopped right before its poison head; k1 (transient failures) and k2 completed in order.
+  const std::vector<std::string>& k0 = w.published["k0"];
+  EXPECT_EQ(w.effects("k0"), std::vector<std::string>(k0.begin(), k0.begin() + 3));
+  EXPECT_EQ(w.effects("k1"), w.published["k1"]);
+  EXPECT_EQ(w.effects("k2"), w.published["k2"]);
+  const auto halts = w.records_of(HistoryOp::halt);
+  ASSERT_EQ(halts.size(), 1u);
+  EXPECT_EQ(halts[0].key, "k0");
+  EXPECT_EQ(halts[0].event_id, k0[3]);
+  // 1 + retry_count_max executions of the head, each a fresh delivery of the pending entry.
+  std::vector<std::string> deliveries;
+  for (const auto& r : w.records_of(HistoryOp::read)) {
+    if (r.event_id == k0[3]) deliveries.push_back(r.detail);
+  }
+  EXPECT_EQ(deliveries,
+            (std::vector<std::string>{"delivery=1", "delivery=2", "delivery=3", "delivery=4"}));
+  // The head is still pending in the group, and nothing went to a DLQ.
+  redis::Reply pending =
+      w.redis.execute({"XPENDING", PartitionRef{kCategory, "k0"}.stream(), kGroup});
+  ASSERT_EQ(pending.kind, redis::Reply::Kind::array);
+  EXPECT_EQ(pending.elements[0].integer, 1);
+  EXPECT_EQ(pending.elements[1].str, k0[3]);
+  EXPECT_FALSE(w.redis.key_exists(PartitionRef{kCategory, "k0"}.dlq()));
+  // The halted owner keeps its lease (renewed), and shows the halt.
+  bool shown = false;
+  for (const auto& instance : w.instances) {
+    for (const auto& p : instance->engine.held()) {
+      if (p.key == "k0") shown = p.halted && p.halt_id == k0[3];
+    }
+  }
+  EXPECT_TRUE(shown);
+  EXPECT_TRUE(w.records_of(HistoryOp::lose).empty());
+  expect_no_overlap_per_key(w);
   expect_accepted_steps_under_latest_generation(w);
 }
 
