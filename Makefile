@@ -15,6 +15,9 @@ DEBIAN_PACKAGES := build-essential cmake git pkg-config libgtest-dev libgmock-de
 
 .PHONY: all deps configure build run test bench install clean
 
+# The CMake-generated sub-makes would otherwise print every directory they enter and leave.
+MAKEFLAGS += --no-print-directory
+
 all: build
 
 deps:
