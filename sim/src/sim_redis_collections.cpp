@@ -61,14 +61,6 @@ void push_member(std::vector<Reply>& out, const std::pair<double, std::string>& 
   if (scores) out.push_back(Reply::bulk(parse::format_double(e.first)));
 }
 
-bool all_integers(const Set& set) {
-  if (set.size() > 512) return false;
-  std::int64_t v = 0;
-  return std::all_of(set.begin(), set.end(), [&](const std::string& m) {
-    return parse::to_int64(m, v);
-  });
-}
-
 }  // namespace
 
 // --- sets ---------------------------------------------------------------------------------
@@ -98,18 +90,23 @@ Reply SimRedisEngine::cmd_smembers(const Command& a) {
   if (v == nullptr) return Reply::array({});
   const Set* set = typed<Set>(v);
   if (set == nullptr) return Reply::error(kErrWrongType);
-  std::vector<std::string> members(set->begin(), set->end());
-  if (all_integers(*set)) {
-    std::sort(members.begin(), members.end(), [](const std::string& x, const std::string& y) {
-      std::int64_t a = 0, b = 0;
-      parse::to_int64(x, a);
-      parse::to_int64(y, b);
-      return a < b;
-    });
-  }
   std::vector<Reply> out;
-  out.reserve(members.size());
-  for (auto& m : members) out.push_back(Reply::bulk(std::move(m)));
+  out.reserve(set->size());
+  std::vector<std::pair<std::int64_t, const std::string*>> numbers;
+  if (set->size() <= 512) {
+    numbers.reserve(set->size());
+    for (const std::string& m : *set) {
+      std::int64_t n = 0;
+      if (!parse::to_int64(m, n)) break;
+      numbers.emplace_back(n, &m);
+    }
+  }
+  if (numbers.size() == set->size()) {  // every member an integer: intset order
+    std::sort(numbers.begin(), numbers.end());
+    for (const auto& [n, m] : numbers) out.push_back(Reply::bulk(*m));
+  } else {
+    for (const std::string& m : *set) out.push_back(Reply::bulk(m));
+  }
   return Reply::array(std::move(out));
 }
 
