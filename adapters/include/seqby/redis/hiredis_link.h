@@ -1,13 +1,9 @@
-// HiredisLink: the RedisLink to a real redis-server, over one hiredis 0.14 async connection
-// driven by a RealRuntime loop. Commands from all of an instance's tasks are pipelined on that
-// connection and the loop never waits for a round trip. Every command has a deadline
-// (command_timeout_ms, connection wait included): a command that misses it returns
-// Errc::timeout and the connection is recycled, since later replies could no longer be paired
-// with their commands. A command that failed on the wire is never retried here (it may have
-// run); the next command reconnects, AUTHs and SELECTs again. Failed connects back off
-// exponentially (reconnect_backoff_min_ms doubling to _max_ms); meanwhile commands fail fast
-// with Errc::closed. REQUIRES: every call, the destructor included, on the runtime's loop thread
-// (or while no loop runs). hiredis 0.14 has no TLS and resolves host names synchronously.
+// HiredisLink: the RedisLink to a real redis-server, over one pipelined hiredis 0.14 async
+// connection driven by a RealRuntime loop, so many tasks share it and the loop never waits for a
+// round trip. Every command gets a reply, Errc::timeout (no reply by its deadline; the
+// connection is then recycled, since later replies could no longer be paired) or Errc::closed;
+// a failed command is never retried here (it may have run). It does not do TLS (hiredis 0.14
+// has none) and resolves host names synchronously; it is used on the loop thread only.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +28,11 @@ class HiredisLink final : public RedisLink {
     std::uint64_t in_flight_max = 0;    // most commands ever awaiting replies at once
   };
 
-  // Connects lazily, on the first command.
+  // Connects lazily, on the first command, then AUTHs, SELECTs and PINGs within
+  // connect_timeout_ms. After a drop the next command reconnects at once; after failed connects
+  // attempts back off (reconnect_backoff_min_ms doubling up to _max_ms) and commands meanwhile
+  // fail fast with Errc::closed. REQUIRES: `runtime` outlives the link; every call, the
+  // destructor included, on the runtime's loop thread (or while no loop runs).
   HiredisLink(RealRuntime& runtime, RedisConfig config);
   // Commands still queued or in flight return Errc::closed.
   ~HiredisLink() override;
@@ -41,6 +41,7 @@ class HiredisLink final : public RedisLink {
     return redis::parse_redis_url(url);
   }
 
+  // The deadline (command_timeout_ms) counts from this call, connection wait included.
   Task<Result<Reply>> execute(Command command) override;
 
   // Drops the connection now: in-flight commands return Errc::closed; the next one reconnects.

@@ -1,10 +1,8 @@
-// RealRuntime: seqby::Runtime for real time. The thread that calls run() (or block_on()) is the
-// instance's event loop: it resumes tasks, fires timers (ordered by deadline, then insertion
-// sequence), polls the file descriptors adapters register (HiredisLink's socket) and runs work
-// posted from other threads (woken through an eventfd). Blocking work goes to a bounded
-// WorkerPool and resumes its caller back on the loop. Everything but post() and stop() must be
-// called on the loop thread, or while no loop is running. Destroying a task cancels what it
-// waits for; a run_blocking() job already running is waited for, so its captures stay valid.
+// RealRuntime: seqby::Runtime in real time. The thread that calls run() (or block_on()) is the
+// instance's event loop: it resumes tasks, fires timers (by deadline, then insertion sequence),
+// polls the descriptors adapters register and runs work posted from other threads; blocking work
+// runs on a bounded WorkerPool and resumes its caller on the loop. Only post() and stop() may be
+// called from other threads; destroying a task cancels what it waits for.
 #pragma once
 
 #include <atomic>
@@ -80,7 +78,9 @@ class RealRuntime final : public Runtime {
   RealRuntime(const RealRuntime&) = delete;
   RealRuntime& operator=(const RealRuntime&) = delete;
 
-  // seqby::Runtime.
+  // seqby::Runtime. A run_blocking() job that is running when its task is destroyed is waited
+  // for (its captures must stay valid); a queued one is dropped. When the pool's queue is full
+  // the job parks on the loop (at most parked_jobs_max) and is submitted in order later.
   Clock& clock() override { return clock_; }
   Task<void> sleep_ms(std::uint64_t duration_ms) override;
   void spawn(std::string name, Task<void> task) override;
