@@ -2,7 +2,8 @@
 // not ask for its own server) it stands for that shared server; otherwise it starts its own
 // redis-server on a free loopback port (no persistence), waits until PING answers, and stops it
 // by pid when destroyed (SIGTERM, then SIGKILL after a bound). Process helpers send
-// SIGSTOP/SIGCONT/SIGKILL to a child by pid, for stall and crash tests.
+// SIGSTOP/SIGCONT/SIGKILL to a child by pid, for stall and crash tests. An own server dies with
+// the thread that started it (PR_SET_PDEATHSIG), so create it on the test's main thread.
 #pragma once
 
 #include <sys/types.h>
