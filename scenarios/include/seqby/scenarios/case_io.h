@@ -1,0 +1,35 @@
+// Case files: a SimCase as one JSON object (DESIGN.md section 2), written by a failing run and
+// read by `seqby replay`. Writing is deterministic (fixed field order, two-space indent). Reading
+// is strict: a missing or unknown field, a value of the wrong type or out of range, an unknown
+// variant, scenario or fault kind is Errc::invalid with a message naming the file, the JSON path
+// of the field and the problem, e.g.
+//   case.json: field 'events[3].seq': expected an unsigned integer, got "x"
+//   case.json:4:17: not JSON: syntax error while parsing object key
+// It does not check that the case makes sense as a run beyond what a run REQUIRES.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seqby/core/result.h"
+#include "seqby/sim/sim_case.h"
+
+namespace seqby::scenarios {
+
+inline constexpr const char* kCaseFormat = "seqby-case-1";
+
+// The variants a case may name (only "correct" runs today), and the scenario names a case may
+// carry ("default" for a generated campaign case, or an engine scenario's name).
+const std::vector<std::string>& known_variants();
+const std::vector<std::string>& known_case_scenarios();
+
+std::string case_to_json(const sim::SimCase& c);
+// `file_name` only shapes error text.
+Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file_name);
+
+// Reads `path` (Errc::not_found when it cannot be opened) / writes it (Errc::invalid on failure).
+Result<sim::SimCase> load_case(const std::string& path);
+Status save_case(const sim::SimCase& c, const std::string& path);
+
+}  // namespace seqby::scenarios

@@ -1,0 +1,121 @@
+// Simulated runs and campaigns: run_case() turns one SimCase into a World run, judges its history
+// with the checker (properties/checker.h) and reports; run_campaign() does that for a range of
+// seeds on `jobs` threads (each seed its own World: nothing is shared between threads but the
+// result collection), and saves each failing case so that `seqby replay` re-runs it exactly.
+// Wall time is measured around runs, never inside one: a run's outcome never depends on it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seqby/core/history.h"
+#include "seqby/properties/checker.h"
+#include "seqby/sim/faults.h"
+#include "seqby/sim/sim_case.h"
+
+namespace seqby::scenarios {
+
+struct RunOptions {
+  std::vector<properties::Property> skip;  // besides those the run header skips
+};
+
+struct RunResult {
+  std::uint64_t seed = 0;
+  std::vector<HistoryRecord> history;
+  std::string history_sha256;
+  properties::CheckReport report;
+  sim::FaultCounters faults;
+  std::uint64_t events_published = 0;
+  std::uint64_t events_committed = 0;  // accepted by the effect sink
+  std::uint64_t sim_ms = 0;
+  std::uint64_t wall_ms = 0;
+  std::uint64_t wall_us = 0;
+  std::uint64_t scheduler_steps = 0;
+  std::uint64_t redis_commands = 0;
+  std::uint64_t restarts = 0;
+  bool liveness_reached = false;
+  bool passed = false;  // every judged property held
+  std::string summary;  // readable, several lines
+};
+
+RunResult run_case(const sim::SimCase& c, const RunOptions& options = {});
+
+// Judges `history` the way run_case does (the run header's skips, plus parallel when the case
+// has fewer than two instances or keys).
+properties::CheckReport check_run_history(const sim::SimCase& c,
+                                          const std::vector<HistoryRecord>& history,
+                                          const RunOptions& options = {});
+
+struct DeterminismResult {
+  bool same = false;
+  std::string sha256_first;
+  std::string sha256_second;
+  std::optional<std::uint64_t> position;  // of the first differing record
+  std::string first_line;                 // its canonical line in each run
+  std::string second_line;
+};
+// Runs `c` twice and compares the histories.
+DeterminismResult check_determinism(const sim::SimCase& c);
+
+struct CampaignViolation {
+  std::string property;
+  std::string key;
+  std::uint64_t seed = 0;
+  std::string explanation;
+};
+
+// One finished seed, for progress reports.
+struct SeedOutcome {
+  std::uint64_t seed = 0;
+  bool passed = false;
+  std::uint64_t done = 0;   // seeds finished so far (this one included)
+  std::uint64_t total = 0;
+};
+
+struct CampaignOptions {
+  std::uint64_t seed_first = 1;
+  std::uint64_t seed_last = 1;  // inclusive
+  unsigned jobs = 1;
+  // The case of each seed; generate_case(seed, default template) when empty.
+  std::function<sim::SimCase(std::uint64_t seed)> make_case;
+  std::string save_failures_dir;  // "" : do not save; else DIR/seed-N.json and DIR/seed-N.jsonl
+  bool check_determinism = false;  // run each seed twice; a difference fails the seed
+  RunOptions run;
+  std::function<void(const SeedOutcome&)> progress;  // called under a lock, in finishing order
+};
+
+struct CampaignResult {
+  std::uint64_t runs = 0;
+  std::uint64_t failed = 0;
+  std::vector<std::uint64_t> failed_seeds;  // ascending
+  std::uint64_t events_published = 0;
+  std::uint64_t events_committed = 0;
+  std::uint64_t sim_ms = 0;   // summed over runs
+  std::uint64_t wall_ms = 0;  // of the whole campaign
+  std::uint64_t scheduler_steps = 0;
+  std::uint64_t redis_commands = 0;
+  sim::FaultCounters faults;
+  std::vector<CampaignViolation> violations;  // by seed, then as the checker lists them
+  std::map<std::string, std::uint64_t> properties_checked;  // property -> runs that judged it
+  std::map<std::uint64_t, std::string> saved_cases;         // seed -> case file path
+  std::vector<std::string> determinism_failures;            // one line per seed that differed
+  std::string history_sha256;  // set when the campaign is one seed
+  unsigned jobs = 1;
+};
+
+CampaignResult run_campaign(const CampaignOptions& options);
+
+// Readable summary: runs, events, faults fired per kind (and kinds that never fired), properties
+// checked, wall and simulated time; on failure each violation and the replay commands.
+std::string render_campaign_text(const CampaignResult& result);
+// One JSON object with the fields of DESIGN.md section 8.
+std::string render_campaign_json(const CampaignResult& result);
+
+// A one-run summary (used by `seqby replay` and the scenarios).
+std::string render_run_text(const sim::SimCase& c, const RunResult& result);
+
+}  // namespace seqby::scenarios

@@ -1,0 +1,50 @@
+// The bodies of `seqby sim`, `seqby replay` and `seqby check` (DESIGN.md section 8), as library
+// functions the command-line front end calls after parsing its options. Each prints its report on
+// `out`, problems with the input on `err`, and returns the exit status: 0 every property held,
+// 1 a property failed (the failing seed, the saved case path and a one-line replay command are
+// printed), 2 bad usage or bad input (a message naming the file, field or value).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "seqby/core/result.h"
+
+namespace seqby::scenarios {
+
+inline constexpr int kExitHeld = 0;
+inline constexpr int kExitPropertyFailed = 1;
+inline constexpr int kExitBadInput = 2;
+
+// The directory failing cases go to when --save-failures is not given.
+inline constexpr const char* kDefaultFailuresDir = "seqby-failures";
+
+struct SeedRange {
+  std::uint64_t first = 1;
+  std::uint64_t last = 1;  // inclusive
+};
+// Parses "A..B" (inclusive, A <= B, decimal) or a single "N". Errc::invalid naming the value.
+Result<SeedRange> parse_seed_range(const std::string& text);
+
+struct SimArgs {
+  std::optional<std::uint64_t> seed;  // --seed N
+  std::string seeds;                  // --seeds A..B ("" when not given)
+  std::string scenario;               // --scenario FILE|NAME ("" : generated default case)
+  std::string variant = "correct";
+  unsigned jobs = 1;
+  bool json = false;
+  std::string save_failures_dir;      // "" : kDefaultFailuresDir, only written on failure
+  bool check_determinism = false;
+  bool progress = false;              // print progress on `err` (the caller knows if it is a tty)
+};
+
+int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err);
+// Re-runs a saved case; writes its history as JSON lines to `history_out_path` when not empty.
+int replay_main(const std::string& case_path, const std::string& history_out_path,
+                std::ostream& out, std::ostream& err);
+// Judges a history file; `json` prints the checker's JSON report instead of text.
+int check_main(const std::string& history_path, bool json, std::ostream& out, std::ostream& err);
+
+}  // namespace seqby::scenarios

@@ -1,0 +1,203 @@
+#include "seqby/scenarios/sim_commands.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "seqby/properties/checker.h"
+#include "seqby/properties/history_io.h"
+#include "seqby/scenarios/case_io.h"
+#include "seqby/scenarios/catalog.h"
+#include "seqby/scenarios/run.h"
+
+namespace seqby::scenarios {
+namespace {
+
+bool parse_u64(const std::string& text, std::uint64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  std::uint64_t v = 0;
+  for (char ch : text) {
+    if (ch < '0' || ch > '9') return false;
+    const std::uint64_t digit = static_cast<std::uint64_t>(ch - '0');
+    if (v > (~0ull - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  *out = v;
+  return true;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+bool looks_like_file(const std::string& s) {
+  return s.find('/') != std::string::npos || s.find('.') != std::string::npos ||
+         std::filesystem::exists(s);
+}
+
+// `seqby sim --scenario NAME` for an engine scenario: its assertions, once per seed.
+int run_named_scenario(const Scenario& s, const SeedRange& range, std::ostream& out) {
+  std::uint64_t failed = 0;
+  for (std::uint64_t seed = range.first;; ++seed) {
+    ScenarioContext ctx{out, "", seed, ""};
+    out << "scenario " << s.name << " seed " << seed << "\n";
+    if (!s.run_sim(ctx).passed()) {
+      ++failed;
+      out << "FAILED: scenario " << s.name << " seed " << seed
+          << "; replay: seqby sim --scenario " << s.name << " --seed " << seed << "\n";
+    }
+    if (seed == range.last) break;
+  }
+  return failed == 0 ? kExitHeld : kExitPropertyFailed;
+}
+
+}  // namespace
+
+Result<SeedRange> parse_seed_range(const std::string& text) {
+  SeedRange r;
+  const auto dots = text.find("..");
+  if (dots == std::string::npos) {
+    if (!parse_u64(text, &r.first)) {
+      return make_error(Errc::invalid, "seed '" + text + "': expected a decimal number");
+    }
+    r.last = r.first;
+    return r;
+  }
+  if (!parse_u64(text.substr(0, dots), &r.first) || !parse_u64(text.substr(dots + 2), &r.last)) {
+    return make_error(Errc::invalid,
+                      "--seeds '" + text + "': expected A..B with decimal numbers A <= B");
+  }
+  if (r.first > r.last) {
+    return make_error(Errc::invalid, "--seeds '" + text + "': the range is empty (A > B)");
+  }
+  return r;
+}
+
+int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
+  SeedRange range;
+  const bool seeds_given = args.seed.has_value() || !args.seeds.empty();
+  if (args.seed.has_value() && !args.seeds.empty()) {
+    err << "seqby sim: --seed and --seeds exclude each other\n";
+    return kExitBadInput;
+  }
+  if (args.seed.has_value()) range = SeedRange{*args.seed, *args.seed};
+  if (!args.seeds.empty()) {
+    Result<SeedRange> parsed = parse_seed_range(args.seeds);
+    if (!parsed.ok()) {
+      err << "seqby sim: " << parsed.error().message << "\n";
+      return kExitBadInput;
+    }
+    range = parsed.value();
+  }
+  const auto& variants = known_variants();
+  if (std::find(variants.begin(), variants.end(), args.variant) == variants.end()) {
+    err << "seqby sim: --variant '" << args.variant << "': unknown variant (known: "
+        << join(variants) << ")\n";
+    return kExitBadInput;
+  }
+  if (args.jobs == 0) {
+    err << "seqby sim: --jobs 0: expected at least 1\n";
+    return kExitBadInput;
+  }
+
+  CampaignOptions options;
+  options.seed_first = range.first;
+  options.seed_last = range.last;
+  options.jobs = args.jobs;
+  options.check_determinism = args.check_determinism;
+  if (!args.scenario.empty() && args.scenario != "default") {
+    if (const Scenario* s = find_scenario(args.scenario)) {
+      return run_named_scenario(*s, range, out);
+    }
+    if (!looks_like_file(args.scenario)) {
+      std::vector<std::string> names{"default"};
+      for (const auto& s : all_scenarios()) names.push_back(s.name);
+      err << "seqby sim: --scenario '" << args.scenario
+          << "': neither a case file nor a scenario name (known: " << join(names) << ")\n";
+      return kExitBadInput;
+    }
+    Result<sim::SimCase> loaded = load_case(args.scenario);
+    if (!loaded.ok()) {
+      err << "seqby sim: " << loaded.error().message << "\n";
+      return kExitBadInput;
+    }
+    sim::SimCase base = std::move(loaded).value();
+    if (!seeds_given) options.seed_first = options.seed_last = base.seed;
+    options.make_case = [base](std::uint64_t seed) {
+      sim::SimCase c = base;
+      c.seed = seed;
+      return c;
+    };
+  }
+  options.save_failures_dir =
+      args.save_failures_dir.empty() ? kDefaultFailuresDir : args.save_failures_dir;
+  // Failing cases need the directory; one made here is removed again when nothing failed.
+  const std::string dir = options.save_failures_dir;
+  std::error_code ec;
+  const bool dir_existed = std::filesystem::is_directory(dir, ec);
+  if (!dir_existed) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      err << "seqby sim: --save-failures '" << dir << "': " << ec.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (args.progress) {
+    options.progress = [&err](const SeedOutcome& s) {
+      err << "\r" << s.done << "/" << s.total << " seeds" << (s.passed ? "" : " (a failure)")
+          << std::flush;
+      if (s.done == s.total) err << "\n";
+    };
+  }
+  const CampaignResult result = run_campaign(options);
+  if (!dir_existed && result.failed == 0) std::filesystem::remove(dir, ec);
+  out << (args.json ? render_campaign_json(result) : render_campaign_text(result));
+  if (args.json && result.failed > 0) {
+    for (std::uint64_t seed : result.failed_seeds) {
+      auto saved = result.saved_cases.find(seed);
+      err << "seqby sim: seed " << seed << " failed"
+          << (saved != result.saved_cases.end() ? "; case saved to " + saved->second +
+                                                      "; replay: seqby replay " + saved->second
+                                                : "; rerun: seqby sim --seed " + std::to_string(seed))
+          << "\n";
+    }
+  }
+  return result.failed == 0 ? kExitHeld : kExitPropertyFailed;
+}
+
+int replay_main(const std::string& case_path, const std::string& history_out_path,
+                std::ostream& out, std::ostream& err) {
+  Result<sim::SimCase> loaded = load_case(case_path);
+  if (!loaded.ok()) {
+    err << "seqby replay: " << loaded.error().message << "\n";
+    return kExitBadInput;
+  }
+  const RunResult r = run_case(loaded.value());
+  out << r.summary;
+  if (!history_out_path.empty()) {
+    std::ofstream file(history_out_path, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      err << "seqby replay: --history '" << history_out_path << "': cannot write\n";
+      return kExitBadInput;
+    }
+    properties::write_history(file, r.history);
+  }
+  if (!r.passed) out << "replay: seqby replay " << case_path << "\n";
+  return r.passed ? kExitHeld : kExitPropertyFailed;
+}
+
+int check_main(const std::string& history_path, bool json, std::ostream& out, std::ostream& err) {
+  Result<std::vector<HistoryRecord>> history = properties::read_history_file(history_path);
+  if (!history.ok()) {
+    err << "seqby check: " << history.error().message << "\n";
+    return kExitBadInput;
+  }
+  const properties::CheckReport report = properties::check_history(history.value(), {});
+  out << (json ? properties::render_report_json(report) + "\n"
+               : properties::render_report_text(report, &history.value()));
+  return report.ok() ? kExitHeld : kExitPropertyFailed;
+}
+
+}  // namespace seqby::scenarios

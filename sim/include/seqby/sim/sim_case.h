@@ -1,0 +1,106 @@
+// SimCase: one simulated run, fully expanded (DESIGN.md section 2): the publish schedule with
+// each event's handler behaviour, the engine and link options, the link fault rates and the
+// explicit, timed fault schedule. A case is self-contained: it replays the same run even after
+// the generator (generate_case) changes, because nothing in a run is drawn from the seed except
+// link latencies and link faults, which come from named sub-streams of case.seed.
+// It does not say how the run is checked; that is the driver's business (scenarios/run.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "seqby/core/engine_options.h"
+#include "seqby/sim/faults.h"
+#include "seqby/sim/sim_link.h"
+
+namespace seqby::sim {
+
+// What the test handler does with one event, on every delivery of it, on any instance.
+struct EventBehaviour {
+  std::uint64_t duration_ms = 5;         // time the handler body takes
+  std::uint32_t transient_failures = 0;  // the first N calls (counted across instances) fail
+  bool poison = false;                   // every call fails: the partition halts on it
+  std::uint64_t slow_ms = 0;             // extra time each call takes (slow_handler)
+  friend bool operator==(const EventBehaviour&, const EventBehaviour&) = default;
+};
+
+struct CaseEvent {
+  std::uint64_t at_ms = 0;  // publish time (publisher's clock = global time)
+  std::string key;          // partition key
+  std::int64_t seq = 0;     // per-key sequence number, 1, 2, 3, ... in publish order
+  std::string type = "created";
+  EventBehaviour behaviour;
+  friend bool operator==(const CaseEvent&, const CaseEvent&) = default;
+};
+
+// The engine settings a case fixes (owner id, category and group come from the world).
+struct CaseEngineOptions {
+  std::uint64_t lease_ttl_ms = 3000;
+  std::uint64_t heartbeat_interval_ms = 1000;
+  std::uint64_t discovery_interval_ms = 1000;
+  std::uint64_t poll_interval_ms = 50;
+  std::uint32_t retry_count_max = 3;
+  std::uint64_t retry_backoff_ms = 100;
+  std::uint64_t retry_backoff_max_ms = 2000;
+  std::uint32_t transport_retry_count_max = 20;
+  std::uint64_t stop_wait_max_ms = 30000;
+  friend bool operator==(const CaseEngineOptions&, const CaseEngineOptions&) = default;
+};
+
+inline constexpr const char* kCorrectVariant = "correct";
+
+struct SimCase {
+  std::uint64_t seed = 1;
+  std::string variant = kCorrectVariant;
+  std::string scenario = "default";
+  std::string category = "order";
+  std::string group = "billing";
+  std::uint32_t instance_count = 3;
+  std::vector<std::string> keys;    // every key that has events, sorted
+  std::vector<CaseEvent> events;    // sorted by at_ms (ties: generation order)
+  CaseEngineOptions engine;
+  SimLinkOptions link;
+  SwarmConfig swarm;                // link fault rates (handler/schedule kinds: informative)
+  FaultSchedule schedule;           // instance faults, all before run_ms
+  std::uint64_t run_ms = 10'000;    // end of the active phase (faults stop here)
+  std::uint64_t liveness_ms = 60'000;  // the liveness phase lasts at most this long
+};
+
+// The engine options of instance `owner_id` in a run of `c`.
+EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id);
+
+// How generate_case shapes a seed's case.
+struct CaseTemplate {
+  std::string scenario = "default";
+  std::uint32_t instance_count = 3;
+  std::uint32_t key_count = 16;
+  std::uint32_t event_count = 1000;
+  std::uint64_t publish_span_ms = 20'000;     // events are published over [0, span)
+  std::uint64_t duration_ms_min = 1;          // handler body time, drawn per event
+  std::uint64_t duration_ms_max = 20;
+  std::uint64_t run_ms = 25'000;
+  std::uint64_t liveness_ms = 60'000;
+  bool faults = true;                         // false: SwarmConfig::none()
+  SwarmBounds bounds = default_bounds();
+  std::uint32_t poison_rate_ppm_max = 2'000;  // poison halts a key: keep it rare
+  CaseEngineOptions engine;
+  SimLinkOptions link;
+
+  static SwarmBounds default_bounds();
+};
+
+// Draws a whole case from named sub-streams of `seed` ("case/keys", "case/events", "swarm",
+// "schedule", "handler", ...), so adding a component does not reshuffle the others.
+SimCase generate_case(std::uint64_t seed, const CaseTemplate& tmpl = {});
+
+// The events of `key`, in seq order.
+std::vector<CaseEvent> events_of(const SimCase& c, const std::string& key);
+
+// The seq of the first poison event of `key`, or 0 when there is none.
+std::int64_t first_poison_seq(const SimCase& c, const std::string& key);
+
+// Short summary: "seed=7 scenario=default variant=correct instances=3 keys=16 events=1000 ...".
+std::string describe_case(const SimCase& c);
+
+}  // namespace seqby::sim

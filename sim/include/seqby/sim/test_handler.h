@@ -1,0 +1,73 @@
+// TestHandler: the handler every simulated run uses. It reads the event's per-key `seq` from its
+// JSON data, takes the event's planned time (runtime.sleep_ms), fails as its behaviour says
+// (transient failures counted per event across retries AND instances, poison always), and then
+// commits through the fenced effect sink (HandlerContext::commit(seq, event id)). It succeeds
+// only when the sink accepted the commit or already had it. The plan and the counters live in a
+// HandlerPlan the world owns, so a crash or a failover does not reset them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "seqby/core/handler.h"
+#include "seqby/core/runtime.h"
+#include "seqby/sim/faults.h"
+#include "seqby/sim/sim_case.h"
+
+namespace seqby::sim {
+
+// What the handlers do per event, and what they did: shared by every instance of a world.
+class HandlerPlan {
+ public:
+  // `observer` is told of a handler fault when an event carrying it is first handled (may be
+  // null). REQUIRES: `observer` outlives the plan.
+  HandlerPlan(const SimCase& c, FaultObserver* observer);
+
+  // The behaviour of (key, seq); the default behaviour when the case has no such event.
+  const EventBehaviour& behaviour(const std::string& key, std::int64_t seq) const;
+  // Reports the event's handler faults the first time any instance handles it.
+  void on_first_call(const std::string& node, const std::string& key, std::int64_t seq);
+  // Whether this call must fail as a transient failure (and counts it).
+  bool take_transient_failure(const std::string& key, std::int64_t seq);
+
+  // What each node is handling right now (for scenarios that strike at a moment).
+  struct Inside {
+    std::string key;
+    std::int64_t seq = 0;
+  };
+  std::map<std::string, Inside>& inside() { return inside_; }
+  const std::map<std::string, Inside>& inside() const { return inside_; }
+  std::uint64_t calls() const { return calls_; }
+
+ private:
+  using EventKey = std::pair<std::string, std::int64_t>;
+  std::map<EventKey, EventBehaviour> plan_;
+  std::map<EventKey, std::uint32_t> failures_;
+  std::set<EventKey> seen_;
+  std::map<std::string, Inside> inside_;
+  EventBehaviour default_;
+  FaultObserver* observer_;
+  std::uint64_t calls_ = 0;
+  friend class TestHandler;
+};
+
+class TestHandler final : public Handler {
+ public:
+  // REQUIRES: `runtime` and `plan` outlive the handler. `node` is the instance's owner id.
+  TestHandler(Runtime& runtime, HandlerPlan& plan, std::string node);
+
+  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override;
+
+ private:
+  Runtime& runtime_;
+  HandlerPlan& plan_;
+  std::string node_;
+};
+
+// The event data the publisher writes for (key, seq): {"client_id":"<key>","seq":<seq>}.
+std::string event_data_json(const std::string& key, std::int64_t seq);
+
+}  // namespace seqby::sim

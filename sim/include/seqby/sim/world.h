@@ -1,0 +1,128 @@
+// World: one simulated run of a SimCase. It builds the virtual-time Scheduler, the simulated
+// server (SimRedis), one SimRuntime per engine instance plus a fault-free publisher, and per
+// instance incarnation the chain SimRedisLink -> FaultyLink -> RedisBroker -> Engine with a
+// TestHandler. Instance faults come from the case's schedule (FaultInjector), link faults from
+// the case's rates, handler faults from the events' behaviours; every one is counted and recorded.
+//
+// The history it returns stands in the order the server DECIDED things (what the checker
+// assumes): a record made right after a broker reply is placed where the server ran that command,
+// not where its reply arrived (a stalled instance may get a reply seconds later). A commit the
+// effect sink accepted but whose reply never reached its instance (it crashed, or the reply was
+// lost and no retry told it) is recorded by the world, marked as such. Same case => same history,
+// byte for byte. It does not judge the history: see scenarios/run.h.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seqby/core/history.h"
+#include "seqby/sim/faults.h"
+#include "seqby/sim/scheduler.h"
+#include "seqby/sim/sim_case.h"
+#include "seqby/sim/sim_redis.h"
+#include "seqby/sim/test_handler.h"
+
+namespace seqby::sim {
+
+// The owner id of `instance` in its `incarnation` (1, 2, ...): "i0-g1". No colon.
+std::string owner_id_for(std::uint32_t instance, std::uint32_t incarnation);
+
+struct WorldStats {
+  std::uint64_t events_published = 0;
+  std::uint64_t events_committed = 0;  // accepted by the effect sink (server side)
+  std::uint64_t sim_ms = 0;            // virtual time at the end
+  std::uint64_t scheduler_steps = 0;
+  std::uint64_t redis_commands = 0;
+  std::uint64_t handler_calls = 0;
+  std::uint64_t restarts = 0;
+  bool liveness_reached = false;       // every committable event was committed in time
+  std::uint64_t liveness_ms_used = 0;  // how long the liveness phase took
+};
+
+class World {
+ public:
+  // REQUIRES: c.instance_count >= 1; the case's schedule targets exist.
+  explicit World(const SimCase& c);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  // The whole run: start(), run_active(), run_liveness(), stop_engines().
+  void run();
+
+  // Phases, for drivers that act between them (scenarios).
+  void start();                      // run header, engines, publisher, fault schedule
+  void run_active();                 // until case.run_ms
+  // Runs until `done()` holds or global time `limit_ms`; false when the limit came first.
+  bool run_until(const std::function<bool()>& done, std::uint64_t limit_ms);
+  void run_liveness();               // faults off, everyone up; until all_committed() or bound
+  void stop_engines();               // graceful stop of every live engine (bounded)
+
+  // The history in decision order, indices 0, 1, 2, ... (call once, after the run).
+  std::vector<HistoryRecord> take_history();
+
+  // --- for scenarios and reports ---
+  const SimCase& sim_case() const { return case_; }
+  Scheduler& scheduler() { return scheduler_; }
+  SimRedis& redis() { return redis_; }
+  HandlerPlan& plan() { return plan_; }
+  std::uint64_t now_ms() const { return scheduler_.now_ms(); }
+  std::string owner_id(std::uint32_t instance) const;
+  bool is_down(std::uint32_t instance) const;
+  // The instance whose live engine holds `key` (not halted-aware), if any.
+  std::optional<std::uint32_t> holder_of(const std::string& key) const;
+  // The instance whose handler is inside an event of `key` right now, if any.
+  std::optional<std::uint32_t> inside(const std::string& key, std::int64_t* seq = nullptr) const;
+  // Applies an instance fault now (recorded and counted like a scheduled one).
+  void inject(const TimedFault& fault);
+  // Seq of the last commit the effect sink accepted for `key` (0: none).
+  std::int64_t accepted_seq(const std::string& key) const;
+  // Every event not behind a poison head was published and accepted by the sink.
+  bool all_committed() const;
+  bool publisher_done() const { return publisher_done_; }
+  FaultCounters faults() const;
+  WorldStats stats() const;
+
+ private:
+  struct Incarnation;
+  struct Instance;
+  class Sink;
+  class StampServer;
+  class StampObserver;
+  class InnerStampLink;
+  class OuterStampLink;
+
+  void bring_up(std::uint32_t instance);
+  void tear_down(std::uint32_t instance);
+  Task<void> publish_all();
+  void set_link_faults(bool enabled);
+
+  SimCase case_;
+  Scheduler scheduler_;
+  ServerClock server_clock_;
+  SimRedis redis_;
+  std::unique_ptr<Sink> sink_;
+  std::unique_ptr<StampObserver> observer_;
+  std::unique_ptr<FaultRecorder> recorder_;
+  HandlerPlan plan_;
+  Rng rng_;
+  std::vector<std::unique_ptr<StampServer>> servers_;  // kept to the end: late commands use them
+  std::vector<std::unique_ptr<Instance>> instances_;
+  std::unique_ptr<Instance> publisher_;
+  std::unique_ptr<FaultInjector> injector_;
+  std::map<std::string, std::int64_t> accepted_seq_;  // from the server's view of the sink
+  std::map<std::string, std::int64_t> target_seq_;    // what must be accepted in the end
+  std::uint64_t events_published_ = 0;
+  std::uint64_t restarts_ = 0;
+  std::uint64_t liveness_ms_used_ = 0;
+  bool liveness_reached_ = false;
+  bool link_faults_on_ = true;
+  bool publisher_done_ = false;
+  bool started_ = false;
+};
+
+}  // namespace seqby::sim

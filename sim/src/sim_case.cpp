@@ -1,0 +1,125 @@
+#include "seqby/sim/sim_case.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "seqby/sim/rng.h"
+
+namespace seqby::sim {
+
+EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id) {
+  EngineOptions o;
+  o.owner_id = owner_id;
+  o.category = c.category;
+  o.group = c.group;
+  o.lease_ttl_ms = c.engine.lease_ttl_ms;
+  o.heartbeat_interval_ms = c.engine.heartbeat_interval_ms;
+  o.discovery_interval_ms = c.engine.discovery_interval_ms;
+  o.poll_interval_ms = c.engine.poll_interval_ms;
+  o.retry_count_max = c.engine.retry_count_max;
+  o.retry_backoff_ms = c.engine.retry_backoff_ms;
+  o.retry_backoff_max_ms = c.engine.retry_backoff_max_ms;
+  o.transport_retry_count_max = c.engine.transport_retry_count_max;
+  o.stop_wait_max_ms = c.engine.stop_wait_max_ms;
+  return o;
+}
+
+SwarmBounds CaseTemplate::default_bounds() {
+  SwarmBounds b;
+  b.link_rate_ppm_max = 20'000;
+  b.handler_rate_ppm_max = 20'000;
+  b.schedule_rate_ppm_max = 50'000;
+  b.latency_ms_max = 200;
+  b.stall_ms_min = 100;
+  b.stall_ms_max = 5'000;
+  b.crash_downtime_ms_max = 5'000;
+  b.slow_handler_ms_max = 5'000;
+  b.transient_failures_max = 3;  // <= retry_count_max: a transient event never halts its key
+  return b;
+}
+
+SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
+  SEQBY_CHECK(t.instance_count >= 1 && t.key_count >= 1);
+  SEQBY_CHECK(t.duration_ms_min <= t.duration_ms_max);
+  SEQBY_CHECK(t.bounds.transient_failures_max <= t.engine.retry_count_max);
+  const Rng root(seed);
+  SimCase c;
+  c.seed = seed;
+  c.scenario = t.scenario;
+  c.instance_count = t.instance_count;
+  c.engine = t.engine;
+  c.link = t.link;
+  c.run_ms = t.run_ms;
+  c.liveness_ms = t.liveness_ms;
+
+  for (std::uint32_t k = 0; k < t.key_count; ++k) {
+    char name[32];
+    std::snprintf(name, sizeof name, "client-%02u", k);
+    c.keys.emplace_back(name);
+  }
+  std::sort(c.keys.begin(), c.keys.end());
+
+  c.swarm = t.faults ? SwarmConfig::draw(seed, t.bounds) : SwarmConfig::none();
+  if (!t.faults) c.swarm.bounds = t.bounds;
+  const FaultSetting poison = c.swarm.setting(FaultKind::handler_poison);
+  c.swarm.set(FaultKind::handler_poison, poison.enabled,
+              std::min(poison.rate_ppm, t.poison_rate_ppm_max));
+
+  // Publish times: uniform over the span, sorted; keys uniform; seq per key in time order.
+  Rng times = root.derive("case/times");
+  Rng keys = root.derive("case/keys");
+  Rng durations = root.derive("case/durations");
+  std::vector<std::uint64_t> at(t.event_count);
+  for (auto& a : at) a = t.publish_span_ms == 0 ? 0 : times.below(t.publish_span_ms);
+  std::sort(at.begin(), at.end());
+  std::vector<std::int64_t> next_seq(c.keys.size(), 1);
+  const Rng handler_rng = root.derive("case");
+  for (std::uint32_t i = 0; i < t.event_count; ++i) {
+    CaseEvent e;
+    e.at_ms = at[i];
+    const std::size_t k = keys.below(c.keys.size());
+    e.key = c.keys[k];
+    e.seq = next_seq[k]++;
+    e.behaviour.duration_ms = durations.uniform(t.duration_ms_min, t.duration_ms_max);
+    const HandlerFaults f = draw_handler_faults(
+        handler_rng, c.swarm, c.category + ":" + e.key + ":" + std::to_string(e.seq));
+    e.behaviour.transient_failures = f.transient_failures;
+    e.behaviour.poison = f.poison;
+    e.behaviour.slow_ms = f.slow_ms;
+    c.events.push_back(std::move(e));
+  }
+  c.schedule =
+      draw_fault_schedule(root.derive("case/faults"), c.swarm, c.instance_count, 0, c.run_ms);
+  return c;
+}
+
+std::vector<CaseEvent> events_of(const SimCase& c, const std::string& key) {
+  std::vector<CaseEvent> out;
+  for (const auto& e : c.events) {
+    if (e.key == key) out.push_back(e);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const CaseEvent& a, const CaseEvent& b) { return a.seq < b.seq; });
+  return out;
+}
+
+std::int64_t first_poison_seq(const SimCase& c, const std::string& key) {
+  std::int64_t first = 0;
+  for (const auto& e : c.events) {
+    if (e.key == key && e.behaviour.poison && (first == 0 || e.seq < first)) first = e.seq;
+  }
+  return first;
+}
+
+std::string describe_case(const SimCase& c) {
+  std::size_t poison = 0;
+  for (const auto& e : c.events) poison += e.behaviour.poison ? 1 : 0;
+  return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario + " variant=" + c.variant +
+         " instances=" + std::to_string(c.instance_count) +
+         " keys=" + std::to_string(c.keys.size()) + " events=" + std::to_string(c.events.size()) +
+         " poison=" + std::to_string(poison) + " scheduled_faults=" +
+         std::to_string(c.schedule.faults.size()) + " run_ms=" + std::to_string(c.run_ms) +
+         " liveness_ms=" + std::to_string(c.liveness_ms);
+}
+
+}  // namespace seqby::sim

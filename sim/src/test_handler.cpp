@@ -1,0 +1,76 @@
+#include "seqby/sim/test_handler.h"
+
+#include "seqby/core/json_flat.h"
+
+namespace seqby::sim {
+
+std::string event_data_json(const std::string& key, std::int64_t seq) {
+  JsonObject object;
+  object["client_id"] = key;
+  object["seq"] = seq;
+  return encode_json_object(object);
+}
+
+HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer) : observer_(observer) {
+  for (const CaseEvent& e : c.events) plan_[{e.key, e.seq}] = e.behaviour;
+}
+
+const EventBehaviour& HandlerPlan::behaviour(const std::string& key, std::int64_t seq) const {
+  auto it = plan_.find({key, seq});
+  return it == plan_.end() ? default_ : it->second;
+}
+
+void HandlerPlan::on_first_call(const std::string& node, const std::string& key,
+                                std::int64_t seq) {
+  if (!seen_.insert({key, seq}).second || observer_ == nullptr) return;
+  const EventBehaviour& b = behaviour(key, seq);
+  const std::string where = "key=" + key + " seq=" + std::to_string(seq);
+  if (b.transient_failures > 0) {
+    observer_->on_fault(FaultKind::handler_transient, node,
+                        where + " failures=" + std::to_string(b.transient_failures));
+  }
+  if (b.poison) observer_->on_fault(FaultKind::handler_poison, node, where);
+  if (b.slow_ms > 0) {
+    observer_->on_fault(FaultKind::slow_handler, node, where + " slow_ms=" + std::to_string(b.slow_ms));
+  }
+}
+
+bool HandlerPlan::take_transient_failure(const std::string& key, std::int64_t seq) {
+  const EventBehaviour& b = behaviour(key, seq);
+  std::uint32_t& failed = failures_[{key, seq}];
+  if (failed >= b.transient_failures) return false;
+  ++failed;
+  return true;
+}
+
+TestHandler::TestHandler(Runtime& runtime, HandlerPlan& plan, std::string node)
+    : runtime_(runtime), plan_(plan), node_(std::move(node)) {}
+
+Task<HandlerResult> TestHandler::handle(const Event& event, HandlerContext& context) {
+  Result<JsonObject> data = decode_json_object(event.data);
+  if (!data.ok()) co_return HandlerResult::failed("bad event data: " + data.error().message);
+  auto field = data.value().find("seq");
+  if (field == data.value().end() || !std::holds_alternative<std::int64_t>(field->second)) {
+    co_return HandlerResult::failed("event data has no integer seq");
+  }
+  const std::int64_t seq = std::get<std::int64_t>(field->second);
+  ++plan_.calls_;
+  plan_.on_first_call(node_, event.key, seq);
+  const EventBehaviour b = plan_.behaviour(event.key, seq);
+  plan_.inside_[node_] = HandlerPlan::Inside{event.key, seq};
+  co_await runtime_.sleep_ms(b.duration_ms + b.slow_ms);
+  plan_.inside_.erase(node_);
+  if (b.poison) co_return HandlerResult::failed("poison");
+  if (plan_.take_transient_failure(event.key, seq)) co_return HandlerResult::failed("transient");
+  Result<CommitReply> committed = co_await context.commit(seq, event.id);
+  if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
+  switch (committed.value().outcome) {
+    case CommitOutcome::accepted:
+    case CommitOutcome::duplicate: co_return HandlerResult::success();
+    case CommitOutcome::fenced: co_return HandlerResult::failed("commit fenced");
+    case CommitOutcome::out_of_order: co_return HandlerResult::failed("commit out of order");
+  }
+  co_return HandlerResult::failed("unknown commit outcome");
+}
+
+}  // namespace seqby::sim

@@ -1,0 +1,244 @@
+// World: wiring, phases and instance lifecycle. The decision-order bookkeeping (stamps, the
+// sink, the server's view of commits) is in world_stamps.cpp.
+#include "seqby/sim/world.h"
+
+#include <algorithm>
+
+#include "seqby/core/engine.h"
+#include "seqby/redis/redis_broker.h"
+#include "seqby/sim/faulty_link.h"
+#include "seqby/sim/sim_link.h"
+#include "seqby/sim/sim_runtime.h"
+#include "world_internal.h"
+
+namespace seqby::sim {
+
+std::string owner_id_for(std::uint32_t instance, std::uint32_t incarnation) {
+  return "i" + std::to_string(instance) + "-g" + std::to_string(incarnation);
+}
+
+namespace {
+
+// Graceful stop of one engine; sets *done when it returns.
+Task<void> stop_engine(Engine& engine, bool* done) {
+  co_await engine.stop();
+  *done = true;
+}
+
+}  // namespace
+
+World::World(const SimCase& c)
+    : case_(c),
+      server_clock_(scheduler_),
+      redis_(server_clock_),
+      sink_(std::make_unique<Sink>(*this)),
+      observer_(std::make_unique<StampObserver>(*this)),
+      recorder_(std::make_unique<FaultRecorder>(scheduler_.clock(), sink_.get())),
+      plan_(case_, observer_.get()),
+      rng_(Rng(c.seed).derive("world")) {
+  SEQBY_CHECK(case_.instance_count >= 1);
+  observer_->set_recorder(recorder_.get());
+  for (const auto& key : case_.keys) {
+    const std::int64_t poison = first_poison_seq(case_, key);
+    const auto events = events_of(case_, key);
+    target_seq_[key] = poison > 0 ? poison - 1 : static_cast<std::int64_t>(events.size());
+  }
+  std::vector<SimRuntime*> runtimes;
+  for (std::uint32_t i = 0; i < case_.instance_count; ++i) {
+    instances_.push_back(std::make_unique<Instance>(scheduler_, "i" + std::to_string(i)));
+    runtimes.push_back(&instances_.back()->runtime);
+  }
+  publisher_ = std::make_unique<Instance>(scheduler_, "publisher");
+  FaultHooks hooks;
+  hooks.on_crash = [this](std::uint32_t i) { tear_down(i); };
+  hooks.on_restart = [this](std::uint32_t i) {
+    ++restarts_;
+    bring_up(i);
+  };
+  injector_ = std::make_unique<FaultInjector>(scheduler_, runtimes, server_clock_, observer_.get(),
+                                              std::move(hooks));
+}
+
+World::~World() {
+  // Frames first (they point into the incarnations), then the objects they pointed at.
+  for (auto& instance : instances_) instance->runtime.crash();
+  publisher_->runtime.crash();
+  for (auto& instance : instances_) instance->live.reset();
+  publisher_->live.reset();
+}
+
+void World::bring_up(std::uint32_t i) {
+  Instance& instance = *instances_[i];
+  SEQBY_CHECK(!instance.live);
+  ++instance.incarnation;
+  const std::string owner = owner_id_for(i, instance.incarnation);
+  observer_->set_node(instance.runtime.name(), owner);
+  servers_.push_back(std::make_unique<StampServer>(*this, redis_, owner));
+  auto inc = std::make_unique<Incarnation>(*this, instance.runtime, *servers_.back(), owner,
+                                           rng_.derive("link/" + owner), true);
+  inc->faulty->set_enabled(link_faults_on_);
+  inc->handler = std::make_unique<TestHandler>(instance.runtime, plan_, owner);
+  inc->engine = std::make_unique<Engine>(instance.runtime, *inc->broker, *sink_, *inc->handler,
+                                         engine_options_for(case_, owner));
+  instance.live = std::move(inc);
+  instance.live->engine->start();
+}
+
+void World::tear_down(std::uint32_t i) {
+  Instance& instance = *instances_[i];
+  // The runtime already destroyed every frame; now the objects they used.
+  plan_.inside().erase(owner_id(i));
+  instance.live.reset();
+}
+
+void World::set_link_faults(bool enabled) {
+  link_faults_on_ = enabled;
+  for (auto& instance : instances_) {
+    if (instance->live) instance->live->faulty->set_enabled(enabled);
+  }
+}
+
+std::string World::owner_id(std::uint32_t i) const {
+  return owner_id_for(i, instances_.at(i)->incarnation);
+}
+
+bool World::is_down(std::uint32_t i) const { return !instances_.at(i)->live; }
+
+std::optional<std::uint32_t> World::holder_of(const std::string& key) const {
+  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
+    const auto& live = instances_[i]->live;
+    if (!live) continue;
+    for (const auto& p : live->engine->held()) {
+      if (p.key == key) return i;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint32_t> World::inside(const std::string& key, std::int64_t* seq) const {
+  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
+    if (!instances_[i]->live) continue;
+    auto it = plan_.inside().find(owner_id(i));
+    if (it != plan_.inside().end() && it->second.key == key) {
+      if (seq != nullptr) *seq = it->second.seq;
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+void World::inject(const TimedFault& fault) { injector_->inject(fault); }
+
+std::int64_t World::accepted_seq(const std::string& key) const {
+  auto it = accepted_seq_.find(key);
+  return it == accepted_seq_.end() ? 0 : it->second;
+}
+
+bool World::all_committed() const {
+  if (!publisher_done_) return false;
+  for (const auto& [key, target] : target_seq_) {
+    if (accepted_seq(key) < target) return false;
+  }
+  return true;
+}
+
+FaultCounters World::faults() const { return recorder_->counters(); }
+
+WorldStats World::stats() const {
+  WorldStats s;
+  s.events_published = events_published_;
+  for (const auto& [key, seq] : accepted_seq_) s.events_committed += static_cast<std::uint64_t>(seq);
+  s.sim_ms = scheduler_.now_ms();
+  s.scheduler_steps = scheduler_.step_count();
+  s.redis_commands = sink_->command_count();
+  s.handler_calls = plan_.calls();
+  s.restarts = restarts_;
+  s.liveness_reached = liveness_reached_;
+  s.liveness_ms_used = liveness_ms_used_;
+  return s;
+}
+
+// --- phases ---------------------------------------------------------------------------------
+
+void World::start() {
+  SEQBY_CHECK(!started_);
+  started_ = true;
+  sink_->record_header();
+  publisher_->live = std::make_unique<Incarnation>(*this, publisher_->runtime,
+                                                   *servers_.emplace_back(std::make_unique<StampServer>(
+                                                       *this, redis_, std::string())),
+                                                   std::string(), rng_.derive("link/publisher"),
+                                                   false);
+  for (std::uint32_t i = 0; i < instances_.size(); ++i) bring_up(i);
+  publisher_->runtime.spawn("publisher", publish_all());
+  injector_->apply(case_.schedule);
+}
+
+void World::run_active() { scheduler_.run_until(case_.run_ms); }
+
+bool World::run_until(const std::function<bool()>& done, std::uint64_t limit_ms) {
+  scheduler_.run_until(done, limit_ms);
+  return done();
+}
+
+void World::run_liveness() {
+  const std::uint64_t start_ms = scheduler_.now_ms();
+  sink_->record_liveness_marker();
+  injector_->stop();
+  set_link_faults(false);
+  liveness_reached_ = run_until([this] { return all_committed(); }, start_ms + case_.liveness_ms);
+  liveness_ms_used_ = scheduler_.now_ms() - start_ms;
+}
+
+void World::stop_engines() {
+  std::vector<std::unique_ptr<bool>> done;
+  for (auto& instance : instances_) {
+    if (!instance->live) continue;
+    done.push_back(std::make_unique<bool>(false));
+    instance->runtime.spawn("stop", stop_engine(*instance->live->engine, done.back().get()));
+  }
+  const auto all_done = [&done] {
+    return std::all_of(done.begin(), done.end(), [](const auto& d) { return *d; });
+  };
+  scheduler_.run_until(all_done, scheduler_.now_ms() + case_.engine.stop_wait_max_ms + 10'000);
+}
+
+void World::run() {
+  start();
+  run_active();
+  run_liveness();
+  stop_engines();
+}
+
+Task<void> World::publish_all() {
+  Runtime& rt = publisher_->runtime;
+  redis::RedisBroker& broker = *publisher_->live->broker;
+  for (const CaseEvent& e : case_.events) {
+    const std::uint64_t now = rt.clock().now_ms();
+    if (e.at_ms > now) co_await rt.sleep_ms(e.at_ms - now);
+    const PartitionRef partition{case_.category, e.key};
+    const std::string data = event_data_json(e.key, e.seq);
+    for (std::uint32_t attempt = 1;; ++attempt) {
+      Result<std::string> id = co_await broker.publish(partition, e.type, data);
+      if (id.ok()) {
+        ++events_published_;
+        HistoryRecord r;
+        r.time_ms = rt.clock().now_ms();
+        r.op = HistoryOp::publish;
+        r.category = case_.category;
+        r.key = e.key;
+        r.event_id = id.value();
+        r.seq = e.seq;
+        if (e.behaviour.poison) r.detail = "poison";
+        sink_->record(std::move(r));
+        break;
+      }
+      // The publisher's link has no faults: a failure here is a simulator bug.
+      SEQBY_CHECK(attempt < 10 && "the publisher could not publish");
+      co_await rt.sleep_ms(10);
+    }
+  }
+  publisher_done_ = true;
+}
+
+}  // namespace seqby::sim

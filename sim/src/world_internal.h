@@ -1,0 +1,152 @@
+// The World's private parts: one instance's objects, and the decision-order machinery.
+//
+// Decision order: every command the server runs gets a stamp (a world-wide counter). The link
+// chain of an incarnation is OuterStampLink -> FaultyLink -> InnerStampLink -> SimRedisLink ->
+// StampServer. The inner link learns the stamp of its command (the link is FIFO: its k-th command
+// is its server's k-th execution) and leaves it for the calling task; the outer link, when a reply
+// does come through, publishes that stamp as the node's decision stamp right before returning to
+// the broker, and the engine records synchronously after the broker returns. So a record about a
+// broker reply is sorted to where its command ran; every other record to "now".
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seqby/core/engine.h"
+#include "seqby/redis/redis_broker.h"
+#include "seqby/sim/faulty_link.h"
+#include "seqby/sim/sim_link.h"
+#include "seqby/sim/sim_runtime.h"
+#include "seqby/sim/world.h"
+
+namespace seqby::sim {
+
+// An accepted fenced_commit or fenced_ack as the server saw it.
+struct ServerDecision {
+  HistoryOp op = HistoryOp::commit;  // commit or ack
+  std::string event_id;              // ack: the entry acknowledged
+  std::uint64_t stamp = 0;
+  std::uint64_t time_ms = 0;
+  std::string token;  // O:N
+  std::string category;
+  std::string key;
+  std::string group;
+  std::int64_t seq = 0;
+  std::string effect;
+};
+
+// The history sink: keeps (sort key, arrival, record) and sorts at the end.
+class World::Sink final : public HistorySink {
+ public:
+  explicit Sink(World& world) : world_(world) {}
+  void record(HistoryRecord record) override;
+  void record_header();
+  void record_liveness_marker();
+
+  // Stamps.
+  std::uint64_t next_stamp() { return ++stamp_count_; }
+  std::uint64_t command_count() const { return stamp_count_; }
+  void set_decision_stamp(const std::string& node, std::uint64_t stamp) {
+    decision_stamp_[node] = stamp;
+  }
+  void add_server_commit(ServerDecision commit) { server_commits_.push_back(std::move(commit)); }
+
+  std::vector<HistoryRecord> take();
+
+ private:
+  struct Pending {
+    std::uint64_t sort_key;
+    HistoryRecord record;
+  };
+  World& world_;
+  std::uint64_t stamp_count_ = 0;
+  std::map<std::string, std::uint64_t> decision_stamp_;
+  std::vector<Pending> pending_;
+  std::vector<ServerDecision> server_commits_;
+};
+
+// One incarnation's (or the publisher's) server endpoint: stamps each command it forwards.
+class World::StampServer final : public SimServer {
+ public:
+  StampServer(World& world, SimRedis& redis, std::string node);
+  redis::Reply execute(const redis::Command& command) override;
+  // The stamp of this server's k-th execution (0-based). REQUIRES: it ran.
+  std::uint64_t stamp_at(std::uint64_t k) const { return stamps_.at(k); }
+
+ private:
+  World& world_;
+  SimRedis& redis_;
+  std::string node_;
+  std::vector<std::uint64_t> stamps_;
+  std::string commit_sha_;
+  std::string ack_sha_;
+};
+
+// Maps instance runtime names ("i0") to the current owner id ("i0-g2") for fault records, and
+// forwards to the FaultRecorder.
+class World::StampObserver final : public FaultObserver {
+ public:
+  explicit StampObserver(World& world) : world_(world) {}
+  void set_recorder(FaultRecorder* recorder) { recorder_ = recorder; }
+  void set_node(const std::string& runtime_name, const std::string& owner) {
+    names_[runtime_name] = owner;
+  }
+  void on_fault(FaultKind kind, std::string_view node, std::string_view detail) override;
+
+ private:
+  World& world_;
+  FaultRecorder* recorder_ = nullptr;
+  std::map<std::string, std::string, std::less<>> names_;
+};
+
+class World::InnerStampLink final : public redis::RedisLink {
+ public:
+  InnerStampLink(redis::RedisLink& inner, StampServer& server) : inner_(inner), server_(server) {}
+  Task<Result<redis::Reply>> execute(redis::Command command) override;
+  // The stamp the last successful command of the task with `context` got; 0 if none.
+  std::uint64_t take_stamp(void* context);
+
+ private:
+  redis::RedisLink& inner_;
+  StampServer& server_;
+  std::uint64_t sent_ = 0;
+  std::map<void*, std::uint64_t> stamp_by_task_;
+};
+
+class World::OuterStampLink final : public redis::RedisLink {
+ public:
+  OuterStampLink(World& world, redis::RedisLink& inner, InnerStampLink& stamps, std::string node)
+      : world_(world), inner_(inner), stamps_(stamps), node_(std::move(node)) {}
+  Task<Result<redis::Reply>> execute(redis::Command command) override;
+
+ private:
+  World& world_;
+  redis::RedisLink& inner_;
+  InnerStampLink& stamps_;
+  std::string node_;
+};
+
+// One engine incarnation (or the publisher, without faults, handler or engine).
+struct World::Incarnation {
+  Incarnation(World& world, SimRuntime& runtime, StampServer& server, const std::string& node,
+              Rng rng, bool with_faults);
+
+  std::unique_ptr<SimRedisLink> link;
+  std::unique_ptr<InnerStampLink> inner;
+  std::unique_ptr<FaultyLink> faulty;  // null for the publisher
+  std::unique_ptr<OuterStampLink> outer;
+  std::unique_ptr<redis::RedisBroker> broker;
+  std::unique_ptr<TestHandler> handler;
+  std::unique_ptr<Engine> engine;
+};
+
+struct World::Instance {
+  Instance(Scheduler& scheduler, std::string name) : runtime(scheduler, std::move(name)) {}
+  SimRuntime runtime;
+  std::uint32_t incarnation = 0;
+  std::unique_ptr<Incarnation> live;  // null while down
+};
+
+}  // namespace seqby::sim

@@ -1,0 +1,259 @@
+// The World's decision-order machinery (see world_internal.h): stamping links and server, the
+// sink that sorts records to where the server decided them, and the server's view of commits.
+#include <algorithm>
+#include <tuple>
+
+#include "seqby/redis/scripts.h"
+#include "seqby/sim/sha1.h"
+#include "world_internal.h"
+
+namespace seqby::sim {
+namespace {
+
+// Reads the context of the awaiting Task without suspending it (see task.h: not an aggregate).
+struct ContextProbe {
+  ContextProbe() {}
+  void* context = nullptr;
+  bool await_ready() const noexcept { return false; }
+  template <typename P>
+  bool await_suspend(std::coroutine_handle<P> h) noexcept {
+    context = detail::context_of(h);
+    return false;
+  }
+  void* await_resume() const noexcept { return context; }
+};
+
+// Records made right after a broker reply: sorted to where the server ran that command.
+bool is_decision(HistoryOp op) {
+  switch (op) {
+    case HistoryOp::publish:
+    case HistoryOp::acquire:
+    case HistoryOp::renew:
+    case HistoryOp::release:
+    case HistoryOp::read:
+    case HistoryOp::read_fenced:
+    case HistoryOp::ack:
+    case HistoryOp::ack_fenced:
+    case HistoryOp::commit:
+    case HistoryOp::commit_fenced:
+    case HistoryOp::commit_rejected:
+    case HistoryOp::reclaim: return true;
+    default: return false;
+  }
+}
+
+// Whether `c` runs the script with `source` / `sha` (EVALSHA sha, or EVAL source).
+bool runs_script(const redis::Command& c, const std::string& sha, const char* source) {
+  if (c.size() < 3) return false;
+  if (c[0] == "EVALSHA" || c[0] == "evalsha") return c[1] == sha;
+  if (c[0] == "EVAL" || c[0] == "eval") return source != nullptr && c[1] == source;
+  return false;
+}
+
+// "C:K" (the category may hold colons, the key never does).
+bool split_stream(const std::string& stream, std::string* category, std::string* key) {
+  const auto colon = stream.rfind(':');
+  if (colon == std::string::npos) return false;
+  *category = stream.substr(0, colon);
+  *key = stream.substr(colon + 1);
+  return true;
+}
+
+// fenced_commit: {EVAL*, s, "3", lease, "C:K:__sink__:G", effects, token, seq, effect}, accepted.
+bool parse_commit(const redis::Command& c, const redis::Reply& reply, ServerDecision* out) {
+  if (c.size() != 9 || c[2] != "3") return false;
+  if (reply.kind != redis::Reply::Kind::array || reply.elements.size() != 3 ||
+      reply.elements[0].str != "accepted") {
+    return false;
+  }
+  static constexpr std::string_view kSink = ":__sink__:";
+  const std::string& sink = c[4];
+  const auto at = sink.find(kSink);
+  if (at == std::string::npos || !split_stream(sink.substr(0, at), &out->category, &out->key)) {
+    return false;
+  }
+  out->op = HistoryOp::commit;
+  out->group = sink.substr(at + kSink.size());
+  out->token = c[6];
+  out->seq = std::stoll(c[7]);
+  out->event_id = c[8];  // the test handler's effect is the event id
+  return true;
+}
+
+// fenced_ack: {EVAL*, s, "2", lease, "C:K", token, group, id}, answered with an integer.
+bool parse_ack(const redis::Command& c, const redis::Reply& reply, ServerDecision* out) {
+  if (c.size() != 8 || c[2] != "2" || reply.kind != redis::Reply::Kind::integer) return false;
+  if (!split_stream(c[4], &out->category, &out->key)) return false;
+  out->op = HistoryOp::ack;
+  out->token = c[5];
+  out->group = c[6];
+  out->event_id = c[7];
+  return true;
+}
+
+}  // namespace
+
+// --- server ---------------------------------------------------------------------------------
+
+World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
+    : world_(world),
+      redis_(redis),
+      node_(std::move(node)),
+      commit_sha_(sha1_hex(redis::script_source("fenced_commit"))),
+      ack_sha_(sha1_hex(redis::script_source("fenced_ack"))) {}
+
+redis::Reply World::StampServer::execute(const redis::Command& command) {
+  const std::uint64_t stamp = world_.sink_->next_stamp();
+  stamps_.push_back(stamp);
+  redis::Reply reply = redis_.execute(command);
+  ServerDecision decision;
+  bool decided = false;
+  if (runs_script(command, commit_sha_, redis::script_source("fenced_commit"))) {
+    decided = parse_commit(command, reply, &decision);
+    if (decided) {
+      std::int64_t& last = world_.accepted_seq_[decision.key];
+      last = std::max(last, decision.seq);
+    }
+  } else if (runs_script(command, ack_sha_, redis::script_source("fenced_ack"))) {
+    decided = parse_ack(command, reply, &decision);
+  }
+  if (decided) {
+    decision.stamp = stamp;
+    decision.time_ms = world_.scheduler_.now_ms();
+    world_.sink_->add_server_commit(std::move(decision));
+  }
+  return reply;
+}
+
+// --- links ----------------------------------------------------------------------------------
+
+Task<Result<redis::Reply>> World::InnerStampLink::execute(redis::Command command) {
+  void* context = co_await ContextProbe();
+  const std::uint64_t k = sent_++;
+  Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
+  if (reply.ok()) stamp_by_task_[context] = server_.stamp_at(k);
+  co_return reply;
+}
+
+std::uint64_t World::InnerStampLink::take_stamp(void* context) {
+  auto it = stamp_by_task_.find(context);
+  if (it == stamp_by_task_.end()) return 0;
+  const std::uint64_t stamp = it->second;
+  stamp_by_task_.erase(it);
+  return stamp;
+}
+
+Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command) {
+  void* context = co_await ContextProbe();
+  Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
+  const std::uint64_t stamp = stamps_.take_stamp(context);
+  Sink& sink = *world_.sink_;
+  sink.set_decision_stamp(node_, reply.ok() && stamp > 0 ? 2 * stamp - 1 : 2 * sink.command_count());
+  co_return reply;
+}
+
+World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& server,
+                                const std::string& node, Rng rng, bool with_faults) {
+  link = std::make_unique<SimRedisLink>(runtime, server, rng.derive("latency"), world.case_.link);
+  inner = std::make_unique<InnerStampLink>(*link, server);
+  redis::RedisLink* next = inner.get();
+  if (with_faults) {
+    faulty = std::make_unique<FaultyLink>(*inner, runtime, rng.derive("faults"),
+                                          link_fault_rates(world.case_.swarm, world.case_.link.timeout_ms),
+                                          world.observer_.get(), node);
+    next = faulty.get();
+  }
+  outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
+  broker = std::make_unique<redis::RedisBroker>(*outer);
+}
+
+// --- faults ---------------------------------------------------------------------------------
+
+void World::StampObserver::on_fault(FaultKind kind, std::string_view node, std::string_view detail) {
+  SEQBY_CHECK(recorder_ != nullptr);
+  auto it = names_.find(node);
+  recorder_->on_fault(kind, it == names_.end() ? node : std::string_view(it->second), detail);
+}
+
+// --- sink -----------------------------------------------------------------------------------
+
+void World::Sink::record(HistoryRecord record) {
+  std::uint64_t sort_key = 2 * stamp_count_;
+  if (is_decision(record.op)) {
+    auto it = decision_stamp_.find(record.node);
+    if (it != decision_stamp_.end()) sort_key = it->second;
+  }
+  pending_.push_back(Pending{sort_key, std::move(record)});
+}
+
+// The run header and liveness marker of properties/markers.h (sim does not link properties).
+void World::Sink::record_header() {
+  const SimCase& c = world_.case_;
+  HistoryRecord r;
+  r.op = HistoryOp::fault;
+  r.detail = "run";
+  if (c.instance_count < 2 || c.keys.size() < 2) r.detail += " skip=parallel";
+  r.detail += " seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
+              " variant=" + c.variant + " instances=" + std::to_string(c.instance_count);
+  record(std::move(r));
+}
+
+void World::Sink::record_liveness_marker() {
+  HistoryRecord r;
+  r.time_ms = world_.scheduler_.now_ms();
+  r.op = HistoryOp::fault;
+  r.detail = "liveness_phase_start";
+  record(std::move(r));
+}
+
+std::vector<HistoryRecord> World::Sink::take() {
+  // Accepted commits and acks go where the server decided them (the first time, for an ack sent
+  // again after a lost reply); those no instance heard of are added, marked as such.
+  using DecisionKey = std::tuple<HistoryOp, std::string, std::string, std::string>;  // op token key event
+  std::map<DecisionKey, std::size_t> first;
+  for (std::size_t i = 0; i < server_commits_.size(); ++i) {
+    const ServerDecision& c = server_commits_[i];
+    first.try_emplace({c.op, c.token, c.key, c.event_id}, i);
+  }
+  std::vector<bool> heard(server_commits_.size(), false);
+  for (Pending& p : pending_) {
+    if (p.record.op != HistoryOp::commit && p.record.op != HistoryOp::ack) continue;
+    const std::string token = p.record.node + ":" + std::to_string(p.record.generation);
+    auto it = first.find({p.record.op, token, p.record.key, p.record.event_id});
+    if (it == first.end() || heard[it->second]) continue;
+    heard[it->second] = true;
+    p.sort_key = 2 * server_commits_[it->second].stamp - 1;
+  }
+  for (const auto& [key, i] : first) {
+    if (heard[i]) continue;
+    const ServerDecision& c = server_commits_[i];
+    HistoryRecord r;
+    r.time_ms = c.time_ms;
+    const auto colon = c.token.rfind(':');
+    r.node = c.token.substr(0, colon);
+    r.generation = colon == std::string::npos ? 0 : std::stoull(c.token.substr(colon + 1));
+    r.op = c.op;
+    r.category = c.category;
+    r.key = c.key;
+    r.group = c.group;
+    r.event_id = c.event_id;
+    if (c.op == HistoryOp::commit) r.seq = c.seq;
+    r.detail = "decided by the server; the reply never reached the instance (recorded by the world)";
+    pending_.push_back(Pending{2 * c.stamp - 1, std::move(r)});
+  }
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Pending& a, const Pending& b) { return a.sort_key < b.sort_key; });
+  std::vector<HistoryRecord> out;
+  out.reserve(pending_.size());
+  for (Pending& p : pending_) {
+    p.record.index = out.size();
+    out.push_back(std::move(p.record));
+  }
+  pending_.clear();
+  server_commits_.clear();
+  return out;
+}
+
+std::vector<HistoryRecord> World::take_history() { return sink_->take(); }
+
+}  // namespace seqby::sim
