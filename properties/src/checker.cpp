@@ -61,6 +61,7 @@ CheckReport Checker::run() {
 
 void Checker::prepass() {
   for (Property property : options_.skip) enabled_[static_cast<std::size_t>(property)] = false;
+  require_halt_record_ = options_.require_halt_record;
   std::uint64_t previous_index = 0;
   for (std::size_t i = 0; i < history_.size(); ++i) {
     const HistoryRecord& r = history_[i];
@@ -72,6 +73,13 @@ void Checker::prepass() {
     if (is_run_header(r)) {
       const RunHeader header = parse_run_header(r);
       for (const std::string& group : header.process_managers) pm_groups_.insert(group);
+      for (const std::string& demand : header.require) {
+        if (demand == "halt") {
+          require_halt_record_ = true;
+        } else {
+          note("run header #" + std::to_string(r.index) + " requires unknown '" + demand + "'");
+        }
+      }
       if (!options_.honor_header_skip) continue;
       for (const std::string& name : header.skip) {
         Property property;

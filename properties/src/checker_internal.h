@@ -159,6 +159,7 @@ class Checker {
   std::array<bool, kPropertyCount> enabled_{};
   std::array<std::uint64_t, kPropertyCount> listed_{};
   std::set<std::string> pm_groups_;
+  bool require_halt_record_ = false;
   std::set<std::string> lease_nodes_;
 
   std::vector<Stream> streams_;

@@ -5,8 +5,8 @@
 namespace seqby::properties::detail {
 
 void Checker::judge_no_loss() {
-  const bool judge_halts = enabled(Property::poison_halt) && enabled(Property::no_loss);
-  if (!enabled(Property::no_loss)) return;
+  const bool judge_halts = require_halt_record_ && enabled(Property::poison_halt);
+  if (!enabled(Property::no_loss) && !judge_halts) return;
   const std::string after_liveness =
       report_.counters.liveness_marker
           ? " by the end of the history (liveness phase from #" +

@@ -34,6 +34,7 @@ HistoryRecord run_header_record(const RunHeader& header) {
   record.detail = std::string(kRunMarker);
   if (!header.process_managers.empty()) record.detail += " pm=" + join(header.process_managers);
   if (!header.skip.empty()) record.detail += " skip=" + join(header.skip);
+  if (!header.require.empty()) record.detail += " require=" + join(header.require);
   for (const auto& [name, value] : header.extra) {
     SEQBY_CHECK(name.find_first_of(" =") == std::string::npos && !name.empty());
     SEQBY_CHECK(value.find(' ') == std::string::npos);
@@ -90,6 +91,8 @@ RunHeader parse_run_header(const HistoryRecord& record) {
       for (std::string_view item : split(value, ',')) header.process_managers.emplace_back(item);
     } else if (name == "skip") {
       for (std::string_view item : split(value, ',')) header.skip.emplace_back(item);
+    } else if (name == "require") {
+      for (std::string_view item : split(value, ',')) header.require.emplace_back(item);
     } else {
       header.extra.emplace_back(std::string(name), std::string(value));
     }

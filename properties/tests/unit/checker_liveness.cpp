@@ -124,8 +124,9 @@ TEST(CheckerNoLoss, EventsBehindAPoisonHeadAreExemptUntilAnOperatorSkipsIt) {
   EXPECT_EQ(report.counters.skips, 1u);
 }
 
-TEST(CheckerPoisonHalt, ReachingAPoisonHeadWithoutRecordingAHaltIsAViolation) {
+TEST(CheckerPoisonHalt, ReachingAPoisonHeadWithoutRecordingAHaltIsAViolationWhenRequired) {
   HistoryBuilder h;
+  h.marker("run require=halt");
   h.publish("orders", "A", "1-0");
   const auto poison = h.publish("orders", "A", "2-0", /*poison=*/true);
   h.acquire(kW1);
@@ -137,6 +138,16 @@ TEST(CheckerPoisonHalt, ReachingAPoisonHeadWithoutRecordingAHaltIsAViolation) {
   EXPECT_EQ(found[0].explanation,
             "orders:A (group billing) reached its poison head seq 2 (event 2-0) but never "
             "recorded a halt on it: a halt must be visible.");
+
+  HistoryBuilder not_required;  // the run may have ended while the engine was still retrying
+  not_required.publish("orders", "A", "1-0");
+  not_required.publish("orders", "A", "2-0", /*poison=*/true);
+  not_required.acquire(kW1);
+  not_required.process(kW1, "1-0", 1);
+  EXPECT_TRUE(check(not_required).ok());
+  CheckOptions options;
+  options.require_halt_record = true;
+  EXPECT_FALSE(check_history(not_required.records(), options).ok());
 }
 
 TEST(CheckerReport, TextAndJsonCarryStatusFindingsAndCounters) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "seqby/properties/history_io.h"
+#include "seqby/properties/markers.h"
 #include "seqby/properties/sha256.h"
 
 namespace seqby::properties {
@@ -189,6 +190,37 @@ TEST(HistoryIo, FirstDifferenceNamesPositionAndBothRenderings) {
   EXPECT_EQ(d->position, 1u);
   EXPECT_EQ(d->left, record_to_jsonl(a[1]));
   EXPECT_EQ(d->right, "(end of history)");
+}
+
+TEST(HistoryMarkers, RunHeaderRoundTripsAndMarkersAreRecognised) {
+  RunHeader header;
+  header.process_managers = {"fulfil", "ship"};
+  header.skip = {"parallel"};
+  header.require = {"halt"};
+  header.extra = {{"seed", "42"}, {"scenario", "pm_per_instance"}};
+  const HistoryRecord record = run_header_record(header);
+  EXPECT_EQ(record.op, HistoryOp::fault);
+  EXPECT_EQ(record.node, "");
+  EXPECT_EQ(record.detail,
+            "run pm=fulfil,ship skip=parallel require=halt seed=42 scenario=pm_per_instance");
+  ASSERT_TRUE(is_run_header(record));
+  const RunHeader parsed = parse_run_header(record);
+  EXPECT_EQ(parsed.process_managers, header.process_managers);
+  EXPECT_EQ(parsed.skip, header.skip);
+  EXPECT_EQ(parsed.require, header.require);
+  EXPECT_EQ(parsed.extra, header.extra);
+
+  EXPECT_TRUE(is_liveness_marker(liveness_marker_record(500)));
+  EXPECT_FALSE(is_run_header(liveness_marker_record(500)));
+  HistoryRecord crash;
+  crash.op = HistoryOp::fault;
+  crash.node = "w1";
+  crash.detail = "crash restart_after_ms=300";
+  EXPECT_TRUE(is_crash(crash));
+  crash.detail = "crashes";
+  EXPECT_FALSE(is_crash(crash));
+  EXPECT_TRUE(detail_has_token("type=Paid poison", "poison"));
+  EXPECT_FALSE(detail_has_token("poisonous", "poison"));
 }
 
 }  // namespace

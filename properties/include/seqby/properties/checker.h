@@ -45,7 +45,9 @@
 //   before the lowest unresolved poison event, leaving out events an operator skipped or dlq'd.
 //   Lanes are the groups seen on a category; a category with events but no group is a violation.
 // - poison_halt: no accepted commit of a seq after an unresolved poison event of its key; dlq only
-//   by an operator; with no_loss judged, a lane that reached its poison head recorded a halt on it.
+//   by an operator. When asked (CheckOptions::require_halt_record or "require=halt" in the run
+//   header), a lane that reached its poison head must have recorded a halt on it: not by default,
+//   because a run may end while the engine is still spending its retries on the head.
 // - parallel: if two or more nodes acquired leases and two or more keys had executions, some
 //   executions of different keys overlap.
 #pragma once
@@ -80,6 +82,8 @@ struct CheckOptions {
   std::vector<Property> skip;
   // Whether `skip=` in the history's run header also applies.
   bool honor_header_skip = true;
+  // Whether a lane that reached its poison head must have recorded a halt (poison_halt).
+  bool require_halt_record = false;
   // At most this many findings are listed per property (all are counted).
   std::size_t findings_per_property_max = 20;
 };

@@ -7,9 +7,11 @@
 //                  Space-separated tokens after "run". `pm=` lists the groups that are process
 //                  managers (their records carry the correlation value in `key`, and one lease
 //                  spans all of the PM's categories). `skip=` lists properties that do not apply to
-//                  the run (e.g. parallel for a single-key scenario). Other name=value tokens
-//                  (seed, scenario, variant, instances) are kept for humans and ignored. Several
-//                  headers merge; a header may stand anywhere, though first is customary.
+//                  the run (e.g. parallel for a single-key scenario). `require=halt` asks that
+//                  a lane that reached its poison head recorded a halt on it (for runs that
+//                  end only after the engine had time to spend its retries). Other name=value
+//                  tokens (seed, scenario, variant, instances) are kept for humans and ignored.
+//                  Several headers merge; a header may stand anywhere, though first is customary.
 //   liveness       {"op":"fault","detail":"liveness_phase_start"}: faults stopped here; no_loss
 //                  is judged at the end of the history, and names this marker in its witnesses.
 // One convention is about injected faults, which do carry a node:
@@ -37,6 +39,7 @@ inline constexpr std::string_view kOperatorToken = "operator";
 struct RunHeader {
   std::vector<std::string> process_managers;  // group names of process managers
   std::vector<std::string> skip;              // property names that do not apply to this run
+  std::vector<std::string> require;           // extra demands; known: "halt"
   // Free name=value tokens for humans (seed, scenario, variant, instances). Neither names nor
   // values may contain spaces; values in lists may not contain commas.
   std::vector<std::pair<std::string, std::string>> extra;
