@@ -14,6 +14,7 @@
 
 #include "seqby/core/engine.h"
 #include "seqby/redis/redis_broker.h"
+#include "seqby/sim/faulty_link.h"
 #include "seqby/sim/rng.h"
 #include "seqby/sim/scheduler.h"
 #include "seqby/sim/sim_link.h"
@@ -136,14 +137,16 @@ EngineOptions engine_options(const std::string& owner) {
 
 struct Instance {
   Instance(Scheduler& scheduler, SimServer& server, HistorySink& history, Probe& probe,
-           const std::string& owner)
+           const std::string& owner, const LinkFaultRates& rates, std::uint64_t seed)
       : runtime(scheduler, owner),
-        link(runtime, server, Rng(kSeed).derive("link/" + owner)),
-        broker(link),
+        link(runtime, server, Rng(seed).derive("link/" + owner)),
+        faulty(link, runtime, Rng(seed).derive("faults/" + owner), rates, nullptr, owner),
+        broker(faulty),
         handler(runtime, probe, owner),
         engine(runtime, broker, history, handler, engine_options(owner)) {}
   SimRuntime runtime;
   SimRedisLink link;
+  FaultyLink faulty;  // no faults unless the test sets rates
   redis::RedisBroker broker;
   CommittingHandler handler;
   Engine engine;
@@ -164,6 +167,8 @@ struct World {
   redis::RedisBroker publisher{publisher_link};
   std::map<std::string, std::vector<std::string>> published;  // key -> entry ids in order
   std::vector<std::unique_ptr<Instance>> instances;
+  LinkFaultRates link_faults;  // for instances added from now on
+  std::uint64_t seed = kSeed;  // for instances added from now on
 
   ~World() {
     if (::testing::Test::HasFailure()) print_history(*this);
@@ -172,7 +177,8 @@ struct World {
   }
 
   Instance& add(const std::string& owner) {
-    instances.push_back(std::make_unique<Instance>(scheduler, server, history, probe, owner));
+    instances.push_back(
+        std::make_unique<Instance>(scheduler, server, history, probe, owner, link_faults, seed));
     return *instances.back();
   }
 
@@ -322,6 +328,7 @@ TEST(EngineBasic, ThreeInstancesCommitEveryEventInPublishOrderPerKey) {
   // Each instance took a share, and executions of different keys overlapped in time.
   for (const auto& instance : w.instances) {
     EXPECT_FALSE(instance->engine.held().empty()) << instance->engine.options().owner_id;
+    EXPECT_LE(instance->engine.held().size(), 3u);  // ceil(6 / 3) + 1
   }
   std::size_t commits = w.records_of(HistoryOp::commit).size();
   EXPECT_EQ(commits, 120u);
@@ -501,6 +508,39 @@ TEST(EngineBasic, PoisonHeadHaltsItsPartitionOnlyAndStaysPending) {
   EXPECT_TRUE(w.records_of(HistoryOp::lose).empty());
   expect_no_overlap_per_key(w);
   expect_accepted_steps_under_latest_generation(w);
+}
+
+TEST(EngineBasic, LostRequestsRepliesAndResetsNeverBreakOrderOrLoseEvents) {
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    World w;
+    w.seed = seed;
+    w.link_faults.request_lost_ppm = 20'000;
+    w.link_faults.reply_lost_ppm = 20'000;
+    w.link_faults.connection_reset_ppm = 10'000;
+    w.link_faults.latency_ppm = 50'000;
+    w.link_faults.latency_ms_max = 200;
+    w.link_faults.timeout_ms = 500;
+    for (const char* owner : {"a", "b", "c"}) w.add(owner).engine.start();
+    const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
+    w.publish(keys, 25, 20);
+    w.scheduler.run_until(20'000);
+    for (auto& instance : w.instances) instance->faulty.set_enabled(false);  // liveness phase
+    w.run_until_all_committed(120'000);
+
+    std::uint64_t fired = 0;
+    for (auto& instance : w.instances) fired += instance->faulty.counters().total();
+    EXPECT_GT(fired, 10u);
+    for (const auto& k : keys) EXPECT_EQ(w.effects(k), w.published[k]) << "key " << k;
+    // The history shows each accepted commit once, lost replies included.
+    std::map<std::pair<std::string, std::int64_t>, int> commits;
+    for (const auto& r : w.records_of(HistoryOp::commit)) ++commits[{r.key, r.seq}];
+    EXPECT_EQ(commits.size(), 100u);
+    for (const auto& [key_seq, count] : commits) {
+      EXPECT_EQ(count, 1) << key_seq.first << " seq " << key_seq.second;
+    }
+    expect_accepted_steps_under_latest_generation(w);
+  }
 }
 
 Task<void> stop_engine(Engine& engine, bool* done) {
