@@ -86,6 +86,7 @@ SimRedisEngine::SimRedisEngine(Clock& clock) : clock_(clock) {
       {"xdel", {&E::cmd_xdel, -3, false}},
       {"xtrim", {&E::cmd_xtrim, -4, false}},
       {"xreadgroup", {&E::cmd_xreadgroup, -7, false}},
+      {"xread", {&E::cmd_xread, -4, false}},
       {"xack", {&E::cmd_xack, -4, false}},
       {"xpending", {&E::cmd_xpending, -3, false}},
       {"xclaim", {&E::cmd_xclaim, -6, false}},

@@ -55,7 +55,10 @@ void assign_nack(StreamGroup& g, StreamId id, StreamNack& nack, const std::strin
 
 }  // namespace
 
-Reply SimRedisEngine::cmd_xreadgroup(const Command& a) {
+Reply SimRedisEngine::cmd_xreadgroup(const Command& a) { return xread_generic(a, true); }
+Reply SimRedisEngine::cmd_xread(const Command& a) { return xread_generic(a, false); }
+
+Reply SimRedisEngine::xread_generic(const Command& a, bool xreadgroup) {
   std::int64_t count = 0;
   std::size_t streams_arg = 0;
   std::size_t streams_count = 0;
@@ -91,17 +94,27 @@ Reply SimRedisEngine::cmd_xreadgroup(const Command& a) {
       streams_count /= 2;
       break;
     } else if (parse::iequals(o, "group") && more >= 2) {
+      if (!xreadgroup) {
+        return Reply::error(
+            "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
+      }
       group_name = &a[i + 1];
       consumer_name = &a[i + 2];
       i += 2;
     } else if (parse::iequals(o, "noack")) {
+      if (!xreadgroup) {
+        return Reply::error(
+            "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
+      }
       noack = true;
     } else {
       return Reply::error(kErrSyntax);
     }
   }
   if (streams_arg == 0) return Reply::error(kErrSyntax);
-  if (group_name == nullptr) return Reply::error("ERR Missing GROUP option for XREADGROUP");
+  if (xreadgroup && group_name == nullptr) {
+    return Reply::error("ERR Missing GROUP option for XREADGROUP");
+  }
 
   std::vector<StreamGroup*> groups(streams_count, nullptr);
   std::vector<StreamId> ids(streams_count);
@@ -112,18 +125,29 @@ Reply SimRedisEngine::cmd_xreadgroup(const Command& a) {
     Value* v = lookup(key);
     Stream* s = typed<Stream>(v);
     if (v != nullptr && s == nullptr) return Reply::error(kErrWrongType);
-    auto g = s == nullptr ? decltype(s->groups.end()){} : s->groups.find(*group_name);
-    if (s == nullptr || g == s->groups.end()) {
-      return nogroup(key, *group_name, " in XREADGROUP with GROUP option");
+    if (xreadgroup) {
+      auto g = s == nullptr ? decltype(s->groups.end()){} : s->groups.find(*group_name);
+      if (s == nullptr || g == s->groups.end()) {
+        return nogroup(key, *group_name, " in XREADGROUP with GROUP option");
+      }
+      groups[k] = &g->second;
     }
-    groups[k] = &g->second;
     if (id_arg == "$") {
-      return Reply::error(
-          "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the "
-          "history of this consumer by specifying a proper ID, or use the > ID to get new "
-          "messages. The $ ID would just return an empty result set.");
+      if (xreadgroup) {
+        return Reply::error(
+            "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the "
+            "history of this consumer by specifying a proper ID, or use the > ID to get new "
+            "messages. The $ ID would just return an empty result set.");
+      }
+      ids[k] = s != nullptr ? s->last_id : StreamId{};
+      continue;
     }
     if (id_arg == ">") {
+      if (!xreadgroup) {
+        return Reply::error(
+            "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+            "<consumer> option.");
+      }
       new_only[k] = true;
       continue;
     }
@@ -135,7 +159,21 @@ Reply SimRedisEngine::cmd_xreadgroup(const Command& a) {
   std::vector<Reply> out;
   for (std::size_t k = 0; k < streams_count; k++) {
     const std::string& key = a[streams_arg + k];
-    Stream& s = *typed<Stream>(lookup(key));
+    Stream* found = typed<Stream>(lookup(key));
+    if (found == nullptr) continue;
+    Stream& s = *found;
+    if (!xreadgroup) {
+      if (s.entries.empty() || s.entries.rbegin()->first <= ids[k]) continue;
+      StreamId start = ids[k];
+      parse::incr_id(start);
+      std::vector<Reply> entries;
+      for (auto it = s.entries.lower_bound(start); it != s.entries.end(); ++it) {
+        entries.push_back(stream_entry_reply(it->first, it->second));
+        if (count && static_cast<std::int64_t>(entries.size()) == count) break;
+      }
+      out.push_back(Reply::array({Reply::bulk(key), Reply::array(std::move(entries))}));
+      continue;
+    }
     StreamGroup& g = *groups[k];
     StreamId start;
     if (new_only[k]) {

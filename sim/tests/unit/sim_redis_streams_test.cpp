@@ -99,6 +99,20 @@ TEST_F(SimRedisStreamsTest, ReadGroupTracksPendingEntriesAndDeliveries) {
                       integer(50)})}));
 }
 
+TEST_F(SimRedisStreamsTest, XreadServesEntriesAfterTheGivenIds) {
+  for (const char* id : {"1-0", "2-0"}) run({"xadd", "s", id, "f", id});
+  EXPECT_EQ(run({"xread", "count", "1", "streams", "s", "nokey", "0", "0"}),
+            arr({arr({bulk("s"), arr({entry("1-0", {"f", "1-0"})})})}));
+  EXPECT_EQ(run({"xread", "streams", "s", "$"}), nil());
+  EXPECT_EQ(run({"xread", "block", "10", "streams", "s", "2-0"}), nil());  // never blocks
+  EXPECT_EQ(run({"xread", "streams", "s", ">"}),
+            error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP "
+                  "<group> <consumer> option."));
+  EXPECT_EQ(run({"xread", "count", "1", "streams", "s"}),
+            error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
+                  "specified."));
+}
+
 TEST_F(SimRedisStreamsTest, XclaimMovesEntriesAndHonoursMinIdle) {
   for (const char* id : {"1-0", "2-0"}) run({"xadd", "s", id, "f", id});
   run({"xgroup", "create", "s", "g", "0"});

@@ -195,6 +195,8 @@ class SimRedisEngine {
 
   // Consumer groups (sim_redis_groups.cpp).
   Reply cmd_xreadgroup(const Command& a);
+  Reply cmd_xread(const Command& a);
+  Reply xread_generic(const Command& a, bool xreadgroup);
   Reply cmd_xack(const Command& a);
   Reply cmd_xpending(const Command& a);
   Reply cmd_xclaim(const Command& a);
