@@ -7,7 +7,7 @@ namespace seqby {
 HandlerContext::HandlerContext(Runtime& runtime, Broker& broker, HistorySink& history,
                                const Lease& lease, std::string group, std::string event_id,
                                std::uint32_t transport_retry_count_max,
-                               std::uint64_t transport_backoff_ms)
+                               std::uint64_t transport_backoff_ms, std::int64_t* recorded_seq_max)
     : runtime_(runtime),
       broker_(broker),
       history_(history),
@@ -15,7 +15,8 @@ HandlerContext::HandlerContext(Runtime& runtime, Broker& broker, HistorySink& hi
       group_(std::move(group)),
       event_id_(std::move(event_id)),
       transport_retry_count_max_(transport_retry_count_max),
-      transport_backoff_ms_(transport_backoff_ms) {}
+      transport_backoff_ms_(transport_backoff_ms),
+      recorded_seq_max_(recorded_seq_max) {}
 
 void HandlerContext::record(HistoryOp op, std::int64_t seq, std::string detail) {
   HistoryRecord r;
@@ -50,13 +51,20 @@ Task<Result<CommitReply>> HandlerContext::commit(std::int64_t seq, std::string e
       continue;
     }
     CommitReply out = std::move(reply).value();
-    // A commit whose reply was lost may have been applied: the retry then sees a duplicate of
-    // the last seq committed by this very token, which is our own commit.
-    if (out.outcome == CommitOutcome::duplicate && earlier_reply_lost && out.last_seq == seq &&
-        out.committed_by == lease_.token()) {
+    // A commit whose reply was lost may have been applied: a later try then sees a duplicate of
+    // the last seq committed by this very token, which is our own commit, recorded once.
+    const bool own_lost_commit =
+        out.outcome == CommitOutcome::duplicate && out.last_seq == seq &&
+        out.committed_by == lease_.token() &&
+        (recorded_seq_max_ != nullptr ? *recorded_seq_max_ < seq : earlier_reply_lost);
+    if (own_lost_commit) {
       out.outcome = CommitOutcome::accepted;
+      if (recorded_seq_max_ != nullptr) *recorded_seq_max_ = seq;
       record(HistoryOp::commit, seq, "accepted after a lost reply");
       co_return out;
+    }
+    if (out.outcome == CommitOutcome::accepted && recorded_seq_max_ != nullptr) {
+      *recorded_seq_max_ = seq;
     }
     switch (out.outcome) {
       case CommitOutcome::accepted:

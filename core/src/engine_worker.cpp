@@ -124,7 +124,8 @@ Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, std::st
       slot.lease.partition.category, slot.lease.partition.key, entry.id, entry.type, entry.data,
       entry.delivery_count};
   HandlerContext context(runtime_, broker_, history_, slot.lease, options_.group, entry.id,
-                         options_.transport_retry_count_max, options_.retry_backoff_ms);
+                         options_.transport_retry_count_max, options_.retry_backoff_ms,
+                         &slot.commit_recorded_seq);
   record(HistoryOp::enter, &slot.lease, entry.id, "");
   HandlerResult result = co_await handler_.handle(event, context);
   record(HistoryOp::exit, &slot.lease, entry.id, result.ok ? "ok" : "failed: " + result.reason);

@@ -67,6 +67,7 @@ class Engine {
     bool halted = false;
     std::string halt_id;
     std::uint64_t last_renew_ok_ms = 0;
+    std::int64_t commit_recorded_seq = 0;  // highest seq recorded as committed (this lease)
   };
   using SlotPtr = std::shared_ptr<Slot>;
 

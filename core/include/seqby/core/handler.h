@@ -41,7 +41,7 @@ class HandlerContext {
   // REQUIRES: every reference outlives this context.
   HandlerContext(Runtime& runtime, Broker& broker, HistorySink& history, const Lease& lease,
                  std::string group, std::string event_id, std::uint32_t transport_retry_count_max,
-                 std::uint64_t transport_backoff_ms);
+                 std::uint64_t transport_backoff_ms, std::int64_t* recorded_seq_max = nullptr);
   HandlerContext(const HandlerContext&) = delete;
   HandlerContext& operator=(const HandlerContext&) = delete;
 
@@ -55,6 +55,9 @@ class HandlerContext {
   // sink). Records commit / commit_fenced / commit_rejected with `seq`. Transport errors are
   // retried (bounded); a retry that finds its own earlier commit applied reports accepted.
   // Errc::timeout / Errc::closed only when every retry failed: the commit may have happened.
+  // `recorded_seq_max` (optional, kept by the engine per lease generation) is the highest seq
+  // recorded as committed under this lease: a duplicate of a higher seq committed by this very
+  // token is then our own commit whose reply was lost in an earlier call, and is recorded once.
   Task<Result<CommitReply>> commit(std::int64_t seq, std::string effect);
 
  private:
@@ -68,6 +71,7 @@ class HandlerContext {
   std::string event_id_;
   std::uint32_t transport_retry_count_max_;
   std::uint64_t transport_backoff_ms_;
+  std::int64_t* recorded_seq_max_;
 };
 
 class Handler {
