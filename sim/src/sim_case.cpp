@@ -38,6 +38,12 @@ SwarmBounds CaseTemplate::default_bounds() {
   return b;
 }
 
+CaseEngineOptions CaseTemplate::default_engine() {
+  CaseEngineOptions e;
+  e.poll_interval_ms = 200;
+  return e;
+}
+
 SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
   SEQBY_CHECK(t.instance_count >= 1 && t.key_count >= 1);
   SEQBY_CHECK(t.duration_ms_min <= t.duration_ms_max);

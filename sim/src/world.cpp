@@ -163,6 +163,7 @@ WorldStats World::stats() const {
 void World::start() {
   SEQBY_CHECK(!started_);
   started_ = true;
+  sink_->reserve(case_.events.size() * 8 + 1024);
   sink_->record_header();
   publisher_->live = std::make_unique<Incarnation>(*this, publisher_->runtime,
                                                    *servers_.emplace_back(std::make_unique<StampServer>(

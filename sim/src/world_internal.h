@@ -42,6 +42,7 @@ class World::Sink final : public HistorySink {
  public:
   explicit Sink(World& world) : world_(world) {}
   void record(HistoryRecord record) override;
+  void reserve(std::size_t records) { pending_.reserve(records); }
   void record_header();
   void record_liveness_marker();
 
