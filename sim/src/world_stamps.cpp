@@ -241,13 +241,17 @@ std::vector<HistoryRecord> World::Sink::take() {
     r.detail = "decided by the server; the reply never reached the instance (recorded by the world)";
     pending_.push_back(Pending{2 * c.stamp - 1, std::move(r)});
   }
-  std::stable_sort(pending_.begin(), pending_.end(),
-                   [](const Pending& a, const Pending& b) { return a.sort_key < b.sort_key; });
+  // Sort positions, not records (records are large): ties keep their arrival order.
+  std::vector<std::uint32_t> order(pending_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) {
+    return pending_[a].sort_key < pending_[b].sort_key;
+  });
   std::vector<HistoryRecord> out;
   out.reserve(pending_.size());
-  for (Pending& p : pending_) {
-    p.record.index = out.size();
-    out.push_back(std::move(p.record));
+  for (std::uint32_t i : order) {
+    pending_[i].record.index = out.size();
+    out.push_back(std::move(pending_[i].record));
   }
   pending_.clear();
   server_commits_.clear();
