@@ -155,6 +155,19 @@ Reply SimRedisEngine::cmd_hget(const Command& a) {
   return it == hash->fields.end() ? Reply::nil() : Reply::bulk(it->second);
 }
 
+Reply SimRedisEngine::cmd_hmget(const Command& a) {
+  Value* v = lookup(a[1]);
+  Hash* hash = typed<Hash>(v);
+  if (v != nullptr && hash == nullptr) return Reply::error(kErrWrongType);
+  std::vector<Reply> out;
+  for (std::size_t i = 2; i < a.size(); i++) {
+    auto it = hash == nullptr ? decltype(hash->fields.end()){} : hash->find(a[i]);
+    out.push_back(hash == nullptr || it == hash->fields.end() ? Reply::nil()
+                                                              : Reply::bulk(it->second));
+  }
+  return Reply::array(std::move(out));
+}
+
 Reply SimRedisEngine::cmd_hdel(const Command& a) {
   Value* v = lookup(a[1]);
   if (v == nullptr) return Reply::of_int(0);

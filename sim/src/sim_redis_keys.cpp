@@ -89,10 +89,19 @@ Reply SimRedisEngine::cmd_flushall(const Command& a) {
   return Reply::status("OK");
 }
 
-Reply SimRedisEngine::cmd_expire(const Command& a) { return expire_generic(a, 1000); }
-Reply SimRedisEngine::cmd_pexpire(const Command& a) { return expire_generic(a, 1); }
+Reply SimRedisEngine::cmd_expire(const Command& a) {
+  return expire_generic(a, 1000, false, "expire");
+}
+Reply SimRedisEngine::cmd_pexpire(const Command& a) { return expire_generic(a, 1, false, "pexpire"); }
+Reply SimRedisEngine::cmd_expireat(const Command& a) {
+  return expire_generic(a, 1000, true, "expireat");
+}
+Reply SimRedisEngine::cmd_pexpireat(const Command& a) {
+  return expire_generic(a, 1, true, "pexpireat");
+}
 
-Reply SimRedisEngine::expire_generic(const Command& a, std::int64_t unit_ms) {
+Reply SimRedisEngine::expire_generic(const Command& a, std::int64_t unit_ms, bool absolute,
+                                     const char* command) {
   bool nx = false, xx = false, gt = false, lt = false;
   for (std::size_t j = 3; j < a.size(); j++) {
     if (parse::iequals(a[j], "nx")) {
@@ -113,12 +122,12 @@ Reply SimRedisEngine::expire_generic(const Command& a, std::int64_t unit_ms) {
   if (gt && lt) return Reply::error("ERR GT and LT options at the same time are not compatible");
   std::int64_t when = 0;
   if (!parse::to_int64(a[2], when)) return Reply::error(kErrNotInteger);
-  const std::string command = unit_ms == 1000 ? "expire" : "pexpire";
   if (unit_ms == 1000) {
     if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) return expire_time_error(command);
     when *= 1000;
   }
-  const auto base = static_cast<std::int64_t>(now_ms_);
+  const auto now = static_cast<std::int64_t>(now_ms_);
+  const std::int64_t base = absolute ? 0 : now;
   if (when > LLONG_MAX - base) return expire_time_error(command);
   when += base;
   Value* v = lookup(a[1]);
@@ -128,7 +137,7 @@ Reply SimRedisEngine::expire_generic(const Command& a, std::int64_t unit_ms) {
   if (xx && current == -1) return Reply::of_int(0);
   if (gt && (when <= current || current == -1)) return Reply::of_int(0);
   if (lt && current != -1 && when >= current) return Reply::of_int(0);
-  if (when <= base) {
+  if (when <= now) {
     remove_key(a[1]);
   } else {
     v->expire_at_ms = when;
@@ -161,6 +170,22 @@ Reply SimRedisEngine::cmd_get(const Command& a) {
   const auto* s = std::get_if<std::string>(&v->data);
   if (s == nullptr) return Reply::error(kErrWrongType);
   return Reply::bulk(*s);
+}
+
+Reply SimRedisEngine::cmd_mget(const Command& a) {
+  std::vector<Reply> out;
+  for (std::size_t i = 1; i < a.size(); i++) {
+    const Value* v = lookup(a[i]);
+    const auto* s = v == nullptr ? nullptr : std::get_if<std::string>(&v->data);
+    out.push_back(s == nullptr ? Reply::nil() : Reply::bulk(*s));
+  }
+  return Reply::array(std::move(out));
+}
+
+Reply SimRedisEngine::cmd_getdel(const Command& a) {
+  Reply reply = cmd_get(a);
+  if (reply.kind == Reply::Kind::bulk) remove_key(a[1]);
+  return reply;
 }
 
 Reply SimRedisEngine::cmd_set(const Command& a) {

@@ -117,6 +117,22 @@ TEST_F(SimRedisKeysTest, DelKeysGlobAndFlushall) {
   EXPECT_EQ(run({"flushall", "foo"}), error("ERR syntax error"));
 }
 
+TEST_F(SimRedisKeysTest, MgetGetdelHmgetAndAbsoluteExpiry) {
+  run({"set", "a", "1"});
+  run({"sadd", "s", "x"});
+  EXPECT_EQ(run({"mget", "a", "s", "nokey"}), arr({bulk("1"), nil(), nil()}));
+  EXPECT_EQ(run({"getdel", "a"}), bulk("1"));
+  EXPECT_EQ(run({"getdel", "a"}), nil());
+  EXPECT_EQ(run({"getdel", "s"}), error(kWrongType));
+  run({"hset", "h", "f", "1"});
+  EXPECT_EQ(run({"hmget", "h", "f", "zz"}), arr({bulk("1"), nil()}));
+  run({"set", "k", "v"});
+  EXPECT_EQ(run({"pexpireat", "k", "1000500"}), integer(1));
+  EXPECT_EQ(run({"pttl", "k"}), integer(500));
+  EXPECT_EQ(run({"expireat", "k", "1"}), integer(1));
+  EXPECT_EQ(run({"exists", "k"}), integer(0));
+}
+
 TEST_F(SimRedisKeysTest, TimeFollowsTheServerClock) {
   clock.advance_ms(234);  // 1'000'234 ms
   EXPECT_EQ(run({"time"}), bulks({"1000", "234000"}));

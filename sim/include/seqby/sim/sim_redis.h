@@ -13,8 +13,9 @@
 // - Stream listpack nodes are modelled by entry count (100) only, not by their 4096-byte limit:
 //   MAXLEN/MINID ~ trimming and XINFO STREAM radix-tree-keys can differ for large entries, and
 //   radix-tree-nodes is an estimate (keys + 1).
-// - XINFO STREAM FULL, ZRANGE BYLEX, the HELP subcommands, BLOCK (parsed, never blocks: replies
-//   as a timeout at once) and XREAD are not implemented; an unlisted command is unknown.
+// - XINFO STREAM FULL, ZRANGE BYLEX and the HELP subcommands are not implemented; BLOCK is parsed
+//   but never blocks (XREAD/XREADGROUP reply at once as on a timeout); any command not in the
+//   table of sim_redis.cpp is an unknown command.
 // - Scripts: no cjson, bit, struct or cmsgpack libraries; existing fields of the library tables
 //   are not write-protected; tostring() of a table shows a pointer, so a script must not use it.
 #pragma once

@@ -158,7 +158,11 @@ class SimRedisEngine {
   Reply cmd_decr(const Command& a);
   Reply cmd_incrby(const Command& a);
   Reply cmd_decrby(const Command& a);
-  Reply expire_generic(const Command& a, std::int64_t unit_ms);
+  Reply cmd_expireat(const Command& a);
+  Reply cmd_pexpireat(const Command& a);
+  Reply cmd_mget(const Command& a);
+  Reply cmd_getdel(const Command& a);
+  Reply expire_generic(const Command& a, std::int64_t unit_ms, bool absolute, const char* command);
   Reply ttl_generic(const Command& a, bool ms);
   Reply incr_generic(const std::string& key, std::int64_t by);
 
@@ -170,6 +174,7 @@ class SimRedisEngine {
   Reply cmd_scard(const Command& a);
   Reply cmd_hset(const Command& a);
   Reply cmd_hget(const Command& a);
+  Reply cmd_hmget(const Command& a);
   Reply cmd_hdel(const Command& a);
   Reply cmd_hgetall(const Command& a);
   Reply cmd_hincrby(const Command& a);
