@@ -1,10 +1,26 @@
-// seqby worker: one real engine instance against a redis-server (DESIGN.md sections 4, 7, 8).
-// Options only, so far: the real runtime's worker replaces this body.
+// seqby worker: one real engine instance against a redis-server (DESIGN.md sections 4, 7, 8):
+// a RealRuntime loop on the main thread, a HiredisLink, a RedisBroker, a history stream in Redis
+// and a built-in test handler. SIGTERM or SIGINT stops it gracefully (leases released, history
+// flushed), exit 0. Log lines on stderr are key=value.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "commands.h"
 #include "options.h"
+#include "seqby/core/engine.h"
+#include "seqby/redis/hiredis_link.h"
+#include "seqby/redis/real_runtime.h"
+#include "seqby/redis/redis_broker.h"
+#include "seqby/redis/redis_history.h"
+#include "seqby/redis/worker.h"
 
 namespace seqby::apps {
 namespace {
@@ -14,8 +30,105 @@ struct WorkerOptions {
   std::string category;
   std::string group;
   std::string sequential_by;
-  std::string handler;
+  std::string handler = "record";
+  std::string owner_id;
+  std::uint64_t lease_ttl_ms = 3000;
+  std::uint64_t heartbeat_interval_ms = 1000;
+  std::uint64_t discovery_interval_ms = 1000;
+  std::uint32_t retry_count_max = 3;
+  std::string history_stream = std::string(redis::kDefaultHistoryStream);
 };
+
+void log_line(const std::string& owner, const std::string& text) {
+  std::fprintf(stderr, "component=worker owner=%s %s\n", owner.c_str(), text.c_str());
+  std::fflush(stderr);
+}
+
+std::string default_owner_id() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  std::string id = host[0] != '\0' ? host : "host";
+  for (char& c : id) {
+    if (c == ':' || c == ' ') c = '-';
+  }
+  return id + "-" + std::to_string(::getpid());
+}
+
+// Waits for SIGTERM/SIGINT (blocked in every thread) and raises `stop`; ends when `done`.
+void wait_for_signal(std::atomic<bool>* stop, std::atomic<bool>* done) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  while (!done->load()) {
+    timespec wait{0, 100 * 1000 * 1000};
+    if (sigtimedwait(&set, nullptr, &wait) > 0) stop->store(true);
+  }
+}
+
+
+int run_worker(const WorkerOptions& o) {
+  if (o.handler != "record") {
+    std::fprintf(stderr, "seqby worker: --handler: unknown handler '%s'; known: record\n",
+                 o.handler.c_str());
+    return kExitUsage;
+  }
+  Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
+  if (!config.ok()) {
+    std::fprintf(stderr, "seqby worker: --redis: %s\n", config.error().message.c_str());
+    return kExitUsage;
+  }
+  EngineOptions options;
+  options.owner_id = o.owner_id.empty() ? default_owner_id() : o.owner_id;
+  options.category = o.category;
+  options.group = o.group;
+  options.lease_ttl_ms = o.lease_ttl_ms;
+  options.heartbeat_interval_ms = o.heartbeat_interval_ms;
+  options.discovery_interval_ms = o.discovery_interval_ms;
+  options.retry_count_max = o.retry_count_max;
+  if (Status valid = validate_engine_options(options); !valid.ok()) {
+    std::fprintf(stderr, "seqby worker: %s\n", valid.error().message.c_str());
+    return kExitUsage;
+  }
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts: all inherit it
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> done{false};
+  std::thread signals(wait_for_signal, &stop_requested, &done);
+
+  const std::string owner = options.owner_id;
+  {
+    redis::RealRuntime runtime;
+    redis::HiredisLink link(runtime, config.value());
+    redis::RedisBroker broker(link);
+    redis::RedisHistorySink history(runtime, link, o.history_stream);
+    redis::RecordHandler handler(runtime, link, history, owner, options.lease_ttl_ms);
+    Engine engine(runtime, broker, history, handler, options);
+
+    log_line(owner, "event=start redis=" + redis::redacted_url(config.value()) +
+                        " category=" + o.category + " group=" + o.group +
+                        " sequential_by=" + o.sequential_by + " handler=" + o.handler +
+                        " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
+                        " history_stream=" + o.history_stream);
+    runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
+                        std::atomic<bool>& stop, const std::string& id) -> Task<void> {
+      e.start();
+      while (!stop.load()) co_await rt.sleep_ms(50);
+      log_line(id, "event=stopping");
+      co_await e.stop();
+      co_await h.flush(5000);
+      log_line(id, "event=stopped history_failed=" + std::to_string(h.failed()) +
+                       " history_dropped=" + std::to_string(h.dropped()));
+    }(engine, runtime, history, stop_requested, owner));
+  }
+  done.store(true);
+  signals.join();
+  return kExitOk;
+}
 
 }  // namespace
 
@@ -35,9 +148,25 @@ void add_worker_command(CLI::App& app, int& exit_code) {
                   "The event field holding the partition key")
       ->type_name("FIELD")
       ->required();
-  cmd->add_option("--handler", options->handler, "A named test handler (its behaviour)")
+  cmd->add_option("--handler", options->handler, "A named test handler: record (default)")
       ->type_name("NAME");
-  cmd->callback([&exit_code, options] { exit_code = not_built_yet("worker"); });
+  cmd->add_option("--owner-id", options->owner_id,
+                  "This instance's owner id, no colon (default: host-pid)")
+      ->type_name("ID");
+  cmd->add_option("--lease-ttl-ms", options->lease_ttl_ms, "Lease time to live")->type_name("N");
+  cmd->add_option("--heartbeat-interval-ms", options->heartbeat_interval_ms,
+                  "Lease renew period (at most half the ttl)")
+      ->type_name("N");
+  cmd->add_option("--discovery-interval-ms", options->discovery_interval_ms,
+                  "Partition discovery period")
+      ->type_name("N");
+  cmd->add_option("--retry-count-max", options->retry_count_max,
+                  "Handler retries before the partition halts")
+      ->type_name("N");
+  cmd->add_option("--history-stream", options->history_stream,
+                  "The Redis stream the history is appended to")
+      ->type_name("NAME");
+  cmd->callback([&exit_code, options] { exit_code = run_worker(*options); });
 }
 
 }  // namespace seqby::apps

@@ -1,0 +1,71 @@
+// The history of a real-Redis run, kept in a Redis stream (default `seqby:history`): one stream
+// entry per HistoryRecord, its fields named as in history_io's JSON lines. The stream's order is
+// the history's total order; indices are assigned when it is read back. RedisHistorySink appends
+// in record() order per instance without blocking the caller; it does not make an append atomic
+// with the broker decision it reports (a record can be lost if its process is killed before the
+// append reached Redis). publish_recorded() appends an event and its publish record atomically.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "seqby/core/history.h"
+#include "seqby/core/naming.h"
+#include "seqby/core/result.h"
+#include "seqby/core/runtime.h"
+#include "seqby/core/task.h"
+#include "seqby/redis/redis_link.h"
+
+namespace seqby::redis {
+
+inline constexpr std::string_view kDefaultHistoryStream = "seqby:history";
+
+// The stream entry fields of `record` (index omitted; time, op and node always written).
+std::vector<std::pair<std::string, std::string>> history_fields(const HistoryRecord& record);
+// The record of an entry's fields, index left 0. Errc::invalid naming the field on bad input.
+Result<HistoryRecord> history_from_fields(
+    const std::vector<std::pair<std::string, std::string>>& fields);
+// The records of an XRANGE reply, indices 0, 1, 2, ... in stream order.
+Result<std::vector<HistoryRecord>> history_from_xrange(const Reply& reply);
+
+class RedisHistorySink final : public HistorySink {
+ public:
+  // REQUIRES: `runtime` and `link` outlive the sink; record() on the runtime's loop.
+  RedisHistorySink(Runtime& runtime, RedisLink& link, std::string stream,
+                   std::size_t queue_max = 1u << 20);
+
+  // Queues the append; one drainer task sends the queue in order. Beyond queue_max records
+  // waiting, the record is dropped and counted.
+  void record(HistoryRecord record) override;
+  // Returns when every record queued before the call was appended (or failed), or after
+  // wait_max_ms.
+  Task<void> flush(std::uint64_t wait_max_ms);
+
+  std::uint64_t dropped() const { return dropped_; }
+  std::uint64_t failed() const { return failed_; }
+
+ private:
+  Task<void> drain();
+
+  Runtime& runtime_;
+  RedisLink& link_;
+  std::string stream_;
+  std::size_t queue_max_;
+  std::deque<Command> queue_;
+  bool draining_ = false;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t failed_ = 0;
+};
+
+// Runs the publish script's effect (XADD type/data, SADD key to the index) and appends the
+// publish record (node `node`, seq, detail) to `history_stream`, in one script. Returns the id.
+Task<Result<std::string>> publish_recorded(RedisLink& link, const PartitionRef& partition,
+                                           std::string_view type, std::string_view data_json,
+                                           std::string_view history_stream, std::string_view node,
+                                           std::int64_t seq, std::string_view detail);
+
+}  // namespace seqby::redis

@@ -1,0 +1,42 @@
+// The built-in test handler of `seqby worker` (handler name "record"): it reads the event's
+// per-key `seq` from its JSON data, marks a cross-instance in-progress key in Redis
+// (C:K:__inprogress__:G, SET NX PX) for the time of the call, sleeps `delay_ms` when the data
+// has it, fails always when the data has "poison":true, and commits through the fenced sink
+// (context.commit(seq, event id)). A refused SET NX means another instance is inside the same
+// partition: it records `warn` with detail "inprogress_overlap" and goes on (the test asserts it
+// never happens). It is a test fixture for real-Redis runs, not a production handler.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "seqby/core/handler.h"
+#include "seqby/core/history.h"
+#include "seqby/core/runtime.h"
+#include "seqby/redis/redis_link.h"
+
+namespace seqby::redis {
+
+inline constexpr std::string_view kInProgressOverlap = "inprogress_overlap";
+
+// C:K:__inprogress__:G
+std::string inprogress_key_name(const PartitionRef& partition, std::string_view group);
+
+class RecordHandler final : public Handler {
+ public:
+  // REQUIRES: every reference outlives the handler. `marker_ttl_ms` bounds the marker's life
+  // when the instance dies inside a call.
+  RecordHandler(Runtime& runtime, RedisLink& link, HistorySink& history, std::string owner_id,
+                std::uint64_t marker_ttl_ms);
+
+  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override;
+
+ private:
+  Runtime& runtime_;
+  RedisLink& link_;
+  HistorySink& history_;
+  std::string owner_id_;
+  std::uint64_t marker_ttl_ms_;
+};
+
+}  // namespace seqby::redis

@@ -1,0 +1,177 @@
+// RedisHistorySink and the history stream's field codec.
+#include "seqby/redis/redis_history.h"
+
+#include <charconv>
+
+namespace seqby::redis {
+namespace {
+
+bool parse_u64(std::string_view text, std::uint64_t* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc{} && end == text.data() + text.size();
+}
+
+bool parse_i64(std::string_view text, std::int64_t* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc{} && end == text.data() + text.size();
+}
+
+Error bad_field(std::string_view name, std::string_view value) {
+  return Error{Errc::invalid,
+               "history entry: field '" + std::string(name) + "': bad value '" +
+                   std::string(value) + "'"};
+}
+
+// KEYS[1] stream, KEYS[2] index, KEYS[3] history; ARGV[1] key, [2] type, [3] data, then the
+// history fields as name/value pairs. The event id goes into the record's `event` field.
+constexpr const char* kPublishRecordedScript = R"lua(
+local id = redis.call('XADD', KEYS[1], '*', 'type', ARGV[2], 'data', ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[1])
+local fields = {}
+for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
+fields[#fields + 1] = 'event'
+fields[#fields + 1] = id
+redis.call('XADD', KEYS[3], '*', unpack(fields))
+return id
+)lua";
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> history_fields(const HistoryRecord& r) {
+  std::vector<std::pair<std::string, std::string>> f;
+  f.emplace_back("time", std::to_string(r.time_ms));
+  f.emplace_back("node", r.node);
+  f.emplace_back("op", history_op_name(r.op));
+  if (!r.category.empty()) f.emplace_back("category", r.category);
+  if (!r.key.empty()) f.emplace_back("key", r.key);
+  if (!r.group.empty()) f.emplace_back("group", r.group);
+  if (r.generation != 0) f.emplace_back("generation", std::to_string(r.generation));
+  if (!r.event_id.empty()) f.emplace_back("event", r.event_id);
+  if (r.seq != -1) f.emplace_back("seq", std::to_string(r.seq));
+  if (!r.detail.empty()) f.emplace_back("detail", r.detail);
+  return f;
+}
+
+Result<HistoryRecord> history_from_fields(
+    const std::vector<std::pair<std::string, std::string>>& fields) {
+  HistoryRecord r;
+  bool has_op = false;
+  for (const auto& [name, value] : fields) {
+    if (name == "time") {
+      if (!parse_u64(value, &r.time_ms)) return bad_field(name, value);
+    } else if (name == "node") {
+      r.node = value;
+    } else if (name == "op") {
+      if (!parse_history_op(value, &r.op)) return bad_field(name, value);
+      has_op = true;
+    } else if (name == "category") {
+      r.category = value;
+    } else if (name == "key") {
+      r.key = value;
+    } else if (name == "group") {
+      r.group = value;
+    } else if (name == "generation") {
+      if (!parse_u64(value, &r.generation)) return bad_field(name, value);
+    } else if (name == "event") {
+      r.event_id = value;
+    } else if (name == "seq") {
+      if (!parse_i64(value, &r.seq) || r.seq < -1) return bad_field(name, value);
+    } else if (name == "detail") {
+      r.detail = value;
+    } else {
+      return Error{Errc::invalid, "history entry: unknown field '" + name + "'"};
+    }
+  }
+  if (!has_op) return Error{Errc::invalid, "history entry: field 'op' missing"};
+  return r;
+}
+
+Result<std::vector<HistoryRecord>> history_from_xrange(const Reply& reply) {
+  if (reply.kind != Reply::Kind::array) {
+    return Error{Errc::protocol, "history: XRANGE reply is not an array: " + to_string(reply)};
+  }
+  std::vector<HistoryRecord> records;
+  for (const Reply& entry : reply.elements) {
+    if (entry.kind != Reply::Kind::array || entry.elements.size() != 2 ||
+        entry.elements[1].kind != Reply::Kind::array || entry.elements[1].elements.size() % 2 != 0) {
+      return Error{Errc::protocol, "history: bad XRANGE entry: " + to_string(entry)};
+    }
+    std::vector<std::pair<std::string, std::string>> fields;
+    const auto& flat = entry.elements[1].elements;
+    for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
+      fields.emplace_back(flat[i].str, flat[i + 1].str);
+    }
+    Result<HistoryRecord> record = history_from_fields(fields);
+    if (!record.ok()) {
+      return Error{record.error().code,
+                   record.error().message + " (entry " + entry.elements[0].str + ")"};
+    }
+    record.value().index = records.size();
+    records.push_back(std::move(record.value()));
+  }
+  return records;
+}
+
+RedisHistorySink::RedisHistorySink(Runtime& runtime, RedisLink& link, std::string stream,
+                                   std::size_t queue_max)
+    : runtime_(runtime), link_(link), stream_(std::move(stream)), queue_max_(queue_max) {}
+
+void RedisHistorySink::record(HistoryRecord record) {
+  if (queue_.size() >= queue_max_) {
+    ++dropped_;
+    return;
+  }
+  Command command{"XADD", stream_, "*"};
+  for (auto& [name, value] : history_fields(record)) {
+    command.push_back(std::move(name));
+    command.push_back(std::move(value));
+  }
+  queue_.push_back(std::move(command));
+  if (!draining_) {
+    draining_ = true;
+    runtime_.spawn("history", drain());
+  }
+}
+
+Task<void> RedisHistorySink::drain() {
+  while (!queue_.empty()) {
+    Command command = std::move(queue_.front());
+    queue_.pop_front();
+    Result<Reply> reply = co_await link_.execute(std::move(command));
+    if (!reply.ok() || reply.value().is_error()) ++failed_;
+  }
+  draining_ = false;
+}
+
+Task<void> RedisHistorySink::flush(std::uint64_t wait_max_ms) {
+  const std::uint64_t deadline_ms = runtime_.clock().now_ms() + wait_max_ms;
+  while (draining_ && runtime_.clock().now_ms() < deadline_ms) co_await runtime_.sleep_ms(10);
+}
+
+Task<Result<std::string>> publish_recorded(RedisLink& link, const PartitionRef& partition,
+                                           std::string_view type, std::string_view data_json,
+                                           std::string_view history_stream, std::string_view node,
+                                           std::int64_t seq, std::string_view detail) {
+  HistoryRecord record;
+  record.node = std::string(node);
+  record.op = HistoryOp::publish;
+  record.category = partition.category;
+  record.key = partition.key;
+  record.seq = seq;
+  record.detail = std::string(detail);
+  Command command{"EVAL", kPublishRecordedScript, "3", partition.stream(), partition.index(),
+                  std::string(history_stream), partition.key, std::string(type),
+                  std::string(data_json)};
+  for (auto& [name, value] : history_fields(record)) {
+    command.push_back(std::move(name));
+    command.push_back(std::move(value));
+  }
+  Result<Reply> reply = co_await link.execute(std::move(command));
+  if (!reply.ok()) co_return reply.error();
+  if (reply.value().kind != Reply::Kind::bulk) {
+    co_return Error{Errc::protocol, "publish_recorded: unexpected reply " + to_string(reply.value())};
+  }
+  co_return reply.value().str;
+}
+
+}  // namespace seqby::redis
