@@ -61,5 +61,29 @@ TEST(WorldRun, CrashInTheScheduleIsFollowedByReclaimAndNoLoss) {
   // Final state per key equals applying every event in order (the sink's effects list).
 }
 
+TEST(WorldRun, DecisionsWhoseRepliesWereLostAreRecordedWhereTheServerMadeThem) {
+  sim::CaseTemplate t;
+  t.faults = false;
+  t.key_count = 4;
+  t.event_count = 200;
+  t.publish_span_ms = 4000;
+  t.run_ms = 6000;
+  sim::SimCase c = sim::generate_case(13, t);
+  c.swarm.set(sim::FaultKind::reply_lost, true, 100'000);  // one reply in ten never arrives
+  c.schedule.faults.push_back(sim::TimedFault{sim::FaultKind::stall, 2000, 0, 4000, 0, 0});
+  const RunResult r = run_case(c);
+  EXPECT_TRUE(r.passed) << r.summary;
+  EXPECT_GT(r.faults.count(sim::FaultKind::reply_lost), 0u);
+  EXPECT_EQ(r.events_committed, c.events.size());
+  std::uint64_t by_world = 0;
+  for (const auto& rec : r.history) {
+    if (rec.detail.find("recorded by the world") != std::string::npos) {
+      ++by_world;
+      EXPECT_TRUE(rec.op == HistoryOp::commit || rec.op == HistoryOp::ack) << rec.index;
+    }
+  }
+  EXPECT_GT(by_world, 0u) << "no ack or commit decided without its reply arriving";
+}
+
 }  // namespace
 }  // namespace seqby::scenarios
