@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../../../apps/tests/unit/cli_run.h"
 #include "redis_server.h"
 #include "seqby/core/json_flat.h"
 #include "seqby/properties/checker.h"
@@ -325,6 +326,36 @@ TEST_F(TwoInstance, StallOfTheOwnerPastItsLeaseIsFencedAndFailsOver) {
     }
   }
   EXPECT_TRUE(stalled_learned) << "the stalled owner never saw its client-A lease refused";
+}
+
+TEST_F(TwoInstance, PublishRefusesABadKeyNamingTheRuleAndWritesNothing) {
+  const auto result = apps::testing::run_seqby(
+      {"publish", "--redis", server_.url(), "--category", category_, "--key", "a:b"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("rule no_colon"), std::string::npos) << result.err;
+  EXPECT_EQ(run({"EXISTS", partition_index_name(category_)}).integer, 0);
+}
+
+TEST_F(TwoInstance, PublishCountWritesNumberedEventsAndPrintsTheirIds) {
+  const auto result = apps::testing::run_seqby({"publish", "--redis", server_.url(), "--category",
+                                                category_, "--key", "client-A", "--count", "3",
+                                                "--field", "delay_ms=5", "--type", "charge"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const Reply entries = run({"XRANGE", PartitionRef{category_, "client-A"}.stream(), "-", "+"});
+  ASSERT_EQ(entries.elements.size(), 3u) << to_string(entries);
+  std::string ids;
+  for (std::size_t i = 0; i < entries.elements.size(); ++i) {
+    const Reply& entry = entries.elements[i];
+    ids += entry.elements[0].str + "\n";
+    const std::vector<Reply>& fields = entry.elements[1].elements;
+    ASSERT_EQ(fields.size(), 4u);
+    EXPECT_EQ(fields[1].str, "charge");
+    EXPECT_EQ(fields[3].str, "{\"delay_ms\":5,\"seq\":" + std::to_string(i + 1) + "}");
+  }
+  EXPECT_EQ(result.out, ids);
+  const Reply members = run({"SMEMBERS", PartitionRef{category_, "client-A"}.index()});
+  ASSERT_EQ(members.elements.size(), 1u);
+  EXPECT_EQ(members.elements[0].str, "client-A");
 }
 
 }  // namespace
