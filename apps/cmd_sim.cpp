@@ -1,11 +1,15 @@
-// seqby sim: a seeded simulation campaign (DESIGN.md sections 2, 5, 8). Options only, so far:
-// the simulator's campaign runner replaces this body.
+// seqby sim: a seeded simulation campaign (DESIGN.md sections 2, 5, 8). The options are parsed
+// here; the campaign itself is scenarios::sim_main (scenarios/src/sim_commands.cpp).
+#include <unistd.h>
+
 #include <cstdint>
+#include <iostream>
 #include <memory>
 #include <string>
 
 #include "commands.h"
 #include "options.h"
+#include "seqby/scenarios/sim_commands.h"
 
 namespace seqby::apps {
 namespace {
@@ -49,7 +53,19 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->type_name("DIR");
   cmd->add_flag("--check-determinism", options->check_determinism,
                 "Run each seed twice and compare history hashes");
-  cmd->callback([&exit_code, options] { exit_code = not_built_yet("sim"); });
+  cmd->callback([&exit_code, options, seed] {
+    scenarios::SimArgs args;
+    if (seed->count() > 0) args.seed = options->seed;
+    args.seeds = options->seeds;
+    args.scenario = options->scenario;
+    args.variant = options->variant;
+    args.jobs = options->jobs;
+    args.json = options->json;
+    args.save_failures_dir = options->save_failures_dir;
+    args.check_determinism = options->check_determinism;
+    args.progress = isatty(STDERR_FILENO) != 0;
+    exit_code = scenarios::sim_main(args, std::cout, std::cerr);
+  });
 }
 
 }  // namespace seqby::apps
