@@ -132,7 +132,8 @@ class TwoInstance : public ::testing::Test {
 
   // Publishes seq 1..count for every key, interleaved across keys, each with its publish record.
   void publish_interleaved(const std::vector<std::string>& keys, std::int64_t count,
-                           std::int64_t delay_ms) {
+                           std::int64_t delay_ms, const std::string& poison_key = "",
+                           std::int64_t poison_seq = 0) {
     RealRuntime runtime;
     HiredisLink link(runtime, config_);
     for (std::int64_t seq = 1; seq <= count; ++seq) {
@@ -141,9 +142,12 @@ class TwoInstance : public ::testing::Test {
         data["client_id"] = key;
         data["seq"] = seq;
         data["delay_ms"] = delay_ms;
+        const bool poison = key == poison_key && seq == poison_seq;
+        if (poison) data["poison"] = true;
         Result<std::string> id = runtime.block_on(
             publish_recorded(link, PartitionRef{category_, key}, "charge",
-                             encode_json_object(data), history_, "publisher", seq, ""));
+                             encode_json_object(data), history_, "publisher", seq,
+                             poison ? "poison" : ""));
         ASSERT_TRUE(id.ok()) << id.error().message;
       }
     }
@@ -326,6 +330,34 @@ TEST_F(TwoInstance, StallOfTheOwnerPastItsLeaseIsFencedAndFailsOver) {
     }
   }
   EXPECT_TRUE(stalled_learned) << "the stalled owner never saw its client-A lease refused";
+}
+
+TEST_F(TwoInstance, PoisonHaltsItsPartitionOnlyWhileOtherKeysGoOn) {
+  constexpr std::int64_t kCount = 4;
+  WorkerProcess w1(server_.url(), category_, "w1", history_);
+  WorkerProcess w2(server_.url(), category_, "w2", history_);
+  publish_interleaved({"client-A", "client-B"}, kCount, 20, "client-A", 2);
+
+  const auto halted = [&] {
+    for (const HistoryRecord& r : read_history()) {
+      if (r.op == HistoryOp::halt && r.key == "client-A") return true;
+    }
+    return false;
+  };
+  const bool done = wait_until([&] { return last_seq("client-B") == kCount && halted(); });
+  ASSERT_TRUE(done) << "client-B at " << last_seq("client-B") << ", client-A halted " << halted()
+                    << "\n" << logs(w1, w2);
+  EXPECT_EQ(w1.terminate(), 0) << logs(w1, w2);
+  EXPECT_EQ(w2.terminate(), 0) << logs(w1, w2);
+
+  EXPECT_EQ(last_seq("client-A"), 1) << "nothing after the poison event may be committed";
+  const std::vector<HistoryRecord> history = read_history();
+  properties::CheckOptions options;
+  options.require_halt_record = true;
+  const properties::CheckReport report = properties::check_history(history, options);
+  EXPECT_TRUE(report.ok()) << properties::render_report_text(report, &history);
+  EXPECT_EQ(run({"XLEN", PartitionRef{category_, "client-A"}.dlq()}).integer, 0)
+      << "the engine must not move a poison event to the DLQ";
 }
 
 TEST_F(TwoInstance, PublishRefusesABadKeyNamingTheRuleAndWritesNothing) {
