@@ -42,3 +42,16 @@ add_test(NAME install_consumer
   COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -DSOURCE_DIR=${CMAKE_SOURCE_DIR}
           -DWORK_DIR=${CMAKE_BINARY_DIR}/consumer-test -P ${CMAKE_SOURCE_DIR}/tests/consumer/run.cmake)
 set_tests_properties(install_consumer PROPERTIES LABELS unit)
+
+# The bounded simulation campaign of make test: 200 seeds of the default case with swarm faults,
+# every property checked on every run, through the command line exactly as CI users run it.
+# A failing seed prints its replay command. Longer campaigns are `seqby sim --seeds A..B`.
+if(TARGET seqby)
+  add_test(NAME sim_campaign_200_seeds
+    COMMAND seqby sim --seeds 0..199 --jobs 2
+            --save-failures ${CMAKE_BINARY_DIR}/failures)
+  set_tests_properties(sim_campaign_200_seeds PROPERTIES LABELS sim TIMEOUT 1200)
+  # Same seed, same build => byte-identical history (DESIGN.md section 2).
+  add_test(NAME sim_seed_42_is_deterministic COMMAND seqby sim --seed 42 --check-determinism)
+  set_tests_properties(sim_seed_42_is_deterministic PROPERTIES LABELS sim)
+endif()
