@@ -209,7 +209,7 @@ std::int64_t stream_estimate_distance(const Stream& s, StreamId id) {
   if (length == 0 && id <= s.last_id) return added;
   if (id == s.last_id) return added;
   if (id > s.last_id) return -1;
-  if (s.max_deleted_id.is_zero() || (id < s.first_id && s.max_deleted_id < s.first_id)) {
+  if (s.max_deleted_id.is_zero() || s.max_deleted_id < s.first_id) {
     if (id < s.first_id) return added - length;
     if (id == s.first_id) return added - length + 1;
   }
