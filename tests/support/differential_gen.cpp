@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "seqby/core/check.h"
 #include "seqby/redis/scripts.h"
 #include "seqby/sim/rng.h"
 
@@ -47,11 +48,13 @@ constexpr CustomScript kCustomScripts[] = {
 };
 
 constexpr const char* kStrings[] = {"s:1", "s:2", "s:3", "s:4"};
+constexpr const char* kPlainStrings[] = {"s:2", "s:3", "s:4"};
 constexpr const char* kSets[] = {"set:1", "set:2", "set:3"};
 constexpr const char* kHashes[] = {"h:1", "h:2", "h:3"};
 constexpr const char* kStreams[] = {"x:1", "x:2", "x:3"};
-constexpr const char* kAnyKeys[] = {"s:1", "s:2",   "set:1", "set:2", "h:1",
-                                    "h:2", "x:1", "x:2",   "missing"};
+// Not s:1 and x:1: the lease and the stream the fenced scripts mostly use keep their type.
+constexpr const char* kAnyKeys[] = {"s:2", "s:3", "set:1", "set:2", "h:1",
+                                    "h:2", "x:2", "x:3", "missing"};
 constexpr const char* kValues[] = {"o1:1", "o1:2", "o2:1", "o2:2", "1", "7", "-3", "x", "", "3.5"};
 constexpr const char* kTokens[] = {"o1:1", "o1:2", "o1:3", "o2:1", "o2:2", "o2:3"};
 constexpr const char* kGroups[] = {"g1", "g2"};
@@ -63,7 +66,20 @@ class Generator {
 
   std::vector<DifferentialStep> run() {
     const std::uint64_t length = rng_.uniform(20, 60);
-    for (std::uint64_t i = 0; i < length; ++i) step();
+    // Often the lease s:1 is held from the start (token o1:1), so the fenced scripts get past
+    // the fence and reach the stream commands.
+    if (rng_.chance(0.6)) {
+      const std::size_t acquire = script_index("acquire");
+      loaded_.push_back(acquire);
+      add({"EVAL", scripts_[acquire].source, "2", "s:1", "s:4", "o1", "100000"});
+    }
+    if (rng_.chance(0.6)) {
+      add({"XGROUP", "CREATE", "x:1", "g1", "0", "MKSTREAM"});
+      for (std::uint64_t i = rng_.uniform(0, 3); i > 0; --i) {
+        add({"XADD", "x:1", "1-" + std::to_string(i), "type", "t1", "data", one_of(kValues)});
+      }
+    }
+    while (steps_.size() < length) step();
     return std::move(steps_);
   }
 
@@ -72,10 +88,16 @@ class Generator {
   const char* one_of(const char* const (&items)[N]) {
     return items[rng_.below(N)];
   }
+  // Mostly the first item, so that a sequence builds deep state on it (pending entries, held
+  // leases), else any item.
+  template <std::size_t N>
+  const char* hot(const char* const (&items)[N]) {
+    return rng_.chance(0.5) ? items[0] : one_of(items);
+  }
   // A key of the kind asked for, or now and then any key (WRONGTYPE, missing keys).
   template <std::size_t N>
   const char* key(const char* const (&own)[N]) {
-    return rng_.chance(0.12) ? one_of(kAnyKeys) : one_of(own);
+    return rng_.chance(0.1) ? one_of(kAnyKeys) : hot(own);
   }
   std::string num(std::uint64_t lo, std::uint64_t hi) { return std::to_string(rng_.uniform(lo, hi)); }
   // An explicit stream id: mostly near the ids already added, sometimes odd forms.
@@ -85,23 +107,31 @@ class Generator {
     if (r == 1) return std::to_string(rng_.uniform(1, 9));  // ms only: seq defaults
     return std::to_string(rng_.uniform(1, next_ms_)) + "-" + num(0, 1);
   }
+  std::size_t script_index(std::string_view name) const {
+    for (std::size_t i = 0; i < scripts_.size(); ++i) {
+      if (scripts_[i].name == name) return i;
+    }
+    SEQBY_CHECK(false);
+    return 0;
+  }
   void add(Command command, Normalise normalise = Normalise::none) {
     steps_.push_back(DifferentialStep{std::move(command), normalise});
   }
 
   void step() {
     const std::uint64_t r = rng_.below(100);
-    if (r < 12) return string_command();
-    if (r < 20) return set_command();
-    if (r < 27) return hash_command();
+    if (r < 10) return string_command();
+    if (r < 16) return set_command();
+    if (r < 22) return hash_command();
     if (r < 38) return stream_command();
     if (r < 62) return group_command();
-    if (r < 66) return key_command();
+    if (r < 65) return key_command();
     return script_command();
   }
 
   void string_command() {
-    const char* k = key(kStrings);
+    // Rarely the lease key s:1, so that a lease taken stays held for a while.
+    const char* k = rng_.chance(0.9) ? key(kPlainStrings) : "s:1";
     switch (rng_.below(8)) {
       case 0:
       case 1: {
@@ -158,7 +188,9 @@ class Generator {
       case 3: return add({"HDEL", k, one_of(fields)});
       case 4: return add({"HGETALL", k});
       case 5: return add({"HINCRBY", k, one_of(fields), one_of({"1", "-2", "x"})});
-      default: return add({rng_.chance(0.5) ? "HLEN" : "HEXISTS", k, "f1"});
+      default:
+        if (rng_.chance(0.5)) return add({"HLEN", k});
+        return add({"HEXISTS", k, one_of(fields)});
     }
   }
 
@@ -206,14 +238,14 @@ class Generator {
 
   void group_command() {
     const char* k = key(kStreams);
-    const char* g = one_of(kGroups);
-    const char* consumer = one_of(kTokens);
+    const char* g = hot(kGroups);
+    const char* consumer = hot(kTokens);
     switch (rng_.below(14)) {
       case 0:
       case 1: {
         Command c{"XGROUP", "CREATE", k, g};
         c.push_back(rng_.chance(0.5) ? "0" : (rng_.chance(0.3) ? "$" : id()));
-        if (rng_.chance(0.5)) c.push_back("MKSTREAM");
+        if (rng_.chance(0.7)) c.push_back("MKSTREAM");
         if (rng_.chance(0.1)) c.insert(c.end(), {"ENTRIESREAD", num(0, 3)});
         return add(c);
       }
@@ -289,38 +321,39 @@ class Generator {
 
   // KEYS and ARGV for the script called `name`.
   void script_args(const std::string& name, Command* keys, Command* argv) {
-    const char* lease = key(kStrings);
+    const char* lease = rng_.chance(0.8) ? "s:1" : key(kStrings);
+    const char* fence = rng_.chance(0.85) ? "s:4" : key(kStrings);
     const char* stream = key(kStreams);
-    const char* owner = one_of({"o1", "o2"});
+    const char* owner = rng_.chance(0.7) ? "o1" : "o2";
     const char* ttl = rng_.chance(0.95) ? "100000" : "abc";
     if (name == "acquire") {
-      *keys = {lease, key(kStrings)};
+      *keys = {lease, fence};
       *argv = {owner, ttl};
     } else if (name == "renew") {
       *keys = {lease};
-      *argv = {one_of(kTokens), ttl};
+      *argv = {hot(kTokens), ttl};
     } else if (name == "release" || name == "check_lease") {
       *keys = {lease};
-      *argv = {one_of(kTokens)};
+      *argv = {name == "release" ? one_of(kTokens) : hot(kTokens)};
     } else if (name == "fenced_read") {
       *keys = {lease, stream};
-      *argv = {one_of(kTokens), one_of(kGroups), rng_.chance(0.6) ? ">" : "0"};
+      *argv = {hot(kTokens), hot(kGroups), rng_.chance(0.6) ? ">" : "0"};
     } else if (name == "fenced_ack") {
       *keys = {lease, stream};
-      *argv = {one_of(kTokens), one_of(kGroups), id()};
+      *argv = {hot(kTokens), hot(kGroups), id()};
     } else if (name == "fenced_commit") {
       *keys = {lease, key(kHashes), key(kHashes)};
-      *argv = {one_of(kTokens), num(0, 4), one_of(kValues)};
+      *argv = {hot(kTokens), num(0, 4), one_of(kValues)};
     } else if (name == "reclaim") {
       *keys = {lease, stream};
-      *argv = {one_of(kTokens), one_of(kGroups), num(1, 3), num(1, 3),
+      *argv = {hot(kTokens), hot(kGroups), num(1, 3), num(1, 3),
                rng_.chance(0.7) ? "0-0" : id()};
     } else if (name == "drop_stale_consumers") {
       *keys = {lease, stream};
-      *argv = {one_of(kTokens), one_of(kGroups), num(1, 3)};
+      *argv = {hot(kTokens), hot(kGroups), num(1, 3)};
     } else if (name == "publish") {
       // Its own stream: a `*` id differs between the two sides, so nothing else reads it.
-      *keys = {rng_.chance(0.9) ? "pub:1" : "s:1", key(kSets)};
+      *keys = {"pub:1", key(kSets)};
       *argv = {one_of({"k1", "k2"}), "t1", one_of(kValues)};
     } else if (name == "announce_member") {
       *keys = {key(kStrings), key(kSets)};
@@ -347,16 +380,25 @@ class Generator {
   }
 
   void script_command() {
-    const DifferentialScript& script = scripts_[rng_.below(scripts_.size())];
-    if (rng_.chance(0.07)) return add({"SCRIPT", "LOAD", script.source});
+    // The engine's scripts come first in scripts_; they are run more often than the custom ones.
+    const std::size_t engine_count = redis::embedded_scripts().size();
+    const DifferentialScript& script =
+        scripts_[rng_.below(rng_.chance(0.7) ? engine_count : scripts_.size())];
+    const std::size_t index = static_cast<std::size_t>(&script - scripts_.data());
+    if (rng_.chance(0.07)) {
+      loaded_.push_back(index);
+      return add({"SCRIPT", "LOAD", script.source});
+    }
     if (rng_.chance(0.04)) return add({"SCRIPT", "EXISTS", script.sha, scripts_[0].sha});
     Command keys;
     Command argv;
     script_args(script.name, &keys, &argv);
-    const bool by_sha = rng_.chance(0.5);
+    const bool seen = std::find(loaded_.begin(), loaded_.end(), index) != loaded_.end();
+    const bool by_sha = rng_.chance(seen ? 0.6 : 0.08);
+    if (!by_sha) loaded_.push_back(index);
     Command c{by_sha ? "EVALSHA" : "EVAL", by_sha ? script.sha : script.source,
               std::to_string(keys.size())};
-    if (rng_.chance(0.02)) c[2] = std::to_string(keys.size() + argv.size() + 1);
+    if (rng_.chance(0.005)) c[2] = std::to_string(keys.size() + argv.size() + 1);
     c.insert(c.end(), keys.begin(), keys.end());
     c.insert(c.end(), argv.begin(), argv.end());
     add(c, script.name == "publish" ? Normalise::id_shape : Normalise::none);
@@ -365,6 +407,7 @@ class Generator {
   sim::Rng rng_;
   const std::vector<DifferentialScript>& scripts_;
   std::vector<DifferentialStep> steps_;
+  std::vector<std::size_t> loaded_;  // scripts this sequence has run by EVAL or SCRIPT LOAD
   std::uint64_t next_ms_ = 1;
 };
 
