@@ -42,6 +42,9 @@ constexpr CustomScript kCustomScripts[] = {
     {"custom_unknown", "return redis.pcall('NOSUCHCMD', KEYS[1])"},
     {"custom_runtime_error", "local x = nil return x.y"},
     {"custom_global", "x = 5 return x"},
+    {"custom_misc",
+     "return {2^53, -0.0, {}, {a=1}, redis.sha1hex(ARGV[1] or ''), #KEYS, #ARGV, 'x' .. 1.5}"},
+    {"custom_table_error", "return redis.call('SET', KEYS[1], {})"},
     {"custom_pending",
      "local r = redis.pcall('XPENDING', KEYS[1], ARGV[1]) if r.err then return r.err end "
      "return {r[1], r[2], r[3], #(r[4] or {})}"},
@@ -132,13 +135,15 @@ class Generator {
   void string_command() {
     // Rarely the lease key s:1, so that a lease taken stays held for a while.
     const char* k = rng_.chance(0.9) ? key(kPlainStrings) : "s:1";
-    switch (rng_.below(8)) {
+    switch (rng_.below(10)) {
+      case 8: return add({"GETDEL", k});
+      case 9: return add({"MGET", k, one_of(kAnyKeys), "s:1"});
       case 0:
       case 1: {
         Command c{"SET", k, one_of(kValues)};
         if (rng_.chance(0.3)) c.push_back(rng_.chance(0.5) ? "NX" : "XX");
         if (rng_.chance(0.5)) {
-          c.push_back("PX");
+          c.push_back(rng_.chance(0.8) ? "PX" : "EX");
           c.push_back(rng_.chance(0.9) ? "100000" : one_of({"0", "-5", "abc"}));
         } else if (rng_.chance(0.2)) {
           c.push_back("KEEPTTL");
@@ -184,7 +189,9 @@ class Generator {
         }
         return add(c);
       }
-      case 2: return add({"HGET", k, one_of(fields)});
+      case 2:
+        if (rng_.chance(0.3)) return add({"HMGET", k, one_of(fields), one_of(fields)});
+        return add({"HGET", k, one_of(fields)});
       case 3: return add({"HDEL", k, one_of(fields)});
       case 4: return add({"HGETALL", k});
       case 5: return add({"HINCRBY", k, one_of(fields), one_of({"1", "-2", "x"})});
@@ -205,6 +212,9 @@ class Generator {
         if (rng_.chance(0.1)) {
           c.push_back("MAXLEN");
           c.push_back(num(1, 4));
+        } else if (rng_.chance(0.05)) {
+          c.push_back("MINID");
+          c.push_back(id());
         }
         if (rng_.chance(0.75)) {
           ++next_ms_;
@@ -226,7 +236,9 @@ class Generator {
         return add(c);
       }
       case 5: return add({"XDEL", k, id()});
-      case 6: return add({"XTRIM", k, "MAXLEN", num(0, 4)});
+      case 6:
+        if (rng_.chance(0.3)) return add({"XTRIM", k, "MINID", id()});
+        return add({"XTRIM", k, "MAXLEN", num(0, 4)});
       default: {
         Command c{"XREAD"};
         if (rng_.chance(0.5)) c.insert(c.end(), {"COUNT", num(1, 3)});
@@ -253,7 +265,7 @@ class Generator {
       case 3:
       case 4: {
         Command c{"XREADGROUP", "GROUP", g, consumer};
-        if (rng_.chance(0.6)) c.insert(c.end(), {"COUNT", num(1, 3)});
+        if (rng_.chance(0.6)) c.insert(c.end(), {"COUNT", num(rng_.chance(0.05) ? 0 : 1, 3)});
         if (rng_.chance(0.08)) c.push_back("NOACK");
         c.push_back("STREAMS");
         const char* start = rng_.chance(0.65) ? ">" : (rng_.chance(0.7) ? "0" : nullptr);
@@ -276,7 +288,7 @@ class Generator {
         if (rng_.chance(0.2)) c.insert(c.end(), {"IDLE", "0"});
         c.push_back(rng_.chance(0.6) ? "-" : id());
         c.push_back(rng_.chance(0.6) ? "+" : id());
-        c.push_back(num(1, 5));
+        c.push_back(rng_.chance(0.05) ? std::string(one_of({"0", "-1"})) : num(1, 5));
         if (rng_.chance(0.4)) c.push_back(consumer);
         return add(c, Normalise::pending_idle);
       }
@@ -290,7 +302,7 @@ class Generator {
       }
       case 9: {
         Command c{"XAUTOCLAIM", k, g, consumer, "0", rng_.chance(0.6) ? "0-0" : id()};
-        if (rng_.chance(0.6)) c.insert(c.end(), {"COUNT", num(1, 3)});
+        if (rng_.chance(0.6)) c.insert(c.end(), {"COUNT", num(rng_.chance(0.05) ? 0 : 1, 3)});
         if (rng_.chance(0.5)) c.push_back("JUSTID");
         return add(c);
       }
@@ -298,7 +310,11 @@ class Generator {
       case 11: {
         switch (rng_.below(3)) {
           case 0: return add({"XGROUP", "CREATECONSUMER", k, g, consumer});
-          case 1: return add({"XGROUP", "SETID", k, g, rng_.chance(0.5) ? "0" : id()});
+          case 1: {
+            Command c{"XGROUP", "SETID", k, g, rng_.chance(0.5) ? "0" : (rng_.chance(0.2) ? "$" : id())};
+            if (rng_.chance(0.3)) c.insert(c.end(), {"ENTRIESREAD", num(0, 4)});
+            return add(c);
+          }
           default: return add({"XGROUP", "DESTROY", k, g});
         }
       }

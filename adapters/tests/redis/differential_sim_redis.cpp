@@ -2,7 +2,7 @@
 // simulated Redis and on a real redis-server 7.0, every reply compared. A difference is a bug in
 // SimRedis. Only the normalisations of differential_gen.h apply (set order, TTL values, idle
 // times, the radix-tree-nodes estimate, ids from `*`). SEQBY_DIFFERENTIAL_SEQUENCES sets the
-// number of sequences (default 2000), SEQBY_DIFFERENTIAL_SEED the first seed (default 1),
+// number of sequences (default 3000), SEQBY_DIFFERENTIAL_SEED the first seed (default 1),
 // SEQBY_DIFFERENTIAL_TRACE=1 prints every command with the real server's reply.
 #include <gtest/gtest.h>
 
@@ -138,7 +138,7 @@ TEST_F(Differential, RandomSequencesGiveTheSameReplies) {
     ASSERT_EQ(sha.kind, Reply::Kind::bulk) << script.name << ": " << redis::to_string(sha);
     script.sha = sha.str;
   }
-  const std::uint64_t sequences = env_u64("SEQBY_DIFFERENTIAL_SEQUENCES", 2000);
+  const std::uint64_t sequences = env_u64("SEQBY_DIFFERENTIAL_SEQUENCES", 3000);
   const std::uint64_t first_seed = env_u64("SEQBY_DIFFERENTIAL_SEED", 1);
   const std::uint64_t mismatches_max = env_u64("SEQBY_DIFFERENTIAL_MISMATCHES_MAX", 10);
   const bool trace = env_u64("SEQBY_DIFFERENTIAL_TRACE", 0) != 0;  // print every step
