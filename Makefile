@@ -32,7 +32,7 @@ build: configure
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
 run: build
-	$(BUILD_DIR)/seqby sim --seeds $(SEEDS)
+	$(BUILD_DIR)/seqby sim --seeds $(SEEDS) --jobs $(JOBS)
 
 test: build
 	@scripts/run-tests $(BUILD_DIR)
