@@ -39,12 +39,11 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
 
   const std::string marker = inprogress_key_name(context.partition(), context.group());
   const std::string token = owner_id_ + ":" + event.id;
-  Command set{"SET", marker, token, "NX", "PX", std::to_string(marker_ttl_ms_ + delay_ms)};
+  // SET NX GET (Redis 7): one atomic step that either marks or names the current holder.
+  Command set{"SET", marker, token, "NX", "GET", "PX", std::to_string(marker_ttl_ms_ + delay_ms)};
   Result<Reply> set_reply = co_await link_.execute(std::move(set));
-  bool marked = set_reply.ok() && set_reply.value().kind == Reply::Kind::status;
-  if (set_reply.ok() && set_reply.value().is_nil()) {
-    Command get{"GET", marker};
-    Result<Reply> holder = co_await link_.execute(std::move(get));
+  const bool marked = set_reply.ok() && set_reply.value().is_nil();
+  if (set_reply.ok() && set_reply.value().kind == Reply::Kind::bulk) {
     HistoryRecord warn;
     warn.time_ms = runtime_.clock().now_ms();
     warn.node = owner_id_;
@@ -55,9 +54,7 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
     warn.generation = context.generation();
     warn.event_id = event.id;
     warn.seq = seq;
-    warn.detail = std::string(kInProgressOverlap) + " holder=" +
-                  (holder.ok() && holder.value().kind == Reply::Kind::bulk ? holder.value().str
-                                                                           : "?");
+    warn.detail = std::string(kInProgressOverlap) + " holder=" + set_reply.value().str;
     history_.record(std::move(warn));
   }
   if (delay_ms > 0) co_await runtime_.sleep_ms(delay_ms);

@@ -1,6 +1,6 @@
 // The built-in test handler of `seqby worker` (handler name "record"): it reads the event's
 // per-key `seq` from its JSON data, marks a cross-instance in-progress key in Redis
-// (C:K:__inprogress__:G, SET NX PX) for the time of the call, sleeps `delay_ms` when the data
+// (C:K:__inprogress__:G, SET NX GET PX: Redis 7) for the time of the call, sleeps `delay_ms` when the data
 // has it, fails always when the data has "poison":true, and commits through the fenced sink
 // (context.commit(seq, event id)). A refused SET NX means another instance is inside the same
 // partition: it records `warn` with detail "inprogress_overlap" and goes on (the test asserts it
