@@ -30,8 +30,8 @@ foreach(src IN LISTS SEQBY_TEST_SOURCES)
   target_compile_definitions(${target} PRIVATE
     SEQBY_SOURCE_DIR="${CMAKE_SOURCE_DIR}" SEQBY_BINARY_DIR="${CMAKE_BINARY_DIR}")
   seqby_warnings(${target})
-  if(name MATCHES "^cli_" AND TARGET seqby)
-    add_dependencies(${target} seqby)  # cli tests run the built seqby command
+  if(name MATCHES "^(cli_|two_instance_)" AND TARGET seqby)
+    add_dependencies(${target} seqby)  # these tests run the built seqby command
   endif()
   gtest_discover_tests(${target} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
 endforeach()
