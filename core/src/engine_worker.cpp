@@ -104,6 +104,18 @@ Task<void> Engine::process(Slot& slot) {
     failures = entry.id == failing_id ? failures + 1 : 1;
     failing_id = entry.id;
     if (failures > options_.retry_count_max) {
+      if (options_.variant == Variant::dlq_continue) {
+        // KNOWN-BROKEN variant dlq_continue (ADR decision 6 rejects it): the exhausted head is
+        // acked and recorded as moved to the DLQ by the engine, and the partition goes on with
+        // the next event, which may depend on it. The Broker seam has no DLQ append, so only
+        // the ack reaches the broker.
+        const Step moved = co_await ack(slot, entry);
+        if (moved != Step::done) co_return;
+        record(HistoryOp::dlq, &slot.lease, entry.id, "engine");
+        failing_id.clear();
+        failures = 0;
+        continue;
+      }
       slot.halted = true;
       slot.halt_id = entry.id;
       record(HistoryOp::halt, &slot.lease, entry.id,
@@ -139,6 +151,9 @@ Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, std::st
 
 // Right before entering the handler: a stale owner must never reach a next event.
 Task<Engine::Step> Engine::enter_check(Slot& slot, const StreamEntry& entry) {
+  // KNOWN-BROKEN variant no_fence (ADR "Alternatives Considered", fencing tokens): no lease
+  // check before the handler, so a stale owner enters it.
+  if (options_.variant == Variant::no_fence) co_return slot.lost ? Step::lost : Step::done;
   for (std::uint32_t attempt = 1;; ++attempt) {
     if (slot.lost) co_return Step::lost;
     Status held = co_await broker_.check_lease(slot.lease);

@@ -344,7 +344,7 @@ std::string line_col(std::string_view text, std::size_t byte) {
 }  // namespace
 
 const std::vector<std::string>& known_variants() {
-  static const std::vector<std::string> names{sim::kCorrectVariant};
+  static const std::vector<std::string> names{sim::kCorrectVariant, "no_fence", "dlq_continue"};
   return names;
 }
 

@@ -131,6 +131,13 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
       return c;
     };
   }
+  if (args.variant != sim::kCorrectVariant) {  // a known-broken variant (core/variant.h)
+    options.make_case = [make = options.make_case, variant = args.variant](std::uint64_t seed) {
+      sim::SimCase c = make ? make(seed) : sim::generate_case(seed);
+      c.variant = variant;
+      return c;
+    };
+  }
   options.save_failures_dir =
       args.save_failures_dir.empty() ? kDefaultFailuresDir : args.save_failures_dir;
   // Failing cases need the directory; one made here is removed again when nothing failed.

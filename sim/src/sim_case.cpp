@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "seqby/core/check.h"
+#include "seqby/core/variant.h"
 #include "seqby/sim/rng.h"
 
 namespace seqby::sim {
@@ -21,6 +23,9 @@ EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id) 
   o.retry_backoff_max_ms = c.engine.retry_backoff_max_ms;
   o.transport_retry_count_max = c.engine.transport_retry_count_max;
   o.stop_wait_max_ms = c.engine.stop_wait_max_ms;
+  const std::optional<Variant> variant = parse_variant(c.variant);
+  SEQBY_CHECK(variant.has_value());  // the case loader and the CLI reject unknown names
+  o.variant = *variant;
   return o;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "seqby/core/variant.h"
 #include "seqby/redis/scripts.h"
 #include "seqby/sim/sha1.h"
 #include "world_internal.h"
@@ -164,7 +165,9 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
     next = faulty.get();
   }
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
-  broker = std::make_unique<redis::RedisBroker>(*outer);
+  redis::RedisBrokerOptions broker_options;
+  broker_options.unfenced = world.case_.variant == variant_name(Variant::no_fence);  // broken
+  broker = std::make_unique<redis::RedisBroker>(*outer, broker_options);
 }
 
 // --- faults ---------------------------------------------------------------------------------

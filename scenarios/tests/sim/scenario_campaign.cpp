@@ -101,7 +101,7 @@ TEST(ScenarioCampaign, UnknownVariantAndScenarioListTheKnownNames) {
   SimArgs args;
   args.variant = "shared_groupx";
   EXPECT_EQ(sim_main(args, out, err), kExitBadInput);
-  EXPECT_NE(err.str().find("--variant 'shared_groupx': unknown variant (known: correct)"),
+  EXPECT_NE(err.str().find("--variant 'shared_groupx': unknown variant (known: correct, no_fence, dlq_continue)"),
             std::string::npos) << err.str();
   SimArgs args2;
   args2.scenario = "no_such_scenario";

@@ -37,6 +37,9 @@ struct RedisBrokerOptions {
   std::uint32_t reclaim_count_per_call = 100;   // XAUTOCLAIM COUNT
   std::uint32_t reclaim_calls_per_script = 10;  // XAUTOCLAIM calls inside one reclaim script
   std::uint32_t reclaim_scripts_max = 1000;     // reclaim scripts per reclaim() at most
+  // KNOWN-BROKEN variant no_fence (seqby/core/variant.h): read, ack and commit run the
+  // unfenced_*.lua scripts, which skip the lease check. Simulated runs only; never by default.
+  bool unfenced = false;
 };
 
 class RedisBroker final : public Broker {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "seqby/core/result.h"
+#include "seqby/core/variant.h"
 
 namespace seqby {
 
@@ -31,6 +32,9 @@ struct EngineOptions {
   std::uint32_t partitions_max = 0;              // leases held at most (0: only fair share)
   std::uint32_t partitions_warn_threshold = 0;   // record `warn` when the index passes it (0: off)
   std::uint64_t stop_wait_max_ms = 60000;        // stop() waits this long for tasks to end
+
+  // A known-broken variant for the simulator (variant.h); never anything but `correct` in use.
+  Variant variant = Variant::correct;
 };
 
 // Ok when the options are usable; Errc::invalid naming the offending field otherwise.
