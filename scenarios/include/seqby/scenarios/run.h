@@ -21,12 +21,15 @@ namespace seqby::scenarios {
 
 struct RunOptions {
   std::vector<properties::Property> skip;  // besides those the run header skips
+  // False: RunResult::history_sha256 stays empty (and the summary's hash line says so). For
+  // campaigns of many seeds, which never print it; hashing is a tenth of a run's time.
+  bool compute_history_sha256 = true;
 };
 
 struct RunResult {
   std::uint64_t seed = 0;
   std::vector<HistoryRecord> history;
-  std::string history_sha256;
+  std::string history_sha256;  // empty when RunOptions::compute_history_sha256 is false
   properties::CheckReport report;
   sim::FaultCounters faults;
   std::uint64_t events_published = 0;
