@@ -129,11 +129,10 @@ Reply SimRedisEngine::execute_from_script(const Command& command) {
 
 Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
   if (a.empty()) return Reply::error("ERR unknown command '', with args beginning with: ");
-  std::string name = parse::lower(a[0]);
+  std::string fullname = parse::lower(a[0]);
   auto it = commands_.end();
-  std::string fullname = name;
-  if (a.size() >= 2 && is_container(name)) {
-    fullname = name + "|" + parse::lower(a[1]);
+  if (a.size() >= 2 && is_container(fullname)) {
+    fullname += "|" + parse::lower(a[1]);
     it = commands_.find(fullname);
     if (it == commands_.end()) {
       if (from_script) return Reply::error("ERR Unknown Redis command called from script");
@@ -143,7 +142,7 @@ Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
       return Reply::error(text);
     }
   } else {
-    it = commands_.find(name);
+    it = commands_.find(fullname);
     if (it == commands_.end()) {
       if (from_script) return Reply::error("ERR Unknown Redis command called from script");
       return unknown_command(a);

@@ -84,11 +84,15 @@ bool to_double(std::string_view s, double& out) {
   return true;
 }
 
+// std::tolower in the "C" locale (nothing here changes the locale), without its call.
+static char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); i++) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) {
       return false;
     }
   }
@@ -97,7 +101,7 @@ bool iequals(std::string_view a, std::string_view b) {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = ascii_lower(c);
   return out;
 }
 
