@@ -4,6 +4,7 @@
 // lua_error is raised from a function whose C++ locals are already destroyed.
 #include <lua.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -167,14 +168,24 @@ bool generic_call(lua_State* L, bool raise) {
     push_error_table(L, "Please specify at least one argument for this redis lib call");
     return raise;
   }
-  Command argv;
-  argv.reserve(static_cast<std::size_t>(argc));
+  // The scripting's argv buffer: its strings keep their capacity from call to call (a command
+  // never runs a script, so calls do not nest).
+  Command& argv = scripting(L).call_argv();
+  argv.resize(static_cast<std::size_t>(argc));
   bool bad = false;
   for (int j = 1; j <= argc; j++) {
+    std::string& arg = argv[static_cast<std::size_t>(j - 1)];
     if (lua_type(L, j) == LUA_TNUMBER) {
+      const double d = static_cast<double>(lua_tonumber(L, j));
       char buf[64];
-      const int n = std::snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(lua_tonumber(L, j)));
-      argv.emplace_back(buf, static_cast<std::size_t>(n));
+      if (d == std::trunc(d) && std::fabs(d) < 1e15 && !(d == 0 && std::signbit(d))) {
+        // What "%.17g" prints for an integer this small, without the format parsing.
+        const auto r = std::to_chars(buf, buf + sizeof(buf), static_cast<long long>(d));
+        arg.assign(buf, static_cast<std::size_t>(r.ptr - buf));
+      } else {
+        const int n = std::snprintf(buf, sizeof(buf), "%.17g", d);
+        arg.assign(buf, static_cast<std::size_t>(n));
+      }
     } else {
       std::size_t len = 0;
       const char* s = lua_tolstring(L, j, &len);
@@ -182,7 +193,7 @@ bool generic_call(lua_State* L, bool raise) {
         bad = true;
         break;
       }
-      argv.emplace_back(s, len);
+      arg.assign(s, len);
     }
   }
   lua_pop(L, argc);
@@ -502,7 +513,9 @@ Reply LuaScripting::run(const std::string& sha, const Command& keys, const Comma
   }
   lua_pop(L, 1);
   lua_getfield(L, LUA_REGISTRYINDEX, kHandlerKey);
-  lua_getfield(L, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
+  function_key_.assign("f_");
+  function_key_ += sha;
+  lua_getfield(L, LUA_REGISTRYINDEX, function_key_.c_str());
   const int status = lua_pcall(L, 0, 1, base + 1);
   Reply reply;
   if (status != 0) {

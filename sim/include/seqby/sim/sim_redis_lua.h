@@ -42,6 +42,8 @@ class LuaScripting {
   void rand48_seed(std::int32_t seed);
 
   SimRedisEngine& engine() { return engine_; }
+  // The argument buffer redis.call reuses (for the bridge only).
+  redis::Command& call_argv() { return call_argv_; }
 
  private:
   void open();
@@ -51,6 +53,8 @@ class LuaScripting {
   lua_State* lua_ = nullptr;
   std::set<std::string> scripts_;
   std::uint64_t rand48_state_ = 0x1234ABCD330EULL;
+  redis::Command call_argv_;
+  std::string function_key_;  // "f_" + sha, reused by run()
 };
 
 }  // namespace seqby::sim
