@@ -1,5 +1,6 @@
 // RealRuntime without a server: timers in deadline order, tasks, run_blocking on the pool while
-// the loop keeps serving, post() from other threads, stop() tearing tasks down.
+// the loop keeps serving, post() from other threads, stop() tearing tasks down. Blocking work is
+// awaited through a named Task: g++ 12 may destroy temporaries inside a co_await expression twice.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -87,10 +88,11 @@ TEST(RealRuntime, BlockingWorkOfDifferentTasksOverlaps) {
   bool a_saw_b = false, b_saw_a = false;
   int finished = 0;
   auto body = [](Runtime& rt, Flag* mine, Flag* other, bool* saw, int* count) -> Task<void> {
-    co_await rt.run_blocking([=] {
+    Task<void> blocking = rt.run_blocking([=] {
       mine->set();
       *saw = other->wait();
     });
+    co_await blocking;
     ++*count;
   };
   runtime.spawn("a", body(runtime, &a_started, &b_started, &a_saw_b, &finished));
@@ -108,7 +110,8 @@ TEST(RealRuntime, JobsBeyondTheQueueLimitWaitAndRunInSubmissionOrder) {
   int finished = 0;
   for (int i = 0; i < 6; ++i) {
     runtime.spawn("job", [](Runtime& rt, int id, std::vector<int>* out, int* count) -> Task<void> {
-      co_await rt.run_blocking([=] { out->push_back(id); });
+      Task<void> blocking = rt.run_blocking([=] { out->push_back(id); });
+      co_await blocking;
       ++*count;
     }(runtime, i, &order, &finished));
   }
@@ -154,11 +157,12 @@ TEST(RealRuntime, StopEndsTheLoopAndDestroysRemainingTasks) {
   runtime.spawn("worker", [](Runtime& rt, bool* destroyed, Flag* started,
                              std::atomic<bool>* finished) -> Task<void> {
     DestroyMarker marker{destroyed};
-    co_await rt.run_blocking([=] {
+    Task<void> blocking = rt.run_blocking([=] {
       started->set();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       finished->store(true);
     });
+    co_await blocking;
   }(runtime, &worker_destroyed, &work_started, &work_finished));
   EXPECT_EQ(runtime.task_count(), 2u);
   std::thread stopper([&] {
