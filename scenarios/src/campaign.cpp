@@ -87,6 +87,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
 
   CampaignResult out;
   out.jobs = jobs;
+  out.rerun_args = o.rerun_args;
   for (const SeedResult& s : results) {
     const RunResult& r = s.run;
     ++out.runs;
@@ -163,7 +164,7 @@ std::string render_campaign_text(const CampaignResult& r) {
     if (saved != r.saved_cases.end()) {
       out += "replay: seqby replay " + saved->second + "\n";
     }
-    out += "rerun:  seqby sim --seed " + std::to_string(seed) + "\n";
+    out += "rerun:  seqby sim --seed " + std::to_string(seed) + r.rerun_args + "\n";
   }
   return out;
 }

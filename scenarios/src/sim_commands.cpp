@@ -124,6 +124,7 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
       return kExitBadInput;
     }
     sim::SimCase base = std::move(loaded).value();
+    options.rerun_args += " --scenario " + args.scenario;
     if (!seeds_given) options.seed_first = options.seed_last = base.seed;
     options.make_case = [base](std::uint64_t seed) {
       sim::SimCase c = base;
@@ -132,6 +133,7 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
     };
   }
   if (args.variant != sim::kCorrectVariant) {  // a known-broken variant (core/variant.h)
+    options.rerun_args += " --variant " + args.variant;
     options.make_case = [make = options.make_case, variant = args.variant](std::uint64_t seed) {
       sim::SimCase c = make ? make(seed) : sim::generate_case(seed);
       c.variant = variant;

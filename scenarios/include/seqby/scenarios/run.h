@@ -89,6 +89,9 @@ struct CampaignOptions {
   bool check_determinism = false;  // run each seed twice; a difference fails the seed
   RunOptions run;
   std::function<void(const SeedOutcome&)> progress;  // called under a lock, in finishing order
+  // Appended to each failing seed's "rerun: seqby sim --seed N" line, so the line reproduces the
+  // same case: e.g. " --variant no_fence" or " --scenario FILE".
+  std::string rerun_args;
 };
 
 struct CampaignResult {
@@ -108,6 +111,7 @@ struct CampaignResult {
   std::vector<std::string> determinism_failures;            // one line per seed that differed
   std::string history_sha256;  // set when the campaign is one seed
   unsigned jobs = 1;
+  std::string rerun_args;  // from CampaignOptions
 };
 
 CampaignResult run_campaign(const CampaignOptions& options);
