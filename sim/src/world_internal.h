@@ -83,6 +83,9 @@ class World::StampServer final : public SimServer {
   std::vector<std::uint64_t> stamps_;
   std::string commit_sha_;
   std::string ack_sha_;
+  // The no_fence variant's scripts: the same KEYS/ARGV and replies without the lease check.
+  std::string unfenced_commit_sha_;
+  std::string unfenced_ack_sha_;
 };
 
 // Maps instance runtime names ("i0") to the current owner id ("i0-g2") for fault records, and

@@ -101,7 +101,9 @@ World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
       redis_(redis),
       node_(std::move(node)),
       commit_sha_(sha1_hex(redis::script_source("fenced_commit"))),
-      ack_sha_(sha1_hex(redis::script_source("fenced_ack"))) {}
+      ack_sha_(sha1_hex(redis::script_source("fenced_ack"))),
+      unfenced_commit_sha_(sha1_hex(redis::script_source("unfenced_commit"))),
+      unfenced_ack_sha_(sha1_hex(redis::script_source("unfenced_ack"))) {}
 
 redis::Reply World::StampServer::execute(const redis::Command& command) {
   const std::uint64_t stamp = world_.sink_->next_stamp();
@@ -109,13 +111,15 @@ redis::Reply World::StampServer::execute(const redis::Command& command) {
   redis::Reply reply = redis_.execute(command);
   ServerDecision decision;
   bool decided = false;
-  if (runs_script(command, commit_sha_, redis::script_source("fenced_commit"))) {
+  if (runs_script(command, commit_sha_, redis::script_source("fenced_commit")) ||
+      runs_script(command, unfenced_commit_sha_, redis::script_source("unfenced_commit"))) {
     decided = parse_commit(command, reply, &decision);
     if (decided) {
       std::int64_t& last = world_.accepted_seq_[decision.key];
       last = std::max(last, decision.seq);
     }
-  } else if (runs_script(command, ack_sha_, redis::script_source("fenced_ack"))) {
+  } else if (runs_script(command, ack_sha_, redis::script_source("fenced_ack")) ||
+             runs_script(command, unfenced_ack_sha_, redis::script_source("unfenced_ack"))) {
     decided = parse_ack(command, reply, &decision);
   }
   if (decided) {
