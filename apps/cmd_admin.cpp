@@ -22,9 +22,7 @@ struct AdminOptions {
 CLI::App* add_action(CLI::App& admin, AdminOptions& options, const char* name, const char* about,
                      bool on_partition) {
   CLI::App* action = admin.add_subcommand(name, about);
-  action->add_option("--category", options.category, "The stream category C")
-      ->type_name("C")
-      ->required();
+  add_category_option(action, options.category);
   if (on_partition) {
     action->add_option("--key", options.key, "The partition key K")->type_name("K")->required();
     action->add_option("--group", options.group, "The handler group G")
@@ -39,10 +37,7 @@ CLI::App* add_action(CLI::App& admin, AdminOptions& options, const char* name, c
 void add_admin_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<AdminOptions>();
   CLI::App* cmd = app.add_subcommand("admin", "Operator tooling on a live category");
-  cmd->add_option("--redis", options->redis_url, "The Redis server")
-      ->type_name("URL")
-      ->required()
-      ->check(redis_url_validator());
+  add_redis_option(cmd, options->redis_url);
   cmd->require_subcommand(1);
   cmd->fallthrough();  // --redis may also follow the action
   add_action(*cmd, *options, "partitions", "List the category's partitions and their owners",

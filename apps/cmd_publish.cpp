@@ -119,13 +119,8 @@ void add_publish_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<PublishOptions>();
   CLI::App* cmd = app.add_subcommand(
       "publish", "Publish events to partition C:K and add K to C:__partitions__");
-  cmd->add_option("--redis", options->redis_url, "The Redis server")
-      ->type_name("URL")
-      ->required()
-      ->check(redis_url_validator());
-  cmd->add_option("--category", options->category, "The stream category C")
-      ->type_name("C")
-      ->required();
+  add_redis_option(cmd, options->redis_url);
+  add_category_option(cmd, options->category);
   cmd->add_option("--key", options->key, "The partition key K")->type_name("K")->required();
   cmd->add_option("--type", options->type, "The event type name (the entry's type field)")
       ->type_name("TYPE");

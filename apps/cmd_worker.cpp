@@ -136,13 +136,8 @@ void add_worker_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<WorkerOptions>();
   CLI::App* cmd = app.add_subcommand(
       "worker", "Run one real engine instance: own partitions of a category and process them");
-  cmd->add_option("--redis", options->redis_url, "The Redis server")
-      ->type_name("URL")
-      ->required()
-      ->check(redis_url_validator());
-  cmd->add_option("--category", options->category, "The stream category C")
-      ->type_name("C")
-      ->required();
+  add_redis_option(cmd, options->redis_url);
+  add_category_option(cmd, options->category);
   cmd->add_option("--group", options->group, "The handler group G")->type_name("G")->required();
   cmd->add_option("--sequential-by", options->sequential_by,
                   "The event field holding the partition key")

@@ -46,4 +46,17 @@ CLI::Validator redis_url_validator() {
       "", "redis url");
 }
 
+CLI::Option* add_redis_option(CLI::App* command, std::string& url) {
+  return command->add_option("--redis", url, "The Redis server")
+      ->type_name("URL")
+      ->required()
+      ->check(redis_url_validator());
+}
+
+CLI::Option* add_category_option(CLI::App* command, std::string& category) {
+  return command->add_option("--category", category, "The stream category C")
+      ->type_name("C")
+      ->required();
+}
+
 }  // namespace seqby::apps

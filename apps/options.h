@@ -25,4 +25,9 @@ bool parse_seed_range(std::string_view text, SeedRange* out);
 CLI::Validator seed_range_validator();
 CLI::Validator redis_url_validator();
 
+// The options several commands share, declared once: --redis URL (required, validated) and
+// --category C (required).
+CLI::Option* add_redis_option(CLI::App* command, std::string& url);
+CLI::Option* add_category_option(CLI::App* command, std::string& category);
+
 }  // namespace seqby::apps
