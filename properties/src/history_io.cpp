@@ -1,5 +1,7 @@
 #include "seqby/properties/history_io.h"
 
+#include "seqby/core/json_flat.h"
+
 #include <fstream>
 #include <istream>
 #include <limits>
@@ -11,45 +13,6 @@ namespace {
 
 constexpr std::string_view kEndOfHistory = "(end of history)";
 constexpr std::uint64_t kLineBytesMax = 1 << 20;
-
-void append_json_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[(c >> 4) & 0xf]);
-          out.push_back(kHex[c & 0xf]);
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
 
 void append_string_field(std::string& out, std::string_view name, std::string_view value) {
   if (value.empty()) return;
