@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "seqby/core/history.h"
+#include "seqby/properties/checker.h"
 #include "seqby/properties/history_io.h"
 #include "seqby/properties/markers.h"
 
@@ -109,5 +110,21 @@ class HistoryBuilder {
   std::map<std::string, std::int64_t> seqs_;
   std::uint64_t time_ms_ = 0;
 };
+
+// Checks `h` with every property on, except those in `skip`.
+inline CheckReport check(const HistoryBuilder& h, std::vector<Property> skip = {}) {
+  CheckOptions options;
+  options.skip = std::move(skip);
+  return check_history(h.records(), options);
+}
+
+// The violations of `property` in `report`, in the checker's order.
+inline std::vector<Finding> of(const CheckReport& report, Property property) {
+  std::vector<Finding> out;
+  for (const Finding& f : report.violations) {
+    if (f.property == property) out.push_back(f);
+  }
+  return out;
+}
 
 }  // namespace seqby::properties::testing

@@ -8,26 +8,14 @@
 namespace seqby::properties {
 namespace {
 
+using testing::check;
 using testing::HistoryBuilder;
 using testing::Lease;
+using testing::of;
 using W = std::vector<std::uint64_t>;
 
 const Lease kW1{"w1", "orders", "A", "billing", 1};
 const Lease kW2{"w2", "orders", "A", "billing", 2};
-
-CheckReport check(const HistoryBuilder& h, std::vector<Property> skip = {}) {
-  CheckOptions options;
-  options.skip = std::move(skip);
-  return check_history(h.records(), options);
-}
-
-std::vector<Finding> of(const CheckReport& report, Property property) {
-  std::vector<Finding> out;
-  for (const Finding& f : report.violations) {
-    if (f.property == property) out.push_back(f);
-  }
-  return out;
-}
 
 // w1 enters 1-0 under generation 1 and stalls; w2 takes generation 2, re-runs 1-0, commits it and
 // enters 2-0 while w1 is still inside 1-0. Returns {w1's enter, w2's acquire, w2's enter of 2-0}.

@@ -10,25 +10,13 @@
 namespace seqby::properties {
 namespace {
 
+using testing::check;
 using testing::HistoryBuilder;
 using testing::Lease;
+using testing::of;
 using W = std::vector<std::uint64_t>;
 
 const Lease kW1{"w1", "orders", "A", "billing", 1};
-
-CheckReport check(const HistoryBuilder& h, std::vector<Property> skip = {}) {
-  CheckOptions options;
-  options.skip = std::move(skip);
-  return check_history(h.records(), options);
-}
-
-std::vector<Finding> of(const CheckReport& report, Property property) {
-  std::vector<Finding> out;
-  for (const Finding& f : report.violations) {
-    if (f.property == property) out.push_back(f);
-  }
-  return out;
-}
 
 TEST(CheckerNoLoss, EveryEventCommittedAfterTheLivenessPhaseHolds) {
   HistoryBuilder h;
