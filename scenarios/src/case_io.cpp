@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "seqby/core/variant.h"
+
 namespace seqby::scenarios {
 namespace {
 
@@ -344,7 +346,11 @@ std::string line_col(std::string_view text, std::size_t byte) {
 }  // namespace
 
 const std::vector<std::string>& known_variants() {
-  static const std::vector<std::string> names{sim::kCorrectVariant, "no_fence", "dlq_continue"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (Variant v : all_variants()) out.emplace_back(variant_name(v));
+    return out;
+  }();
   return names;
 }
 

@@ -169,9 +169,9 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
     next = faulty.get();
   }
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
-  redis::RedisBrokerOptions broker_options;
-  broker_options.unfenced = world.case_.variant == variant_name(Variant::no_fence);  // broken
-  broker = std::make_unique<redis::RedisBroker>(*outer, broker_options);
+  const std::optional<Variant> variant = parse_variant(world.case_.variant);
+  SEQBY_CHECK(variant.has_value());
+  broker = std::make_unique<redis::RedisBroker>(*outer, redis::redis_broker_options_for(*variant));
 }
 
 // --- faults ---------------------------------------------------------------------------------

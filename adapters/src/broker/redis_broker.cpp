@@ -67,6 +67,12 @@ using detail::shape_error;
 using detail::status_of;
 using detail::strings_of;
 
+RedisBrokerOptions redis_broker_options_for(Variant variant) {
+  RedisBrokerOptions options;
+  options.unfenced = variant == Variant::no_fence;  // KNOWN-BROKEN (seqby/core/variant.h)
+  return options;
+}
+
 RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options)
     : link_(link), options_(options) {
   SEQBY_CHECK(options_.reclaim_count_per_call > 0);

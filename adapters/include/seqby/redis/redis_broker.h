@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "seqby/core/broker.h"
+#include "seqby/core/variant.h"
 #include "seqby/redis/redis_link.h"
 
 namespace seqby::redis {
@@ -41,6 +42,9 @@ struct RedisBrokerOptions {
   // unfenced_*.lua scripts, which skip the lease check. Simulated runs only; never by default.
   bool unfenced = false;
 };
+
+// The broker options a run of `variant` uses (the correct design: the defaults).
+RedisBrokerOptions redis_broker_options_for(Variant variant);
 
 class RedisBroker final : public Broker {
  public:

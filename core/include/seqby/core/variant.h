@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace seqby {
@@ -17,6 +18,9 @@ enum class Variant {
   // continuing was rejected, since the events after it depend on it.
   dlq_continue,
 };
+
+// Every variant, `correct` first, then the broken ones in DESIGN section 7 order.
+std::span<const Variant> all_variants();
 
 // "correct", "no_fence", "dlq_continue".
 std::string_view variant_name(Variant variant);
