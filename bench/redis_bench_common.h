@@ -1,0 +1,153 @@
+// Helpers shared by the real-Redis benchmarks (bench/redis_*.cpp, bench/failover_*.cpp): the
+// server from SEQBY_TEST_REDIS_URL (or a usage message and exit status 2), the machine's load
+// average, a steady clock in microseconds, pipelined setup commands over one HiredisLink, and
+// server-side CPU and command counters from INFO. Nothing here asserts a figure; it measures.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seqby/core/task.h"
+#include "seqby/redis/blocking_redis.h"
+#include "seqby/redis/real_runtime.h"
+#include "seqby/redis/redis_link.h"
+#include "seqby/redis/redis_url.h"
+
+namespace seqby::redis::bench {
+
+inline constexpr int kExitNoServer = 2;
+
+// The server of SEQBY_TEST_REDIS_URL, or nullopt after printing how to run `program`.
+inline std::optional<RedisConfig> redis_config_from_env(const char* program) {
+  const char* url = std::getenv("SEQBY_TEST_REDIS_URL");
+  if (url == nullptr || url[0] == '\0') {
+    std::fprintf(stderr,
+                 "%s: needs a redis-server: set SEQBY_TEST_REDIS_URL=redis://HOST:PORT, or run it "
+                 "under a private server with\n  scripts/with-redis %s [ARGS]\n(make bench runs "
+                 "every benchmark that way)\n",
+                 program, program);
+    return std::nullopt;
+  }
+  Result<RedisConfig> config = parse_redis_url(url);
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s: SEQBY_TEST_REDIS_URL: %s\n", program,
+                 config.error().message.c_str());
+    return std::nullopt;
+  }
+  return config.value();
+}
+
+// "1.23 0.98 0.70": the 1, 5 and 15 minute load averages of the machine.
+inline std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+inline std::uint64_t steady_now_us() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// The same clock as SteadyClock (and so as the time_ms of a worker's history records: every
+// process of the machine reads one CLOCK_MONOTONIC).
+inline std::uint64_t steady_now_ms() { return steady_now_us() / 1000; }
+
+namespace detail {
+
+inline Task<void> drain_commands(RedisLink& link, const std::vector<Command>& commands,
+                                 std::size_t* next, std::size_t* errors, std::size_t* done) {
+  while (*next < commands.size()) {
+    Command command = commands[(*next)++];
+    Result<Reply> reply = co_await link.execute(std::move(command));
+    if (!reply.ok() || reply.value().is_error()) ++*errors;
+  }
+  ++*done;
+}
+
+inline Task<void> wait_count(RealRuntime& runtime, const std::size_t* done, std::size_t target) {
+  while (*done < target) co_await runtime.sleep_ms(1);
+}
+
+}  // namespace detail
+
+// Runs `commands` over `link` with at most `window` in flight; returns how many failed or got
+// an error reply. REQUIRES: no loop runs on `runtime`.
+inline std::size_t run_pipelined(RealRuntime& runtime, RedisLink& link,
+                                 const std::vector<Command>& commands, std::size_t window) {
+  std::size_t next = 0;
+  std::size_t errors = 0;
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < window; ++i) {
+    runtime.spawn("pipelined", detail::drain_commands(link, commands, &next, &errors, &done));
+  }
+  runtime.block_on(detail::wait_count(runtime, &done, window));
+  return errors;
+}
+
+// The value of `field` in an INFO reply text ("" when absent).
+inline std::string info_field(const std::string& info, std::string_view field) {
+  const std::string needle = "\n" + std::string(field) + ":";
+  std::size_t at = info.find(needle);
+  if (at == std::string::npos) return "";
+  at += needle.size();
+  const std::size_t end = info.find_first_of("\r\n", at);
+  return info.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+// The server process's CPU time (user + system) in microseconds, or 0 when unknown.
+inline std::uint64_t server_cpu_us(BlockingRedis& redis) {
+  Command command{"INFO", "cpu"};
+  Result<Reply> reply = redis.execute(command);
+  if (!reply.ok() || reply.value().kind != Reply::Kind::bulk) return 0;
+  const std::string text = "\n" + reply.value().str;
+  const double user_s = std::atof(info_field(text, "used_cpu_user").c_str());
+  const double sys_s = std::atof(info_field(text, "used_cpu_sys").c_str());
+  return static_cast<std::uint64_t>((user_s + sys_s) * 1e6);
+}
+
+// Commands the server executed (INFO stats total_commands_processed; commands run inside a
+// script are not counted there), or 0 when unknown.
+inline std::uint64_t server_commands(BlockingRedis& redis) {
+  Command command{"INFO", "stats"};
+  Result<Reply> reply = redis.execute(command);
+  if (!reply.ok() || reply.value().kind != Reply::Kind::bulk) return 0;
+  const std::string text = "\n" + reply.value().str;
+  return std::strtoull(info_field(text, "total_commands_processed").c_str(), nullptr, 10);
+}
+
+// Deletes every key matching `pattern` (SCAN + UNLINK, bounded), so that a run leaves the
+// server as it found it. Returns how many keys were unlinked.
+inline std::uint64_t unlink_matching(BlockingRedis& redis, const std::string& pattern) {
+  std::uint64_t unlinked = 0;
+  std::string cursor = "0";
+  for (int round = 0; round < 1000000; ++round) {
+    Command scan{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};
+    Result<Reply> reply = redis.execute(scan);
+    if (!reply.ok() || reply.value().kind != Reply::Kind::array ||
+        reply.value().elements.size() != 2) {
+      break;
+    }
+    const Reply& r = reply.value();
+    Command unlink{"UNLINK"};
+    for (const Reply& key : r.elements[1].elements) unlink.push_back(key.str);
+    if (unlink.size() > 1) {
+      unlinked += unlink.size() - 1;
+      (void)redis.execute(unlink);
+    }
+    cursor = r.elements[0].str;
+    if (cursor == "0") break;
+  }
+  return unlinked;
+}
+
+}  // namespace seqby::redis::bench

@@ -1,0 +1,392 @@
+// bench_redis_throughput: end-to-end events per second of the fenced engine against a plain
+// shared-group XREADGROUP/XACK consumer, on one real redis-server, in one run (DESIGN.md section
+// 9). Fenced: two Engine instances linked in-process, each on its own RealRuntime thread with its
+// own HiredisLink, a null history sink and a trivial handler that commits its effect through the
+// fenced sink (HandlerContext::commit) and does nothing else. Plain: two consumers of one group
+// over one stream, each on its own thread and blocking connection, doing the same trivial work
+// (one HSET per event, then XACK). Both get the same pre-published events; the clock runs from
+// start until every event is committed (acked). Prints a table; asserts nothing.
+//
+//   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
+//       [--repetitions N] [--poll-interval-ms N] [--plain-count N]
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "redis_bench_common.h"
+#include "seqby/core/engine.h"
+#include "seqby/core/json_flat.h"
+#include "seqby/redis/hiredis_link.h"
+#include "seqby/redis/redis_broker.h"
+
+namespace seqby::redis::bench {
+namespace {
+
+constexpr const char* kProgram = "bench_redis_throughput";
+constexpr std::uint64_t kRunWaitMaxUs = 300ull * 1000 * 1000;  // a run that takes longer is cut
+
+struct Options {
+  std::uint32_t partitions = 64;
+  std::uint32_t events_per_partition = 200;
+  std::uint32_t repetitions = 3;
+  std::uint64_t poll_interval_ms = 1;
+  std::uint32_t plain_count = 100;  // XREADGROUP COUNT of the plain consumer's batched variant
+};
+
+// The event's per-key seq from its JSON data, or -1.
+std::int64_t seq_of(std::string_view data) {
+  Result<JsonObject> object = decode_json_object(data);
+  if (!object.ok()) return -1;
+  auto it = object.value().find("seq");
+  if (it == object.value().end() || !std::holds_alternative<std::int64_t>(it->second)) return -1;
+  return std::get<std::int64_t>(it->second);
+}
+
+std::string key_of(std::string_view data) {
+  Result<JsonObject> object = decode_json_object(data);
+  if (!object.ok()) return "";
+  auto it = object.value().find("id");
+  if (it == object.value().end() || !std::holds_alternative<std::string>(it->second)) return "";
+  return std::get<std::string>(it->second);
+}
+
+// Commits the event's seq (effect: its id) through the fenced sink; nothing else.
+class TrivialHandler final : public Handler {
+ public:
+  explicit TrivialHandler(std::atomic<std::uint64_t>* committed) : committed_(committed) {}
+
+  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override {
+    const std::int64_t seq = seq_of(event.data);
+    if (seq < 1) co_return HandlerResult::failed("event data has no seq");
+    Result<CommitReply> reply = co_await context.commit(seq, event.id);
+    if (!reply.ok()) co_return HandlerResult::failed(reply.error().message);
+    if (reply.value().outcome != CommitOutcome::accepted) {
+      co_return HandlerResult::failed(commit_outcome_name(reply.value().outcome));
+    }
+    committed_->fetch_add(1, std::memory_order_relaxed);
+    co_return HandlerResult::success();
+  }
+
+ private:
+  std::atomic<std::uint64_t>* committed_;
+};
+
+std::string event_data(const std::string& key, std::uint32_t seq) {
+  return "{\"id\":\"" + key + "\",\"seq\":" + std::to_string(seq) + "}";
+}
+
+std::string partition_key(std::uint32_t index) {
+  char name[16];
+  std::snprintf(name, sizeof(name), "k%04u", index);
+  return name;
+}
+
+// --- fenced: two engine instances ---------------------------------------------------------
+
+struct Instance {
+  EngineOptions options;
+  std::atomic<bool> stop{false};
+  HiredisLink::Stats stats;
+  std::size_t held_at_stop = 0;
+};
+
+Task<void> drive_engine(Engine& engine, RealRuntime& runtime, const std::atomic<bool>& stop,
+                        std::size_t* held_at_stop) {
+  engine.start();
+  while (!stop.load()) co_await runtime.sleep_ms(5);
+  *held_at_stop = engine.held().size();
+  co_await engine.stop();
+}
+
+void run_instance(const RedisConfig& config, Instance* instance,
+                  std::atomic<std::uint64_t>* committed, const std::atomic<bool>* go,
+                  std::atomic<std::uint32_t>* ready) {
+  RealRuntimeOptions runtime_options;
+  runtime_options.worker_count = 1;  // the trivial handler never calls run_blocking
+  RealRuntime runtime(runtime_options);
+  HiredisLink link(runtime, config);
+  RedisBroker broker(link);
+  NullHistorySink history;
+  TrivialHandler handler(committed);
+  Engine engine(runtime, broker, history, handler, instance->options);
+  Command ping{"PING"};
+  (void)runtime.block_on(link.execute(ping));  // connected before the clock starts
+  ready->fetch_add(1);
+  while (!go->load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  runtime.block_on(drive_engine(engine, runtime, instance->stop, &instance->held_at_stop));
+  instance->stats = link.stats();
+}
+
+Task<void> publish_partition(RedisBroker& broker, PartitionRef partition, std::uint32_t count,
+                             std::size_t* errors, std::size_t* done) {
+  for (std::uint32_t seq = 1; seq <= count; ++seq) {
+    const std::string data = event_data(partition.key, seq);
+    Result<std::string> id = co_await broker.publish(partition, "Ticked", data);
+    if (!id.ok()) ++*errors;
+  }
+  ++*done;
+}
+
+struct RunFigures {
+  std::uint64_t events = 0;
+  std::uint64_t elapsed_us = 0;
+  bool complete = false;
+  std::uint64_t client_commands = 0;  // top-level commands the clients sent
+  std::uint64_t server_cpu_us = 0;    // redis-server CPU (user + sys) during the run
+  std::string load;
+  std::string note;
+  double rate() const { return elapsed_us == 0 ? 0 : events * 1e6 / elapsed_us; }
+};
+
+RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::string& prefix) {
+  const std::string category = prefix + "fenced";
+  const std::string group = "bench";
+  const std::uint64_t total = std::uint64_t{o.partitions} * o.events_per_partition;
+
+  RealRuntime setup_runtime;
+  HiredisLink setup_link(setup_runtime, config);
+  RedisBroker setup_broker(setup_link);
+  std::size_t errors = 0;
+  std::size_t done = 0;
+  for (std::uint32_t p = 0; p < o.partitions; ++p) {
+    setup_runtime.spawn("publish",
+                        publish_partition(setup_broker, PartitionRef{category, partition_key(p)},
+                                          o.events_per_partition, &errors, &done));
+  }
+  setup_runtime.block_on(detail::wait_count(setup_runtime, &done, o.partitions));
+
+  Instance instances[2];
+  for (int i = 0; i < 2; ++i) {
+    EngineOptions& e = instances[i].options;
+    e.owner_id = prefix + (i == 0 ? "a" : "b");
+    e.category = category;
+    e.group = group;
+    e.poll_interval_ms = o.poll_interval_ms;
+    e.discovery_interval_ms = 100;
+    // Both instances announced before they start, as in a running deployment: each takes its
+    // fair share (P/2) in its first discovery cycle instead of one taking all, then shedding.
+    Status announced = setup_runtime.block_on(
+        setup_broker.announce_member(category, group, e.owner_id, e.lease_ttl_ms));
+    if (!announced.ok()) ++errors;
+  }
+
+  BlockingRedis admin(config);
+  std::atomic<std::uint64_t> committed{0};
+  std::atomic<bool> go{false};
+  std::atomic<std::uint32_t> ready{0};
+  std::vector<std::thread> threads;
+  for (auto& instance : instances) {
+    threads.emplace_back(run_instance, std::cref(config), &instance, &committed, &go, &ready);
+  }
+  while (ready.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  RunFigures out;
+  out.load = load_average();
+  const std::uint64_t cpu_before = server_cpu_us(admin);
+  const std::uint64_t start_us = steady_now_us();
+  go.store(true);
+  while (committed.load() < total && steady_now_us() - start_us < kRunWaitMaxUs) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  out.elapsed_us = steady_now_us() - start_us;
+  out.server_cpu_us = server_cpu_us(admin) - cpu_before;
+  out.events = committed.load();
+  out.complete = out.events == total;
+  for (auto& instance : instances) instance.stop.store(true);
+  for (auto& thread : threads) thread.join();
+  for (const auto& instance : instances) out.client_commands += instance.stats.commands_sent;
+  out.note = "held " + std::to_string(instances[0].held_at_stop) + "+" +
+             std::to_string(instances[1].held_at_stop);
+  if (errors > 0) out.note += ", setup errors " + std::to_string(errors);
+  return out;
+}
+
+// --- plain: two consumers of one group over one stream ------------------------------------
+
+void run_plain_consumer(const RedisConfig& config, const std::string& stream,
+                        const std::string& group, const std::string& consumer,
+                        const std::string& effects, std::uint32_t count,
+                        std::atomic<std::uint64_t>* acked, std::atomic<std::uint64_t>* commands,
+                        const std::atomic<bool>* go, std::atomic<std::uint32_t>* ready) {
+  BlockingRedis redis(config);
+  Command ping{"PING"};
+  (void)redis.execute(ping);
+  ready->fetch_add(1);
+  while (!go->load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  std::uint64_t sent = 0;
+  const std::string count_text = std::to_string(count);
+  for (std::uint64_t round = 0; round < (1ull << 32); ++round) {
+    Command read{"XREADGROUP", "GROUP", group, consumer, "COUNT", count_text,
+                 "STREAMS",    stream, ">"};
+    Result<Reply> reply = redis.execute(read);
+    ++sent;
+    if (!reply.ok() || reply.value().kind != Reply::Kind::array) break;  // nil: drained
+    const Reply& entries = reply.value().elements[0].elements[1];
+    if (entries.elements.empty()) break;
+    for (const Reply& entry : entries.elements) {
+      const std::string& id = entry.elements[0].str;
+      std::string data;
+      const auto& fields = entry.elements[1].elements;
+      for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+        if (fields[i].str == "data") data = fields[i + 1].str;
+      }
+      // The same trivial work as the fenced handler: decode the event, store one effect.
+      const std::string field = key_of(data) + ":" + std::to_string(seq_of(data));
+      Command hset{"HSET", effects, field, id};
+      Command xack{"XACK", stream, group, id};
+      (void)redis.execute(hset);
+      (void)redis.execute(xack);
+      sent += 2;
+      acked->fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  commands->fetch_add(sent);
+}
+
+RunFigures run_plain(const RedisConfig& config, const Options& o, const std::string& prefix,
+                     std::uint32_t count) {
+  const std::string stream = prefix + "plain" + std::to_string(count);
+  const std::string effects = stream + ":effects";
+  const std::string group = "bench";
+  const std::uint64_t total = std::uint64_t{o.partitions} * o.events_per_partition;
+
+  // The same events, interleaved across keys as concurrent publishers would append them.
+  std::vector<Command> setup{{"XGROUP", "CREATE", stream, group, "0", "MKSTREAM"}};
+  for (std::uint32_t seq = 1; seq <= o.events_per_partition; ++seq) {
+    for (std::uint32_t p = 0; p < o.partitions; ++p) {
+      setup.push_back(
+          Command{"XADD", stream, "*", "type", "Ticked", "data", event_data(partition_key(p), seq)});
+    }
+  }
+  RealRuntime setup_runtime;
+  HiredisLink setup_link(setup_runtime, config);
+  std::vector<Command> create(setup.begin(), setup.begin() + 1);
+  std::size_t errors = run_pipelined(setup_runtime, setup_link, create, 1);
+  std::vector<Command> adds(setup.begin() + 1, setup.end());
+  errors += run_pipelined(setup_runtime, setup_link, adds, 64);
+
+  BlockingRedis admin(config);
+  std::atomic<std::uint64_t> acked{0};
+  std::atomic<std::uint64_t> commands{0};
+  std::atomic<bool> go{false};
+  std::atomic<std::uint32_t> ready{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back(run_plain_consumer, std::cref(config), std::cref(stream),
+                         std::cref(group), prefix + (i == 0 ? "c1" : "c2"), std::cref(effects),
+                         count, &acked, &commands, &go, &ready);
+  }
+  while (ready.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  RunFigures out;
+  out.load = load_average();
+  const std::uint64_t cpu_before = server_cpu_us(admin);
+  const std::uint64_t start_us = steady_now_us();
+  go.store(true);
+  while (acked.load() < total && steady_now_us() - start_us < kRunWaitMaxUs) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  out.elapsed_us = steady_now_us() - start_us;
+  out.server_cpu_us = server_cpu_us(admin) - cpu_before;
+  out.events = acked.load();
+  out.complete = out.events == total;
+  for (auto& thread : threads) thread.join();
+  out.client_commands = commands.load();
+  if (errors > 0) out.note = "setup errors " + std::to_string(errors);
+  return out;
+}
+
+// --- report -------------------------------------------------------------------------------
+
+void print_row(std::uint32_t rep, const char* variant, const RunFigures& f) {
+  const double per_event = f.events == 0 ? 0 : 1.0 / f.events;
+  std::printf("%3u  %-22s %7llu %9.3f %10.0f %9.2f %11.1f  %-15s %s%s\n", rep, variant,
+              static_cast<unsigned long long>(f.events), f.elapsed_us / 1e6, f.rate(),
+              f.client_commands * per_event, f.server_cpu_us * per_event, f.load.c_str(),
+              f.note.c_str(), f.complete ? "" : " INCOMPLETE");
+}
+
+bool parse_u64(const char* text, std::uint64_t* out) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+bool parse_options(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    std::uint64_t value = 0;
+    if (i + 1 >= argc || !parse_u64(argv[i + 1], &value) || value == 0) {
+      std::fprintf(stderr, "%s: %s needs a positive number\n", kProgram, flag.c_str());
+      return false;
+    }
+    ++i;
+    if (flag == "--partitions") {
+      o->partitions = static_cast<std::uint32_t>(value);
+    } else if (flag == "--events-per-partition") {
+      o->events_per_partition = static_cast<std::uint32_t>(value);
+    } else if (flag == "--repetitions") {
+      o->repetitions = static_cast<std::uint32_t>(value);
+    } else if (flag == "--poll-interval-ms") {
+      o->poll_interval_ms = value;
+    } else if (flag == "--plain-count") {
+      o->plain_count = static_cast<std::uint32_t>(value);
+    } else {
+      std::fprintf(stderr, "%s: unknown option %s\n", kProgram, flag.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+int run(int argc, char** argv) {
+  Options o;
+  if (!parse_options(argc, argv, &o)) return 2;
+  std::optional<RedisConfig> config = redis_config_from_env(kProgram);
+  if (!config) return kExitNoServer;
+
+  std::printf("# %s: %u partitions x %u events = %llu events; 2 engine instances vs 2 plain "
+              "consumers\n",
+              kProgram, o.partitions, o.events_per_partition,
+              static_cast<unsigned long long>(std::uint64_t{o.partitions} * o.events_per_partition));
+  std::printf("# engine: poll_interval_ms=%llu discovery_interval_ms=100 lease_ttl_ms=3000 "
+              "heartbeat_interval_ms=1000, null history, handler = one fenced commit\n",
+              static_cast<unsigned long long>(o.poll_interval_ms));
+  std::printf("# plain: XREADGROUP COUNT 1 | COUNT %u, then per event HSET + XACK (blocking hiredis)\n",
+              o.plain_count);
+  std::printf("# cmds/ev: top-level commands the clients sent per event; srv_us/ev: redis-server "
+              "CPU (user+sys) per event\n");
+  std::printf("%3s  %-22s %7s %9s %10s %9s %11s  %-15s %s\n", "rep", "variant", "events",
+              "seconds", "events/s", "cmds/ev", "srv_us/ev", "load avg", "note");
+  BlockingRedis admin(*config);
+  const std::string run_prefix = "seqbybench" + std::to_string(::getpid()) + "r";
+  const std::string plain_batch_name = "plain COUNT " + std::to_string(o.plain_count);
+  for (std::uint32_t rep = 1; rep <= o.repetitions; ++rep) {
+    const std::string prefix = run_prefix + std::to_string(rep);
+    const RunFigures fenced = run_fenced(*config, o, prefix);
+    const RunFigures batch = run_plain(*config, o, prefix, o.plain_count);
+    const RunFigures single = run_plain(*config, o, prefix, 1);
+    print_row(rep, "plain COUNT 1", single);
+    print_row(rep, plain_batch_name.c_str(), batch);
+    print_row(rep, "fenced engine", fenced);
+    std::printf("%3u  ratio fenced/plain: %.2fx of COUNT 1, %.2fx of %s\n", rep,
+                single.rate() > 0 ? fenced.rate() / single.rate() : 0,
+                batch.rate() > 0 ? fenced.rate() / batch.rate() : 0, plain_batch_name.c_str());
+    std::fflush(stdout);
+    (void)unlink_matching(admin, prefix + "*");
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace seqby::redis::bench
+
+int main(int argc, char** argv) { return seqby::redis::bench::run(argc, argv); }
