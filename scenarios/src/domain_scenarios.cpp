@@ -1,7 +1,9 @@
-// The broker-free scenarios of the ADR's acceptance list: registration validation, capability
+// The domain scenarios of the ADR's acceptance list: registration validation, capability
 // gating, one partition key per category, and unsafe keys at record creation. They run the real
-// Registry, UnitOfWork, Outbox and InlineBroker; a broker appears only as its capability facts,
-// so the simulator and a real Redis would run them identically (run_redis stays empty).
+// Registry, UnitOfWork, Outbox and InlineBroker. On the simulator a broker appears only as its
+// capability facts; on real Redis the facts come from a RedisBroker connected to the server, and
+// unsafe_keys also drives `seqby publish` against it: each bad key exits 2 naming the rule and
+// leaves nothing in Redis, a good key lands in the stream and the partition index.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -11,12 +13,17 @@
 #include "seqby/core/keys.h"
 #include "seqby/core/outbox.h"
 #include "seqby/core/registry.h"
+#include "seqby/redis/hiredis_link.h"
+#include "seqby/redis/real_runtime.h"
+#include "seqby/redis/redis_broker.h"
 #include "seqby/scenarios/catalog.h"
+#include "seqby/scenarios/redis_driver.h"
 
 namespace seqby::scenarios {
 namespace {
 
-const BrokerInfo kPartitioning{
+// The broker facts the simulator form registers against: a Redis broker with partitioning.
+const BrokerInfo kSimPartitioning{
     "redis", {Capability::stream_partitioning, Capability::consumer_groups}, false};
 const BrokerInfo kPlain{"redis-plain", {Capability::consumer_groups}, false};
 
@@ -71,7 +78,28 @@ HandlerMeta fulfilment() {
                      {{"OrderPlaced", "order_id"}, {"PaymentReceived", "order_ref"}}};
 }
 
-ScenarioResult registration_validation(ScenarioContext& ctx) {
+// The capability facts of a RedisBroker on ctx.redis_url (after a PING through it), or nullopt
+// (reported) when the server does not answer.
+std::optional<BrokerInfo> real_broker_info(ScenarioContext& ctx, Checks& checks) {
+  Result<redis::RedisConfig> config = redis::parse_redis_url(ctx.redis_url);
+  if (!config.ok()) {
+    checks.expect(false, "RedisBroker", config.error().message);
+    return std::nullopt;
+  }
+  redis::RealRuntime runtime;
+  redis::HiredisLink link(runtime, config.value());
+  redis::RedisBroker broker(link);
+  Result<redis::Reply> pong = runtime.block_on(link.execute(redis::Command{"PING"}));
+  const bool up = pong.ok() && pong.value() == redis::Reply::status("PONG");
+  const BrokerInfo info{"redis", broker.capabilities(), false};
+  checks.expect(up, "RedisBroker on " + redis::redacted_url(config.value()),
+                up ? "answers; advertises " + info.capabilities.to_string()
+                   : "no PONG: " + (pong.ok() ? redis::to_string(pong.value()) : pong.error().message));
+  if (!up) return std::nullopt;
+  return info;
+}
+
+ScenarioResult registration_validation(ScenarioContext& ctx, const BrokerInfo& partitioning) {
   Checks checks(ctx);
   Registry registry;
   register_types(registry);
@@ -79,7 +107,7 @@ ScenarioResult registration_validation(ScenarioContext& ctx) {
   checks.rejected("handler 'notify' sequential_by=client_id on type without client_id",
                   registry.register_handler(handler("notify", {"OrderPlaced", "AccountOpened"},
                                                     sequential_by_field("client_id")),
-                                            kPartitioning),
+                                            partitioning),
                   "has no field 'client_id'");
   checks.expect(registry.find_handler("notify") == nullptr && !registry.partition_field("order"),
                 "the rejected handler left nothing behind",
@@ -88,19 +116,19 @@ ScenarioResult registration_validation(ScenarioContext& ctx) {
   HandlerMeta pm = fulfilment();
   pm.correlate.erase("PaymentReceived");
   checks.rejected("process manager sequential_by=true whose correlate spec misses a handled type",
-                  registry.register_handler(pm, kPartitioning), "correlate spec has no entry");
+                  registry.register_handler(pm, partitioning), "correlate spec has no entry");
   pm.correlate["PaymentReceived"] = "order_id";
   checks.rejected("process manager correlating a type by a field the type lacks",
-                  registry.register_handler(pm, kPartitioning), "which the type does not have");
+                  registry.register_handler(pm, partitioning), "which the type does not have");
   checks.rejected(
       "event handler declaring sequential_by=true",
       registry.register_handler(handler("notify", {"OrderPlaced"}, sequential_by_correlation()),
-                                kPartitioning),
+                                partitioning),
       "only a process manager may");
 
   const Status ok = registry.register_handler(
       handler("notify", {"OrderPlaced", "PaymentReceived"}, sequential_by_field("client_id")),
-      kPartitioning);
+      partitioning);
   checks.accepted("handler 'notify' sequential_by=client_id on types that carry client_id", ok,
                   "accepted; 'order' and 'payment' partitioned by " +
                       registry.partition_field("order").value_or("(none)") + " and " +
@@ -108,8 +136,11 @@ ScenarioResult registration_validation(ScenarioContext& ctx) {
   return checks.result();
 }
 
-ScenarioResult capability_gating(ScenarioContext& ctx) {
+ScenarioResult capability_gating(ScenarioContext& ctx, const BrokerInfo& partitioning) {
   Checks checks(ctx);
+  checks.expect(partitioning.capabilities.has(Capability::stream_partitioning),
+                "broker '" + partitioning.name + "' advertises STREAM_PARTITIONING",
+                partitioning.capabilities.to_string());
   const HandlerMeta notify = handler("notify", {"OrderPlaced"}, sequential_by_field("client_id"));
   {
     Registry registry;
@@ -120,8 +151,8 @@ ScenarioResult capability_gating(ScenarioContext& ctx) {
     checks.accepted("plain handler on broker 'redis-plain'",
                     registry.register_handler(handler("audit", {"OrderPlaced"}, {}), kPlain),
                     "accepted (no partitioning asked)");
-    checks.accepted("sequential_by handler on broker 'redis' with STREAM_PARTITIONING",
-                    registry.register_handler(notify, kPartitioning), "accepted");
+    checks.accepted("sequential_by handler on broker '" + partitioning.name + "' with STREAM_PARTITIONING",
+                    registry.register_handler(notify, partitioning), "accepted");
   }
 
   // The inline broker: accepted as a no-op, and messages run one at a time in submission order.
@@ -162,7 +193,7 @@ ScenarioResult capability_gating(ScenarioContext& ctx) {
   return checks.result();
 }
 
-ScenarioResult one_key_per_category(ScenarioContext& ctx) {
+ScenarioResult one_key_per_category(ScenarioContext& ctx, const BrokerInfo& partitioning) {
   Checks checks(ctx);
   const HandlerMeta by_client =
       handler("by_client", {"OrderPlaced"}, sequential_by_field("client_id"));
@@ -184,33 +215,86 @@ ScenarioResult one_key_per_category(ScenarioContext& ctx) {
   for (const Order& o : orders) {
     Registry registry;
     register_types(registry);
-    SEQBY_CHECK(registry.register_handler(o.first, kPartitioning).ok());
-    checks.rejected(o.what, registry.register_handler(o.second, kPartitioning), rule,
+    SEQBY_CHECK(registry.register_handler(o.first, partitioning).ok());
+    checks.rejected(o.what, registry.register_handler(o.second, partitioning), rule,
                     "second rejected at registration");
   }
 
   Registry registry;
   register_types(registry);
-  SEQBY_CHECK(registry.register_handler(fulfilment(), kPartitioning).ok());
+  SEQBY_CHECK(registry.register_handler(fulfilment(), partitioning).ok());
   checks.accepted(
       "handler partitioning 'order' by the process manager's correlation field",
       registry.register_handler(handler("ship", {"OrderShipped"}, sequential_by_field("order_id")),
-                                kPartitioning),
+                                partitioning),
       "accepted; 'order' partitioned by " + *registry.partition_field("order"));
   checks.accepted("handler without sequential_by on the partitioned category",
-                  registry.register_handler(handler("audit", {"OrderPlaced"}, {}), kPartitioning),
+                  registry.register_handler(handler("audit", {"OrderPlaced"}, {}), partitioning),
                   "accepted");
   return checks.result();
 }
 
-ScenarioResult unsafe_keys(ScenarioContext& ctx) {
+// `seqby publish` against the real server: every bad key exits 2 naming its rule and writes
+// nothing (no stream, no index member); a good key lands in its stream and in the index.
+void expect_publish_refuses_on_redis(ScenarioContext& ctx, Checks& checks) {
+  RedisScenarioDriver driver(ctx.redis_url, ctx.seqby_binary, "unsafe_keys");
+  const Status ready = driver.ready();
+  if (!ready.ok()) return checks.expect(false, "real redis-server and seqby command", ready.error().message);
+  const struct {
+    const char* what;
+    std::string key;
+    KeyRule rule;
+  } bad[] = {
+      {"empty key", "", KeyRule::not_empty},
+      {"colon-bearing key", "client:1", KeyRule::no_colon},
+      {"DLQ token", "dlq", KeyRule::not_reserved},
+      {"backfill suffix", "backfill", KeyRule::not_reserved},
+      {"partition index sentinel", "__partitions__", KeyRule::not_sentinel},
+      {"other sentinel", "__lease__", KeyRule::not_sentinel},
+      {"key over 256 bytes", std::string(300, 'k'), KeyRule::max_length},
+      {"control character", "client\n1", KeyRule::no_control_chars},
+  };
+  for (const auto& b : bad) {
+    const CommandRun run = run_command(
+        driver.seqby_binary(), {"publish", "--redis", driver.url(), "--category", driver.category(),
+                                "--key", b.key, "--field", "order_id=2"});
+    const std::string rule = std::string("rule ") + key_rule_name(b.rule);
+    std::string err = run.err.substr(0, run.err.find('\n'));
+    checks.expect(run.exit_code == 2 && run.err.find(rule) != std::string::npos,
+                  std::string("seqby publish refuses the ") + b.what + " (" + rule + ")",
+                  "exit " + std::to_string(run.exit_code) + ": " + err);
+  }
+  const std::vector<std::string> left = driver.category_keys();
+  checks.expect(left.empty() && driver.run({"EXISTS", partition_index_name(driver.category())}).integer == 0,
+                "Redis holds nothing of the refused publishes",
+                std::to_string(left.size()) + " key(s) under " + driver.category() +
+                    ":*, no partition index");
+
+  const CommandRun good = run_command(
+      driver.seqby_binary(), {"publish", "--redis", driver.url(), "--category", driver.category(),
+                              "--key", "client-A", "--field", "client_id=client-A"});
+  const std::string id = good.out.substr(0, good.out.find('\n'));
+  const PartitionRef partition{driver.category(), "client-A"};
+  const redis::Reply entries = driver.run({"XRANGE", partition.stream(), "-", "+"});
+  const bool in_stream = entries.elements.size() == 1 && !entries.elements[0].elements.empty() &&
+                         entries.elements[0].elements[0].str == id;
+  const bool indexed =
+      driver.run({"SISMEMBER", partition.index(), "client-A"}).integer == 1;
+  checks.expect(good.exit_code == 0 && in_stream && indexed,
+                "seqby publish of a good key lands in the stream and the index",
+                "exit " + std::to_string(good.exit_code) + ", entry " + id + " in " +
+                    partition.stream() + (in_stream ? "" : " (missing)") + ", client-A " +
+                    (indexed ? "in " : "missing from ") + partition.index());
+}
+
+ScenarioResult unsafe_keys(ScenarioContext& ctx, const BrokerInfo& partitioning) {
   Checks checks(ctx);
   Registry registry;
   register_types(registry);
   SEQBY_CHECK(
       registry
           .register_handler(handler("notify", {"OrderPlaced"}, sequential_by_field("client_id")),
-                            kPartitioning)
+                            partitioning)
           .ok());
   struct Case {
     std::string what;
@@ -273,33 +357,44 @@ ScenarioResult unsafe_keys(ScenarioContext& ctx) {
                 "records behind the abandoned one still publish",
                 std::to_string(summary.published) + " published, " +
                     std::to_string(summary.abandoned) + " abandoned");
+  if (!ctx.redis_url.empty()) expect_publish_refuses_on_redis(ctx, checks);
   return checks.result();
+}
+
+// The two forms of a domain scenario: the simulator's broker facts, or a real RedisBroker's.
+Scenario both_forms(const char* name, const char* summary,
+                    ScenarioResult (*fn)(ScenarioContext&, const BrokerInfo&)) {
+  return Scenario{name, summary,
+                  [fn](ScenarioContext& ctx) { return fn(ctx, kSimPartitioning); },
+                  [fn](ScenarioContext& ctx) {
+                    Checks checks(ctx);
+                    const std::optional<BrokerInfo> info = real_broker_info(ctx, checks);
+                    if (!info) return checks.result();
+                    ScenarioResult result = fn(ctx, *info);
+                    return result;
+                  }};
 }
 
 }  // namespace
 
 std::vector<Scenario> domain_scenarios() {
   return {
-      {"registration_validation",
-       "Registration validation fails loud: a sequential_by field missing from a handled type "
-       "fails at registration, not at publish",
-       registration_validation,
-       {}},
-      {"capability_gating",
-       "Capability gating fails loud: sequential_by needs STREAM_PARTITIONING; the inline broker "
-       "accepts it as a no-op and runs messages in submission order",
-       capability_gating,
-       {}},
-      {"one_key_per_category",
-       "One partition key per category: different keys, or a key other than a sequential_by "
-       "PM's correlation field, fail at registration in either order",
-       one_key_per_category,
-       {}},
-      {"unsafe_keys",
-       "Unsafe key values fail loud at record creation: the caller's unit of work fails and no "
-       "outbox record is created",
-       unsafe_keys,
-       {}},
+      both_forms("registration_validation",
+                 "Registration validation fails loud: a sequential_by field missing from a "
+                 "handled type fails at registration, not at publish",
+                 registration_validation),
+      both_forms("capability_gating",
+                 "Capability gating fails loud: sequential_by needs STREAM_PARTITIONING; the "
+                 "inline broker accepts it as a no-op and runs messages in submission order",
+                 capability_gating),
+      both_forms("one_key_per_category",
+                 "One partition key per category: different keys, or a key other than a "
+                 "sequential_by PM's correlation field, fail at registration in either order",
+                 one_key_per_category),
+      both_forms("unsafe_keys",
+                 "Unsafe key values fail loud at record creation: the caller's unit of work fails "
+                 "and no outbox record is created; seqby publish refuses them and writes nothing",
+                 unsafe_keys),
   };
 }
 

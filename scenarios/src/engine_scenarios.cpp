@@ -1,41 +1,32 @@
-// The engine scenarios of the ADR's acceptance list ("Mapping each guarantee to the test"), on the
-// simulator: two engine instances, one handler group, interleaved events for client-A and
-// client-B, the very Lua scripts real Redis runs. Each scenario acts on the World at the moment
-// it needs (a crash or a stall of whoever owns client-A), then asserts in the ADR's words and
-// also requires the history checker to find every property holding. run_redis stays empty.
+// The engine scenarios of the ADR's acceptance list ("Mapping each guarantee to the test"), each
+// written once and run on either backend (engine_backend.h): on the simulator (two engine
+// instances in a World, the very Lua scripts real Redis runs) or on a real redis-server (two
+// `seqby worker` processes). A scenario is its plan (two keys, client-A and client-B, events
+// interleaved, some slow or poison), the fault it strikes (a crash or a stall of whoever owns
+// client-A, at the moment that owner is inside a given event) and its assertions, in the ADR's
+// words, plus the history checker finding every property holding.
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "engine_backend.h"
+#include "seqby/core/check.h"
 #include "seqby/properties/checker.h"
-#include "seqby/redis/redis_broker.h"
 #include "seqby/scenarios/catalog.h"
-#include "seqby/scenarios/run.h"
-#include "seqby/sim/world.h"
 
 namespace seqby::scenarios {
 namespace {
 
+using engine::Checks;
+using engine::EngineBackend;
+using engine::Outcome;
+
 constexpr const char* kA = "client-A";
 constexpr const char* kB = "client-B";
 
-class Checks {
- public:
-  explicit Checks(ScenarioContext& ctx) : out_(ctx.out) {}
-  bool expect(bool held, const std::string& what, const std::string& outcome) {
-    out_ << (held ? "ok  " : "FAIL ") << what << ": " << outcome << "\n";
-    if (!held) result_.failures.push_back(what + ": " + outcome);
-    return held;
-  }
-  ScenarioResult result() { return std::move(result_); }
-
- private:
-  std::ostream& out_;
-  ScenarioResult result_;
-};
-
 // Two instances, client-A and client-B, `per_key` events each, interleaved A1 B1 A2 B2 ...
+// (`gap_ms` apart on the simulator; real Redis publishes them up front).
 sim::SimCase two_key_case(std::uint64_t seed, const std::string& name, std::int64_t per_key,
                           std::uint64_t gap_ms, std::uint64_t duration_ms) {
   sim::SimCase c;
@@ -65,42 +56,12 @@ sim::SimCase two_key_case(std::uint64_t seed, const std::string& name, std::int6
   return c;
 }
 
-struct Outcome {
-  std::vector<HistoryRecord> history;
-  properties::CheckReport report;
-  std::map<std::string, std::vector<std::string>> published;  // key -> entry ids in order
-  std::map<std::string, std::vector<std::string>> effects;    // key -> effects list (entry ids)
-  std::map<std::string, std::int64_t> dlq_length;
-  bool liveness_reached = false;
-};
-
-// Runs the world to the end (liveness phase, graceful stop) and collects what scenarios assert.
-Outcome finish(sim::World& world) {
-  const sim::SimCase& c = world.sim_case();
-  world.run_active();
-  world.run_liveness();
-  world.stop_engines();
-  Outcome o;
-  o.liveness_reached = world.stats().liveness_reached;
-  for (const auto& key : c.keys) {
-    const PartitionRef p{c.category, key};
-    // The sink keeps field seq -> effect (the event id); seq order is commit order.
-    const redis::Command hgetall{"HGETALL", redis::effects_hash_name(p, c.group)};
-    const redis::Reply hash = world.redis().execute(hgetall);
-    std::map<std::int64_t, std::string> by_seq;
-    for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
-      by_seq[std::stoll(hash.elements[i].str)] = hash.elements[i + 1].str;
-    }
-    for (const auto& [seq, effect] : by_seq) o.effects[key].push_back(effect);
-    const redis::Command xlen{"XLEN", p.dlq()};
-    o.dlq_length[key] = world.redis().execute(xlen).integer;
+sim::EventBehaviour& behaviour_of(sim::SimCase& c, const std::string& key, std::int64_t seq) {
+  for (auto& e : c.events) {
+    if (e.key == key && e.seq == seq) return e.behaviour;
   }
-  o.history = world.take_history();
-  for (const auto& r : o.history) {
-    if (r.op == HistoryOp::publish) o.published[r.key].push_back(r.event_id);
-  }
-  o.report = check_run_history(c, o.history);
-  return o;
+  SEQBY_CHECK(false);
+  return c.events.front().behaviour;
 }
 
 void expect_checker(Checks& checks, const Outcome& o) {
@@ -186,29 +147,77 @@ std::uint64_t overlapping_pairs(const std::vector<Execution>& a, const std::vect
   return n;
 }
 
+// The ADR's cross-instance in-progress marker, asserted directly: while event `seq` of `key` is
+// in a handler, the marker C:K:__inprogress__:G names the owning instance and the event; after
+// the ack it is gone or names a later event. (The simulator keeps no such Redis key: there the
+// world's own view of who is inside stands in.)
+void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::string& key,
+                              std::int64_t seq) {
+  const std::optional<std::string> owner = b.wait_inside(key, seq);
+  const std::string id = b.event_id(key, seq);
+  if (!checks.expect(owner.has_value(), "in-progress marker",
+                     owner ? key + " seq " + std::to_string(seq) + " inside " + *owner
+                           : "no instance seen inside " + key + " seq " + std::to_string(seq))) {
+    return;
+  }
+  const std::string lease = b.lease_owner(key);
+  if (b.has_inprogress_marker()) {
+    const std::optional<std::string> marker = b.inprogress_marker(key);
+    const std::string expected = *owner + ":" + id;
+    checks.expect(marker == expected && lease == *owner, "in-progress marker names owner and event",
+                  "marker " + marker.value_or("(none)") + ", lease held by " + lease +
+                      ", expected " + expected);
+  } else {
+    checks.expect(lease == *owner, "in-progress owner holds the lease",
+                  *owner + " inside " + key + " seq " + std::to_string(seq) + ", lease held by " +
+                      lease + " (simulator: no Redis marker key)");
+  }
+  const bool done = b.wait_done(key, seq);
+  const std::optional<std::string> after = b.inprogress_marker(key);
+  const bool moved = !after || !after->ends_with(":" + id);
+  checks.expect(done && moved, "in-progress marker released after the ack",
+                done ? key + " seq " + std::to_string(seq) + " committed; marker now " +
+                           after.value_or("(none)")
+                     : key + " seq " + std::to_string(seq) + " never finished");
+}
+
 // --- the scenarios --------------------------------------------------------------------------
 
-ScenarioResult per_key_order(ScenarioContext& ctx) {
-  Checks checks(ctx);
-  sim::World world(two_key_case(ctx.seed, "per_key_order", 20, 7, 5));
-  world.start();
-  const Outcome o = finish(world);
+ScenarioResult per_key_order(ScenarioContext& ctx, EngineBackend& b) {
+  Checks checks(ctx.out);
+  if (!b.start(two_key_case(ctx.seed, "per_key_order", 20, 7, 5), checks)) return checks.result();
+  const Outcome o = b.finish(checks);
   expect_applied_in_order(checks, o, kA, 20, "per-key order");
   expect_applied_in_order(checks, o, kB, 20, "per-key order");
   expect_checker(checks, o);
   return checks.result();
 }
 
-ScenarioResult no_concurrent_entry(ScenarioContext& ctx) {
-  Checks checks(ctx);
-  // Long handlers and a crash and restart of each instance in turn move both keys between
-  // instances while events are in flight.
+ScenarioResult no_concurrent_entry(ScenarioContext& ctx, EngineBackend& b) {
+  Checks checks(ctx.out);
+  // Long handlers and a crash and restart of client-A's owner, then of client-B's, move both
+  // keys between instances while events are in flight. The struck events and the one whose
+  // in-progress marker is read are slow, so the moment is easy to meet.
   sim::SimCase c = two_key_case(ctx.seed, "no_concurrent_entry", 30, 100, 60);
-  c.schedule.faults.push_back(sim::TimedFault{sim::FaultKind::crash, 1000, 0, 1500, 0, 0});
-  c.schedule.faults.push_back(sim::TimedFault{sim::FaultKind::crash, 5000, 1, 1000, 0, 0});
-  sim::World world(c);
-  world.start();
-  const Outcome o = finish(world);
+  behaviour_of(c, kA, 3).slow_ms = 300;
+  behaviour_of(c, kA, 5).slow_ms = 400;
+  behaviour_of(c, kB, 25).slow_ms = 400;
+  if (!b.start(c, checks)) return checks.result();
+  expect_inprogress_marker(checks, b, kA, 3);
+  const struct {
+    const char* key;
+    std::int64_t seq;
+    std::uint64_t restart_after_ms;
+  } strikes[] = {{kA, 5, 1500}, {kB, 25, 1000}};
+  for (const auto& strike : strikes) {
+    const std::optional<std::string> owner = b.wait_inside(strike.key, strike.seq);
+    if (checks.expect(owner.has_value(), "crash an owner mid-event",
+                      owner ? *owner + " inside " + strike.key + " seq " + std::to_string(strike.seq)
+                            : std::string("nobody seen inside ") + strike.key)) {
+      b.crash(*owner, strike.restart_after_ms);
+    }
+  }
+  const Outcome o = b.finish(checks);
   for (const char* key : {kA, kB}) {
     const auto runs = executions(o, key);
     std::set<std::string> nodes;
@@ -225,17 +234,18 @@ ScenarioResult no_concurrent_entry(ScenarioContext& ctx) {
   return checks.result();
 }
 
-ScenarioResult cross_key_parallelism(ScenarioContext& ctx) {
-  Checks checks(ctx);
-  sim::World world(two_key_case(ctx.seed, "cross_key_parallelism", 20, 5, 30));
-  world.start();
-  const Outcome o = finish(world);
+ScenarioResult cross_key_parallelism(ScenarioContext& ctx, EngineBackend& b) {
+  Checks checks(ctx.out);
+  if (!b.start(two_key_case(ctx.seed, "cross_key_parallelism", 20, 5, 30), checks)) {
+    return checks.result();
+  }
+  const Outcome o = b.finish(checks);
   const auto a = executions(o, kA);
-  const auto b = executions(o, kB);
-  const std::uint64_t overlaps = overlapping_pairs(a, b, false);
+  const auto bs = executions(o, kB);
+  const std::uint64_t overlaps = overlapping_pairs(a, bs, false);
   std::set<std::string> a_nodes, b_nodes;
   for (const auto& e : a) a_nodes.insert(e.node);
-  for (const auto& e : b) b_nodes.insert(e.node);
+  for (const auto& e : bs) b_nodes.insert(e.node);
   checks.expect(overlaps > 0, "cross-key parallelism",
                 "client-A and client-B processing windows overlap " + std::to_string(overlaps) +
                     " times (client-A on " + std::to_string(a_nodes.size()) +
@@ -244,17 +254,14 @@ ScenarioResult cross_key_parallelism(ScenarioContext& ctx) {
   return checks.result();
 }
 
-ScenarioResult poison_halt(ScenarioContext& ctx) {
-  Checks checks(ctx);
+ScenarioResult poison_halt(ScenarioContext& ctx, EngineBackend& b) {
+  Checks checks(ctx.out);
   sim::SimCase c = two_key_case(ctx.seed, "poison_halt", 12, 10, 5);
   const std::int64_t poison_seq = 3;
-  for (auto& e : c.events) {
-    if (e.key == kA && e.seq == poison_seq) e.behaviour.poison = true;
-  }
+  behaviour_of(c, kA, poison_seq).poison = true;
   c.liveness_ms = 10'000;
-  sim::World world(c);
-  world.start();
-  const Outcome o = finish(world);
+  if (!b.start(c, checks)) return checks.result();
+  const Outcome o = b.finish(checks);
   std::string poison_id;
   if (o.published.count(kA) && o.published.at(kA).size() >= poison_seq) {
     poison_id = o.published.at(kA)[poison_seq - 1];
@@ -268,31 +275,31 @@ ScenarioResult poison_halt(ScenarioContext& ctx) {
   checks.expect(nothing_after && a_commits == one_to(poison_seq - 1), "halt is partition-scoped",
                 "client-A applied " + std::to_string(a_commits.size()) +
                     " events, none past the poison head");
-  checks.expect(o.dlq_length.at(kA) == 0 && o.dlq_length.at(kB) == 0, "no auto-DLQ",
-                "XLEN order:client-A:dlq = " + std::to_string(o.dlq_length.at(kA)));
+  const std::int64_t dlq_a = o.dlq_length.count(kA) ? o.dlq_length.at(kA) : -1;
+  const std::int64_t dlq_b = o.dlq_length.count(kB) ? o.dlq_length.at(kB) : -1;
+  checks.expect(dlq_a == 0 && dlq_b == 0, "no auto-DLQ",
+                "XLEN " + o.dlq_name_of_first_key + " = " + std::to_string(dlq_a));
   expect_applied_in_order(checks, o, kB, 12, "client-B keeps flowing");
   expect_checker(checks, o);
   return checks.result();
 }
 
-ScenarioResult crash_failover(ScenarioContext& ctx) {
-  Checks checks(ctx);
+ScenarioResult crash_failover(ScenarioContext& ctx, EngineBackend& b) {
+  Checks checks(ctx.out);
   sim::SimCase c = two_key_case(ctx.seed, "crash_failover", 20, 20, 30);
-  sim::World world(c);
-  world.start();
-  // Kill the instance that owns client-A while it is inside one of client-A's events.
-  std::int64_t seq = 0;
-  const bool caught = world.run_until(
-      [&] { return world.inside(kA, &seq).has_value() && seq >= 5; }, c.run_ms);
+  // Kill the instance that owns client-A while it is inside client-A's (slow) 5th event.
+  const std::int64_t strike_seq = 5;
+  behaviour_of(c, kA, strike_seq).slow_ms = 300;
+  if (!b.start(c, checks)) return checks.result();
+  const std::optional<std::string> owner = b.wait_inside(kA, strike_seq);
   std::string victim;
-  std::string victim_event;
-  if (checks.expect(caught, "crash mid-stream", caught ? "owner of client-A is inside seq " + std::to_string(seq)
-                                                        : "owner of client-A never seen inside an event")) {
-    const std::uint32_t instance = *world.inside(kA);
-    victim = world.owner_id(instance);
-    world.inject(sim::TimedFault{sim::FaultKind::crash, world.now_ms(), instance, 3000, 0, 0});
+  if (checks.expect(owner.has_value(), "crash mid-stream",
+                    owner ? "owner of client-A " + *owner + " is inside seq " + std::to_string(strike_seq)
+                          : "owner of client-A never seen inside an event")) {
+    victim = *owner;
+    b.crash(victim, 3000);
   }
-  const Outcome o = finish(world);
+  const Outcome o = b.finish(checks);
   // Another instance claims client-A, reclaims the dead owner's pending entries, resumes in order.
   std::uint64_t crash_index = 0;
   for (const auto& r : o.history) {
@@ -318,31 +325,26 @@ ScenarioResult crash_failover(ScenarioContext& ctx) {
   return checks.result();
 }
 
-ScenarioResult stall_failover(ScenarioContext& ctx) {
-  Checks checks(ctx);
+ScenarioResult stall_failover(ScenarioContext& ctx, EngineBackend& b) {
+  Checks checks(ctx.out);
   sim::SimCase c = two_key_case(ctx.seed, "stall_failover", 20, 20, 10);
-  // client-A's 5th event runs past the lease; when its owner is inside it, the heartbeat freezes.
+  // client-A's 5th event runs past the lease; when its owner is inside it, the owner stalls.
   const std::int64_t slow_seq = 5;
-  for (auto& e : c.events) {
-    if (e.key == kA && e.seq == slow_seq) e.behaviour.slow_ms = 2 * c.engine.lease_ttl_ms;
-  }
-  sim::World world(c);
-  world.start();
-  std::int64_t seq = 0;
-  const bool caught =
-      world.run_until([&] { return world.inside(kA, &seq).has_value() && seq == slow_seq; }, c.run_ms);
+  behaviour_of(c, kA, slow_seq).slow_ms = 2 * b.lease_ttl_ms(c);
+  if (!b.start(c, checks)) return checks.result();
+  const std::optional<std::string> owner = b.wait_inside(kA, slow_seq);
   std::string stale;
-  std::uint64_t stale_generation = 0;
-  if (checks.expect(caught, "stall the owner past its lease",
-                    caught ? "owner of client-A inside seq 5" : "owner never inside client-A seq 5")) {
-    const std::uint32_t instance = *world.inside(kA);
-    stale = world.owner_id(instance);
-    world.inject(sim::TimedFault{sim::FaultKind::heartbeat_stall, world.now_ms(), instance,
-                                 3 * c.engine.lease_ttl_ms, 0, 0});
+  if (checks.expect(owner.has_value(), "stall the owner past its lease",
+                    owner ? "owner of client-A " + *owner + " inside seq 5"
+                          : "owner never inside client-A seq 5")) {
+    stale = *owner;
+    const std::string taker = b.stall(stale, kA);
+    if (!taker.empty()) checks.note(taker + " held client-A's lease while " + stale + " was stopped");
   }
-  const Outcome o = finish(world);
+  const Outcome o = b.finish(checks);
   std::string slow_id;
   if (o.published.count(kA) && o.published.at(kA).size() >= slow_seq) slow_id = o.published.at(kA)[slow_seq - 1];
+  std::uint64_t stale_generation = 0;
   std::string taker;
   bool refused = false;
   bool entered_next = false;
@@ -371,33 +373,50 @@ ScenarioResult stall_failover(ScenarioContext& ctx) {
   return checks.result();
 }
 
+using EngineScenarioFn = ScenarioResult (*)(ScenarioContext&, EngineBackend&);
+
+// The two forms of one scenario: the same function on the simulator and on real Redis.
+Scenario both_forms(const char* name, const char* summary, EngineScenarioFn fn) {
+  return Scenario{
+      name, summary,
+      [fn](ScenarioContext& ctx) {
+        auto backend = engine::make_sim_backend(ctx.seed);
+        return fn(ctx, *backend);
+      },
+      [fn, name](ScenarioContext& ctx) {
+        auto backend = engine::make_redis_backend(ctx, name);
+        return fn(ctx, *backend);
+      }};
+}
+
 }  // namespace
 
 std::vector<Scenario> engine_scenarios() {
   return {
-      {"per_key_order",
-       "Strict per-key order: for each key the handler applies its events in published order",
-       per_key_order, {}},
-      {"no_concurrent_entry",
-       "No concurrent entry: two different events of one key never overlap in the handler, "
-       "across instances",
-       no_concurrent_entry, {}},
-      {"cross_key_parallelism",
-       "Cross-key parallelism preserved: client-A and client-B are in their handlers at the same "
-       "time",
-       cross_key_parallelism, {}},
-      {"poison_halt",
-       "Halt on poison is partition-scoped: client-A stops at its poison head, nothing goes to "
-       "the DLQ, client-B completes",
-       poison_halt, {}},
-      {"crash_failover",
-       "Crash failover: another instance claims the partition, reclaims the dead owner's pending "
-       "entries, no loss, order preserved",
-       crash_failover, {}},
-      {"stall_failover",
-       "Stall failover: the resumed stale owner's fenced read/ack is rejected and it never "
-       "reaches the next event",
-       stall_failover, {}},
+      both_forms("per_key_order",
+                 "Strict per-key order: for each key the handler applies its events in published "
+                 "order",
+                 per_key_order),
+      both_forms("no_concurrent_entry",
+                 "No concurrent entry: two different events of one key never overlap in the "
+                 "handler, across instances",
+                 no_concurrent_entry),
+      both_forms("cross_key_parallelism",
+                 "Cross-key parallelism preserved: client-A and client-B are in their handlers at "
+                 "the same time",
+                 cross_key_parallelism),
+      both_forms("poison_halt",
+                 "Halt on poison is partition-scoped: client-A stops at its poison head, nothing "
+                 "goes to the DLQ, client-B completes",
+                 poison_halt),
+      both_forms("crash_failover",
+                 "Crash failover: another instance claims the partition, reclaims the dead owner's "
+                 "pending entries, no loss, order preserved",
+                 crash_failover),
+      both_forms("stall_failover",
+                 "Stall failover: the resumed stale owner's fenced read/ack is rejected and it "
+                 "never reaches the next event",
+                 stall_failover),
   };
 }
 

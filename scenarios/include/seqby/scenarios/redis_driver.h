@@ -1,0 +1,164 @@
+// The real-Redis scenario driver: real `seqby worker` processes against one redis-server, a
+// publisher, faults by signal (SIGKILL a crash, SIGSTOP then SIGCONT a stall, SIGTERM a graceful
+// stop) and the run's history read back from its Redis history stream. Each driver owns a fresh
+// category (named from the pid, a counter and the scenario) and history stream, so runs on one
+// server never meet, and deletes every key under them when destroyed. Every wait polls Redis and
+// is bounded: a wait that runs out returns false (the caller reports it), never hangs. It asserts
+// nothing itself; scenarios and tests judge what it returns.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seqby/core/history.h"
+#include "seqby/core/json_flat.h"
+#include "seqby/core/result.h"
+#include "seqby/redis/blocking_redis.h"
+#include "seqby/redis/redis_url.h"
+
+namespace seqby::scenarios {
+
+// The engine settings of the workers a driver starts (short leases: runs stay quick).
+struct WorkerSettings {
+  std::string group = "billing";
+  std::string sequential_by = "client_id";
+  std::uint64_t lease_ttl_ms = 1000;
+  std::uint64_t heartbeat_interval_ms = 250;
+  std::uint64_t discovery_interval_ms = 250;
+  std::uint32_t retry_count_max = 3;
+};
+
+// One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
+// thread dies (PR_SET_PDEATHSIG) or when the object goes while it still runs.
+class WorkerProcess {
+ public:
+  // Starts `binary worker --redis url ... --owner-id owner`. started() tells whether fork worked.
+  WorkerProcess(const std::string& binary, const std::string& url, const std::string& category,
+                const std::string& history_stream, const std::string& owner,
+                const WorkerSettings& settings, const std::string& log_path);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  bool started() const { return pid_ > 0; }
+  bool running() const { return pid_ > 0 && !reaped_; }
+  pid_t pid() const { return pid_; }
+  const std::string& owner() const { return owner_; }
+
+  // SIGTERM, then waits at most `wait_max_ms` for the exit; returns the exit status, or -1 when
+  // it did not exit normally (after the bound it is SIGKILLed).
+  int terminate(std::uint64_t wait_max_ms = 15000);
+  void kill_now();      // SIGKILL and reap
+  void stop_now();      // SIGSTOP
+  void continue_now();  // SIGCONT
+  std::string log() const;
+
+ private:
+  std::string owner_;
+  std::string log_path_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+struct CommandRun {
+  int exit_code = -1;  // -1: did not exit normally or was killed at the bound
+  std::string out;
+  std::string err;
+};
+
+// Runs `binary args...` with stdin from /dev/null, waits at most `wait_max_ms`.
+CommandRun run_command(const std::string& binary, const std::vector<std::string>& args,
+                       std::uint64_t wait_max_ms = 30000);
+
+// What one published event carries besides client_id and seq.
+struct PublishSpec {
+  std::string key;
+  std::int64_t seq = 0;
+  std::uint64_t delay_ms = 0;  // the record handler sleeps this long inside the event
+  bool poison = false;         // the record handler always fails on it
+};
+
+class RedisScenarioDriver {
+ public:
+  // REQUIRES: `label` is letters, digits and '_' only (it becomes part of the category).
+  RedisScenarioDriver(std::string redis_url, std::string seqby_binary, const std::string& label,
+                      WorkerSettings settings = {});
+  // Kills the workers still running and deletes every key of the category and the history.
+  ~RedisScenarioDriver();
+  RedisScenarioDriver(const RedisScenarioDriver&) = delete;
+  RedisScenarioDriver& operator=(const RedisScenarioDriver&) = delete;
+
+  // The server answers PING and the binary is executable; else the reason.
+  Status ready();
+
+  const std::string& url() const { return url_; }
+  const std::string& category() const { return category_; }
+  const std::string& group() const { return settings_.group; }
+  const std::string& history_stream() const { return history_stream_; }
+  const WorkerSettings& settings() const { return settings_; }
+  const std::string& seqby_binary() const { return binary_; }
+  std::uint64_t wait_max_ms() const { return wait_max_ms_; }
+
+  // Runs one command on the server; transport failures and error replies come back as nil
+  // replies and are counted in transport_errors().
+  redis::Reply run(const redis::Command& command);
+  std::uint64_t transport_errors() const { return transport_errors_; }
+
+  // Starts a worker with owner id `owner`; nullptr when fork failed.
+  WorkerProcess* start_worker(const std::string& owner);
+  WorkerProcess* worker(const std::string& owner);
+  std::vector<WorkerProcess*> running_workers();
+  // SIGKILLs `owner` and appends a crash fault record ("crash sigkill") to the history.
+  void crash(const std::string& owner);
+  // SIGSTOPs `owner` and appends a stall fault record; resume() SIGCONTs it.
+  void stall(const std::string& owner);
+  void resume(const std::string& owner);
+  // SIGTERMs every running worker; the owners that did not exit 0, with their status.
+  std::vector<std::string> stop_all();
+  // Every worker's log, each under a "--- owner ---" line.
+  std::string logs() const;
+
+  // Publishes each event and its publish record atomically (publish_recorded), in order; the
+  // entry ids. Errc from the first failure.
+  Result<std::vector<std::string>> publish(const std::vector<PublishSpec>& events);
+
+  // Polls `done` every 10 ms for at most wait_max_ms (or `limit_ms` when not 0).
+  bool wait_until(const std::function<bool()>& done, std::uint64_t limit_ms = 0);
+
+  // The seq the effect sink last accepted for `key` (0: none).
+  std::int64_t last_seq(const std::string& key);
+  // key's committed effects (the entry ids), in seq order.
+  std::vector<std::string> effects(const std::string& key);
+  // The owner id holding `key`'s lease ("" when nobody).
+  std::string lease_owner(const std::string& key);
+  // The in-progress marker of `key` (C:K:__inprogress__:G), "OWNER:EVENT_ID", when set.
+  std::optional<std::string> inprogress_marker(const std::string& key);
+  std::int64_t dlq_length(const std::string& key);
+  // Every key of the category, sorted (SCAN MATCH C:*).
+  std::vector<std::string> category_keys();
+
+  // The history stream, as records.
+  Result<std::vector<HistoryRecord>> read_history();
+  void append_history(const HistoryRecord& record);
+
+ private:
+  std::string url_;
+  std::string binary_;
+  WorkerSettings settings_;
+  std::string category_;
+  std::string history_stream_;
+  std::string log_prefix_;
+  std::uint64_t wait_max_ms_ = 30000;
+  std::optional<redis::RedisConfig> config_;
+  std::unique_ptr<redis::BlockingRedis> redis_;
+  std::vector<std::unique_ptr<WorkerProcess>> workers_;
+  std::uint64_t transport_errors_ = 0;
+};
+
+}  // namespace seqby::scenarios

@@ -1,0 +1,89 @@
+// The seam between an engine scenario and where it runs. A scenario is written once: its plan
+// (a SimCase: keys, events and each event's handler behaviour), the fault it strikes (a crash or
+// a stall of whoever owns a key, at the moment that owner is inside a given event) and its
+// assertions on the Outcome. A backend runs it on the simulator (a World) or on a real
+// redis-server (two `seqby worker` processes, SIGKILL, SIGSTOP/SIGCONT). Private to
+// scenarios/src; a backend reports what went wrong while driving through Checks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "seqby/core/history.h"
+#include "seqby/properties/checker.h"
+#include "seqby/scenarios/catalog.h"
+#include "seqby/sim/sim_case.h"
+
+namespace seqby::scenarios::engine {
+
+// Prints one line per assertion and collects the failures.
+class Checks {
+ public:
+  explicit Checks(std::ostream& out) : out_(out) {}
+  bool expect(bool held, const std::string& what, const std::string& outcome) {
+    out_ << (held ? "ok  " : "FAIL ") << what << ": " << outcome << "\n";
+    if (!held) result_.failures.push_back(what + ": " + outcome);
+    return held;
+  }
+  void note(const std::string& text) { out_ << "     " << text << "\n"; }
+  ScenarioResult result() { return std::move(result_); }
+
+ private:
+  std::ostream& out_;
+  ScenarioResult result_;
+};
+
+// What a finished run left behind, for the assertions.
+struct Outcome {
+  std::vector<HistoryRecord> history;
+  properties::CheckReport report;
+  std::map<std::string, std::vector<std::string>> published;  // key -> entry ids in order
+  std::map<std::string, std::vector<std::string>> effects;    // key -> effects (entry ids)
+  std::map<std::string, std::int64_t> dlq_length;
+  std::string dlq_name_of_first_key;  // for messages: C:K:dlq of the case's first key
+  bool liveness_reached = false;
+};
+
+class EngineBackend {
+ public:
+  virtual ~EngineBackend() = default;
+
+  // "sim" or "redis".
+  virtual std::string where() const = 0;
+  // The lease ttl the instances run with (a slow event is sized against it).
+  virtual std::uint64_t lease_ttl_ms(const sim::SimCase& c) const = 0;
+  // Starts the instances and the publisher of `c`. False (reported in `checks`) when it could not.
+  virtual bool start(const sim::SimCase& c, Checks& checks) = 0;
+  // Waits (bounded) until some instance is inside event `seq` of `key`; its owner id.
+  virtual std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq) = 0;
+  // Waits (bounded) until `key` committed `seq` and no instance is inside that event any more.
+  virtual bool wait_done(const std::string& key, std::int64_t seq) = 0;
+  // The in-progress marker of `key` now, "OWNER:EVENT_ID"; nullopt when none is set, or when the
+  // backend keeps no such marker (has_inprogress_marker() false).
+  virtual bool has_inprogress_marker() const = 0;
+  virtual std::optional<std::string> inprogress_marker(const std::string& key) = 0;
+  // The owner id holding `key`'s lease now ("" when nobody).
+  virtual std::string lease_owner(const std::string& key) = 0;
+  // The entry id of event `seq` of `key` ("" when not published yet).
+  virtual std::string event_id(const std::string& key, std::int64_t seq) = 0;
+  // Kills `owner` at once; with `restart_after_ms` > 0 a new instance comes up (the simulator:
+  // after that long; real Redis: a new worker process at once, under a new owner id).
+  virtual void crash(const std::string& owner, std::uint64_t restart_after_ms) = 0;
+  // Freezes `owner` past its lease on `key`, then lets it run on. Returns the owner that took
+  // `key` meanwhile when the backend saw it ("" otherwise).
+  virtual std::string stall(const std::string& owner, const std::string& key) = 0;
+  // Runs to the end: every committable event committed (bounded), graceful stop, the outcome.
+  virtual Outcome finish(Checks& checks) = 0;
+};
+
+std::unique_ptr<EngineBackend> make_sim_backend(std::uint64_t seed);
+// REQUIRES: ctx.redis_url and ctx.seqby_binary set. `label`: the scenario's name.
+std::unique_ptr<EngineBackend> make_redis_backend(const ScenarioContext& ctx,
+                                                  const std::string& label);
+
+}  // namespace seqby::scenarios::engine

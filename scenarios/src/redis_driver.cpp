@@ -1,0 +1,385 @@
+// RedisScenarioDriver and WorkerProcess: real `seqby worker` processes, a publisher and the
+// history stream of a real-Redis scenario run.
+#include "seqby/scenarios/redis_driver.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "seqby/redis/hiredis_link.h"
+#include "seqby/redis/real_runtime.h"
+#include "seqby/redis/redis_broker.h"
+#include "seqby/redis/redis_history.h"
+#include "seqby/redis/worker.h"
+
+namespace seqby::scenarios {
+namespace {
+
+constexpr std::uint64_t kPollMs = 10;
+constexpr std::uint32_t kScanRoundsMax = 10000;
+
+void sleep_ms(std::uint64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string temp_dir() { return std::filesystem::temp_directory_path().string(); }
+
+// Forks and execs `argv`; stdin from /dev/null, stdout and stderr to the given files ("" keeps
+// the parent's). The child dies with the parent thread.
+pid_t spawn(const std::vector<std::string>& args, const std::string& out_path,
+            const std::string& err_path) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+  if (!out_path.empty()) {
+    const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) ::dup2(fd, STDOUT_FILENO);
+  }
+  if (!err_path.empty()) {
+    const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) ::dup2(fd, STDERR_FILENO);
+  }
+  ::execv(argv[0], argv.data());
+  ::_exit(127);
+}
+
+// Waits at most `wait_max_ms` for `pid`; its exit status, or -1 (killed at the bound or by a
+// signal).
+int wait_exit(pid_t pid, std::uint64_t wait_max_ms) {
+  for (std::uint64_t waited_ms = 0;; waited_ms += kPollMs) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    if (waited_ms >= wait_max_ms) break;
+    sleep_ms(kPollMs);
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+}  // namespace
+
+// --- WorkerProcess ------------------------------------------------------------------------
+
+WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
+                             const std::string& category, const std::string& history_stream,
+                             const std::string& owner, const WorkerSettings& s,
+                             const std::string& log_path)
+    : owner_(owner), log_path_(log_path) {
+  const std::vector<std::string> args{binary,
+                                      "worker",
+                                      "--redis",
+                                      url,
+                                      "--category",
+                                      category,
+                                      "--group",
+                                      s.group,
+                                      "--sequential-by",
+                                      s.sequential_by,
+                                      "--owner-id",
+                                      owner,
+                                      "--lease-ttl-ms",
+                                      std::to_string(s.lease_ttl_ms),
+                                      "--heartbeat-interval-ms",
+                                      std::to_string(s.heartbeat_interval_ms),
+                                      "--discovery-interval-ms",
+                                      std::to_string(s.discovery_interval_ms),
+                                      "--retry-count-max",
+                                      std::to_string(s.retry_count_max),
+                                      "--history-stream",
+                                      history_stream};
+  pid_ = spawn(args, "", log_path_);
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (running()) kill_now();
+  if (!log_path_.empty()) std::remove(log_path_.c_str());
+}
+
+int WorkerProcess::terminate(std::uint64_t wait_max_ms) {
+  if (!running()) return -1;
+  ::kill(pid_, SIGTERM);
+  ::kill(pid_, SIGCONT);  // a stopped worker acts on SIGTERM only once continued
+  reaped_ = true;
+  return wait_exit(pid_, wait_max_ms);
+}
+
+void WorkerProcess::kill_now() {
+  if (!running()) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  reaped_ = true;
+}
+
+void WorkerProcess::stop_now() {
+  if (running()) ::kill(pid_, SIGSTOP);
+}
+
+void WorkerProcess::continue_now() {
+  if (running()) ::kill(pid_, SIGCONT);
+}
+
+std::string WorkerProcess::log() const { return read_file(log_path_); }
+
+CommandRun run_command(const std::string& binary, const std::vector<std::string>& args,
+                       std::uint64_t wait_max_ms) {
+  std::vector<std::string> argv{binary};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string stem = temp_dir() + "/seqby-run-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const std::string out_path = stem + ".out";
+  const std::string err_path = stem + ".err";
+  CommandRun run;
+  const pid_t pid = spawn(argv, out_path, err_path);
+  if (pid < 0) {
+    run.err = "fork failed for " + binary;
+    return run;
+  }
+  run.exit_code = wait_exit(pid, wait_max_ms);
+  run.out = read_file(out_path);
+  run.err = read_file(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  return run;
+}
+
+// --- RedisScenarioDriver ------------------------------------------------------------------
+
+RedisScenarioDriver::RedisScenarioDriver(std::string redis_url, std::string seqby_binary,
+                                         const std::string& label, WorkerSettings settings)
+    : url_(std::move(redis_url)), binary_(std::move(seqby_binary)), settings_(std::move(settings)) {
+  const auto nonce = std::chrono::system_clock::now().time_since_epoch().count() % 1000000000;
+  category_ = "sc" + std::to_string(::getpid()) + "n" + std::to_string(nonce) + "_" + label;
+  history_stream_ = std::string(redis::kDefaultHistoryStream) + ":" + category_;
+  log_prefix_ = temp_dir() + "/seqby-" + category_ + "-";
+  Result<redis::RedisConfig> config = redis::parse_redis_url(url_);
+  if (config.ok()) {
+    config_ = config.value();
+    redis_ = std::make_unique<redis::BlockingRedis>(*config_);
+  }
+}
+
+RedisScenarioDriver::~RedisScenarioDriver() {
+  for (auto& w : workers_) {
+    if (w->running()) w->kill_now();
+  }
+  if (!redis_) return;
+  std::vector<std::string> keys = category_keys();
+  keys.push_back(history_stream_);
+  for (const std::string& key : keys) run({"DEL", key});
+}
+
+Status RedisScenarioDriver::ready() {
+  if (!config_) return Status(Error{Errc::invalid, "bad redis url '" + url_ + "'"});
+  if (::access(binary_.c_str(), X_OK) != 0) {
+    return Status(Error{Errc::invalid, "the seqby command '" + binary_ + "' is not executable"});
+  }
+  Result<redis::Reply> pong = redis_->execute({"PING"});
+  if (!pong.ok()) {
+    return Status(Error{Errc::closed, "redis at " + redis::redacted_url(*config_) +
+                                    " does not answer: " + pong.error().message});
+  }
+  return Status::Ok();
+}
+
+redis::Reply RedisScenarioDriver::run(const redis::Command& command) {
+  if (!redis_) return redis::Reply::nil();
+  Result<redis::Reply> reply = redis_->execute(command);
+  if (!reply.ok() || reply.value().is_error()) {
+    ++transport_errors_;
+    return redis::Reply::nil();
+  }
+  return reply.value();
+}
+
+WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner) {
+  auto w = std::make_unique<WorkerProcess>(binary_, url_, category_, history_stream_, owner,
+                                           settings_, log_prefix_ + owner + ".log");
+  if (!w->started()) return nullptr;
+  workers_.push_back(std::move(w));
+  return workers_.back().get();
+}
+
+WorkerProcess* RedisScenarioDriver::worker(const std::string& owner) {
+  for (auto& w : workers_) {
+    if (w->owner() == owner) return w.get();
+  }
+  return nullptr;
+}
+
+std::vector<WorkerProcess*> RedisScenarioDriver::running_workers() {
+  std::vector<WorkerProcess*> out;
+  for (auto& w : workers_) {
+    if (w->running()) out.push_back(w.get());
+  }
+  return out;
+}
+
+void RedisScenarioDriver::crash(const std::string& owner) {
+  WorkerProcess* w = worker(owner);
+  if (w == nullptr) return;
+  w->kill_now();
+  HistoryRecord crash;
+  crash.node = owner;
+  crash.op = HistoryOp::fault;
+  crash.detail = "crash sigkill";
+  append_history(crash);
+}
+
+void RedisScenarioDriver::stall(const std::string& owner) {
+  WorkerProcess* w = worker(owner);
+  if (w == nullptr) return;
+  w->stop_now();
+  HistoryRecord stall;
+  stall.node = owner;
+  stall.op = HistoryOp::fault;
+  stall.detail = "stall sigstop";
+  append_history(stall);
+}
+
+void RedisScenarioDriver::resume(const std::string& owner) {
+  if (WorkerProcess* w = worker(owner)) w->continue_now();
+}
+
+std::vector<std::string> RedisScenarioDriver::stop_all() {
+  std::vector<std::string> bad;
+  for (WorkerProcess* w : running_workers()) {
+    const int status = w->terminate();
+    if (status != 0) bad.push_back(w->owner() + " exited " + std::to_string(status));
+  }
+  return bad;
+}
+
+std::string RedisScenarioDriver::logs() const {
+  std::string text;
+  for (const auto& w : workers_) text += "--- " + w->owner() + " ---\n" + w->log();
+  return text;
+}
+
+Result<std::vector<std::string>> RedisScenarioDriver::publish(
+    const std::vector<PublishSpec>& events) {
+  if (!config_) return Error{Errc::invalid, "bad redis url '" + url_ + "'"};
+  redis::RealRuntime runtime;
+  redis::HiredisLink link(runtime, *config_);
+  std::vector<std::string> ids;
+  for (const PublishSpec& e : events) {
+    JsonObject data;
+    data[settings_.sequential_by] = e.key;
+    data["seq"] = e.seq;
+    if (e.delay_ms > 0) data["delay_ms"] = static_cast<std::int64_t>(e.delay_ms);
+    if (e.poison) data["poison"] = true;
+    const std::string json = encode_json_object(data);
+    const PartitionRef partition{category_, e.key};
+    Result<std::string> id = runtime.block_on(
+        redis::publish_recorded(link, partition, "charge", json, history_stream_, "publisher",
+                                e.seq, e.poison ? "poison" : ""));
+    if (!id.ok()) return id.error();
+    ids.push_back(id.value());
+  }
+  return ids;
+}
+
+bool RedisScenarioDriver::wait_until(const std::function<bool()>& done, std::uint64_t limit_ms) {
+  const std::uint64_t bound_ms = limit_ms != 0 ? limit_ms : wait_max_ms_;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint32_t round = 0; round < 1000000; ++round) {
+    if (done()) return true;
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() >=
+        static_cast<std::int64_t>(bound_ms)) {
+      break;
+    }
+    sleep_ms(kPollMs);
+  }
+  return done();
+}
+
+std::int64_t RedisScenarioDriver::last_seq(const std::string& key) {
+  const redis::Reply r =
+      run({"HGET", redis::sink_key_name(PartitionRef{category_, key}, group()), "last_seq"});
+  return r.kind == redis::Reply::Kind::bulk ? std::stoll(r.str) : 0;
+}
+
+std::vector<std::string> RedisScenarioDriver::effects(const std::string& key) {
+  const redis::Reply hash =
+      run({"HGETALL", redis::effects_hash_name(PartitionRef{category_, key}, group())});
+  std::vector<std::pair<std::int64_t, std::string>> by_seq;
+  for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
+    by_seq.emplace_back(std::stoll(hash.elements[i].str), hash.elements[i + 1].str);
+  }
+  std::sort(by_seq.begin(), by_seq.end());
+  std::vector<std::string> out;
+  for (auto& [seq, effect] : by_seq) out.push_back(effect);
+  return out;
+}
+
+std::string RedisScenarioDriver::lease_owner(const std::string& key) {
+  const redis::Reply r = run({"GET", PartitionRef{category_, key}.lease()});
+  if (r.kind != redis::Reply::Kind::bulk) return "";
+  return r.str.substr(0, r.str.rfind(':'));
+}
+
+std::optional<std::string> RedisScenarioDriver::inprogress_marker(const std::string& key) {
+  const redis::Reply r = run({"GET", redis::inprogress_key_name(PartitionRef{category_, key}, group())});
+  if (r.kind != redis::Reply::Kind::bulk) return std::nullopt;
+  return r.str;
+}
+
+std::int64_t RedisScenarioDriver::dlq_length(const std::string& key) {
+  return run({"XLEN", PartitionRef{category_, key}.dlq()}).integer;
+}
+
+std::vector<std::string> RedisScenarioDriver::category_keys() {
+  std::vector<std::string> keys;
+  std::string cursor = "0";
+  for (std::uint32_t round = 0; round < kScanRoundsMax; ++round) {
+    const redis::Reply r = run({"SCAN", cursor, "MATCH", category_ + ":*", "COUNT", "1000"});
+    if (r.elements.size() != 2) break;
+    for (const auto& k : r.elements[1].elements) keys.push_back(k.str);
+    cursor = r.elements[0].str;
+    if (cursor == "0") break;
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+Result<std::vector<HistoryRecord>> RedisScenarioDriver::read_history() {
+  if (!redis_) return Error{Errc::invalid, "bad redis url '" + url_ + "'"};
+  Result<redis::Reply> reply = redis_->execute({"XRANGE", history_stream_, "-", "+"});
+  if (!reply.ok()) return reply.error();
+  return redis::history_from_xrange(reply.value());
+}
+
+void RedisScenarioDriver::append_history(const HistoryRecord& record) {
+  redis::Command command{"XADD", history_stream_, "*"};
+  for (auto& [name, value] : redis::history_fields(record)) {
+    command.push_back(name);
+    command.push_back(value);
+  }
+  run(command);
+}
+
+}  // namespace seqby::scenarios

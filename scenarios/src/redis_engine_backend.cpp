@@ -1,0 +1,321 @@
+// The real-Redis backend of the engine scenarios: the case's instances are `seqby worker`
+// processes (record handler, short leases), its events are published up front through the
+// publish script (each with its publish record), a crash is SIGKILL, a stall is SIGSTOP past the
+// lease then SIGCONT, and the history is the run's Redis history stream, judged by the checker.
+// A worker appends its history records after Redis decided the step (redis_history.h), so a
+// strike could lose or delay a decided step's record; strikes therefore land inside a planned
+// event, at a moment (found by stopping the worker and comparing) when the history stream
+// already holds every commit, read and ack Redis decided.
+#include <algorithm>
+#include <set>
+
+#include "engine_backend.h"
+#include "seqby/properties/markers.h"
+#include "seqby/redis/worker.h"
+#include "seqby/scenarios/redis_driver.h"
+
+namespace seqby::scenarios::engine {
+namespace {
+
+constexpr std::uint64_t kFinishWaitMaxMs = 60000;
+constexpr std::uint32_t kFreezeAttemptsMax = 300;
+constexpr std::uint64_t kFreezeRetryMs = 7;
+constexpr std::uint64_t kRenewQuietMs = 40;
+
+class RedisBackend final : public EngineBackend {
+ public:
+  RedisBackend(const ScenarioContext& ctx, const std::string& label)
+      : driver_(ctx.redis_url, ctx.seqby_binary, label), out_(ctx.out) {}
+
+  std::string where() const override { return "redis"; }
+  std::uint64_t lease_ttl_ms(const sim::SimCase&) const override {
+    return driver_.settings().lease_ttl_ms;
+  }
+
+  bool start(const sim::SimCase& c, Checks& checks) override {
+    case_ = c;
+    const Status ready = driver_.ready();
+    if (!checks.expect(ready.ok(), "real redis-server and seqby command",
+                       ready.ok() ? driver_.category() + " on " + driver_.url()
+                                  : ready.error().message)) {
+      return false;
+    }
+    for (std::uint32_t i = 0; i < c.instance_count; ++i) {
+      if (!start_next_worker()) {
+        checks.expect(false, "start workers", "fork failed");
+        return false;
+      }
+    }
+    std::vector<PublishSpec> specs;
+    for (const sim::CaseEvent& e : c.events) {
+      specs.push_back(PublishSpec{e.key, e.seq, e.behaviour.duration_ms + e.behaviour.slow_ms,
+                                  e.behaviour.poison});
+    }
+    Result<std::vector<std::string>> ids = driver_.publish(specs);
+    if (!checks.expect(ids.ok(), "publish",
+                       ids.ok() ? std::to_string(specs.size()) + " events to " +
+                                      driver_.category() + " with their publish records"
+                                : ids.error().message)) {
+      return false;
+    }
+    for (std::size_t i = 0; i < specs.size(); ++i) ids_[specs[i].key].push_back(ids.value()[i]);
+    return true;
+  }
+
+  std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq) override {
+    const std::string id = event_id(key, seq);
+    std::string owner;
+    const bool caught = driver_.wait_until([&] {
+      const std::optional<std::string> marker = driver_.inprogress_marker(key);
+      if (!marker || marker->size() <= id.size() || !marker->ends_with(":" + id)) return false;
+      owner = marker->substr(0, marker->find(':'));
+      return seq == 1 || history_has_commit(key, seq - 1);
+    });
+    if (!caught) {
+      out_ << "     no instance seen inside " << key << " seq " << seq << " (" << id
+           << "); last committed " << driver_.last_seq(key) << "\n" << driver_.logs();
+      return std::nullopt;
+    }
+    return owner;
+  }
+
+  bool wait_done(const std::string& key, std::int64_t seq) override {
+    const std::string id = event_id(key, seq);
+    return driver_.wait_until([&] {
+      const std::optional<std::string> marker = driver_.inprogress_marker(key);
+      return driver_.last_seq(key) >= seq && !(marker && marker->ends_with(":" + id));
+    });
+  }
+
+  bool has_inprogress_marker() const override { return true; }
+  std::optional<std::string> inprogress_marker(const std::string& key) override {
+    return driver_.inprogress_marker(key);
+  }
+  std::string lease_owner(const std::string& key) override { return driver_.lease_owner(key); }
+
+  std::string event_id(const std::string& key, std::int64_t seq) override {
+    auto it = ids_.find(key);
+    if (it == ids_.end() || seq < 1 || static_cast<std::size_t>(seq) > it->second.size()) return "";
+    return it->second[static_cast<std::size_t>(seq - 1)];
+  }
+
+  void crash(const std::string& owner, std::uint64_t restart_after_ms) override {
+    freeze_caught_up(owner, false);
+    driver_.crash(owner);
+    crashed_.insert(owner);
+    if (restart_after_ms > 0) start_next_worker();
+  }
+
+  std::string stall(const std::string& owner, const std::string& key) override {
+    freeze_caught_up(owner, true);
+    driver_.stall(owner);
+    stalled_.insert(owner);
+    std::string taker;
+    driver_.wait_until([&] {
+      taker = driver_.lease_owner(key);
+      return !taker.empty() && taker != owner;
+    });
+    driver_.resume(owner);
+    return taker == owner ? "" : taker;
+  }
+
+  Outcome finish(Checks& checks) override {
+    Outcome o;
+    std::set<std::string> poisoned;
+    std::map<std::string, std::int64_t> target;
+    for (const std::string& key : case_.keys) {
+      const std::int64_t poison_seq = sim::first_poison_seq(case_, key);
+      target[key] = poison_seq > 0 ? poison_seq - 1 : static_cast<std::int64_t>(ids_[key].size());
+      if (poison_seq > 0) poisoned.insert(key);
+    }
+    o.liveness_reached = driver_.wait_until(
+        [&] {
+          for (const auto& [key, seq] : target) {
+            if (driver_.last_seq(key) < seq) return false;
+          }
+          return poisoned.empty() || halted(poisoned);
+        },
+        kFinishWaitMaxMs);
+    std::string progress;
+    for (const auto& [key, seq] : target) {
+      progress += (progress.empty() ? "" : ", ") + key + " at " +
+                  std::to_string(driver_.last_seq(key)) + " of " + std::to_string(seq);
+    }
+    checks.expect(o.liveness_reached, "every committable event committed",
+                  progress + (poisoned.empty() ? "" : ", poisoned keys halted"));
+    const std::vector<std::string> unclean = driver_.stop_all();
+    std::string unclean_text;
+    for (const auto& u : unclean) unclean_text += (unclean_text.empty() ? "" : ", ") + u;
+    checks.expect(unclean.empty(), "workers stop gracefully on SIGTERM",
+                  unclean.empty() ? "every running worker exited 0" : unclean_text);
+
+    Result<std::vector<HistoryRecord>> history = driver_.read_history();
+    checks.expect(history.ok(), "history stream",
+                  history.ok() ? std::to_string(history.value().size()) + " records in " +
+                                     driver_.history_stream()
+                               : history.error().message);
+    if (history.ok()) o.history = std::move(history.value());
+    for (const std::string& key : case_.keys) {
+      o.effects[key] = driver_.effects(key);
+      o.dlq_length[key] = driver_.dlq_length(key);
+      if (o.dlq_name_of_first_key.empty()) o.dlq_name_of_first_key = PartitionRef{driver_.category(), key}.dlq();
+    }
+    for (const auto& r : o.history) {
+      if (r.op == HistoryOp::publish) o.published[r.key].push_back(r.event_id);
+    }
+    properties::CheckOptions options;
+    options.require_halt_record = !poisoned.empty();
+    o.report = properties::check_history(o.history, options);
+    expect_no_marker_overlap(checks, o.history);
+    if (!o.liveness_reached || !o.report.ok()) {
+      out_ << properties::render_report_text(o.report, &o.history) << driver_.logs();
+    }
+    return o;
+  }
+
+ private:
+  // SIGSTOPs `owner` at a moment when the history stream already holds every step Redis decided
+  // for the case's keys (a worker appends its records after the fact, asynchronously): each
+  // accepted commit, each delivered entry's read, each acknowledged entry's ack, and with
+  // `renews` no lease renewal of `owner` in the last kRenewQuietMs. Otherwise it lets the worker
+  // run a little and tries again, a bounded number of times; false when it never found one (the
+  // worker is then left stopped anyway, and the checker judges what follows).
+  bool freeze_caught_up(const std::string& owner, bool renews) {
+    WorkerProcess* w = driver_.worker(owner);
+    if (w == nullptr) return false;
+    for (std::uint32_t attempt = 0; attempt < kFreezeAttemptsMax; ++attempt) {
+      w->stop_now();
+      if (caught_up(owner, renews)) return true;
+      w->continue_now();
+      driver_.wait_until([] { return false; }, kFreezeRetryMs);
+    }
+    w->stop_now();
+    out_ << "     no moment found where the history held every decided step of " << owner << "\n";
+    return false;
+  }
+
+  bool caught_up(const std::string& owner, bool renews) {
+    Result<std::vector<HistoryRecord>> history = driver_.read_history();
+    if (!history.ok()) return false;
+    for (const std::string& key : case_.keys) {
+      std::int64_t committed = 0;
+      std::set<std::string> read, acked;
+      for (const HistoryRecord& r : history.value()) {
+        if (r.key != key) continue;
+        if (r.op == HistoryOp::commit) committed = std::max(committed, r.seq);
+        if (r.op == HistoryOp::read) read.insert(r.event_id);
+        if (r.op == HistoryOp::ack) acked.insert(r.event_id);
+      }
+      if (committed != driver_.last_seq(key)) return false;
+      const PartitionRef partition{driver_.category(), key};
+      const std::string delivered = last_delivered_id(partition);
+      const redis::Reply pending =
+          driver_.run({"XPENDING", partition.stream(), driver_.group(), "-", "+", "10000"});
+      std::set<std::string> pending_ids;
+      for (const auto& entry : pending.elements) {
+        if (!entry.elements.empty()) pending_ids.insert(entry.elements[0].str);
+      }
+      for (const std::string& id : ids_[key]) {
+        if (!stream_id_at_most(id, delivered)) break;
+        if (pending_ids.count(id) ? !read.count(id) : !acked.count(id)) return false;
+      }
+      if (renews && driver_.lease_owner(key) == owner) {
+        const std::int64_t ttl_left_ms = driver_.run({"PTTL", partition.lease()}).integer;
+        const std::int64_t ttl_ms = static_cast<std::int64_t>(driver_.settings().lease_ttl_ms);
+        if (ttl_left_ms > ttl_ms - static_cast<std::int64_t>(kRenewQuietMs)) return false;
+      }
+    }
+    return true;
+  }
+
+  // The group's last-delivered-id on `partition` ("0-0" when the group does not exist yet).
+  std::string last_delivered_id(const PartitionRef& partition) {
+    const redis::Reply groups = driver_.run({"XINFO", "GROUPS", partition.stream()});
+    for (const auto& group : groups.elements) {
+      std::string name, delivered = "0-0";
+      for (std::size_t i = 0; i + 1 < group.elements.size(); i += 2) {
+        if (group.elements[i].str == "name") name = group.elements[i + 1].str;
+        if (group.elements[i].str == "last-delivered-id") delivered = group.elements[i + 1].str;
+      }
+      if (name == driver_.group()) return delivered;
+    }
+    return "0-0";
+  }
+
+  static bool stream_id_at_most(const std::string& a, const std::string& b) {
+    const auto parts = [](const std::string& id) {
+      const std::size_t dash = id.find('-');
+      const std::uint64_t ms = std::stoull(id.substr(0, dash));
+      const std::uint64_t seq = dash == std::string::npos ? 0 : std::stoull(id.substr(dash + 1));
+      return std::pair{ms, seq};
+    };
+    return parts(a) <= parts(b);
+  }
+
+  bool start_next_worker() {
+    ++workers_started_;
+    return driver_.start_worker("w" + std::to_string(workers_started_)) != nullptr;
+  }
+
+  bool history_has_commit(const std::string& key, std::int64_t seq) {
+    Result<std::vector<HistoryRecord>> history = driver_.read_history();
+    if (!history.ok()) return false;
+    return std::any_of(history.value().begin(), history.value().end(), [&](const HistoryRecord& r) {
+      return r.op == HistoryOp::commit && r.key == key && r.seq == seq;
+    });
+  }
+
+  bool halted(const std::set<std::string>& keys) {
+    Result<std::vector<HistoryRecord>> history = driver_.read_history();
+    if (!history.ok()) return false;
+    std::set<std::string> seen;
+    for (const auto& r : history.value()) {
+      if (r.op == HistoryOp::halt) seen.insert(r.key);
+    }
+    return std::includes(seen.begin(), seen.end(), keys.begin(), keys.end());
+  }
+
+  // The record handler's SET NX on the in-progress marker found another holder: two instances
+  // inside one partition. Admitted only when the holder was killed (its marker outlives it up to
+  // its ttl), or when one of the two was stalled past its lease (the ADR's residue: a stale
+  // owner may enter the event it had in flight; the checker requires it never commits).
+  void expect_no_marker_overlap(Checks& checks, const std::vector<HistoryRecord>& history) {
+    std::uint64_t refused = 0;
+    std::uint64_t admitted = 0;
+    std::string first;
+    for (const HistoryRecord& r : history) {
+      if (r.op != HistoryOp::warn || !properties::detail_starts_with_word(r.detail, redis::kInProgressOverlap)) {
+        continue;
+      }
+      const std::size_t at = r.detail.find("holder=");
+      const std::string holder =
+          at == std::string::npos ? "" : r.detail.substr(at + 7, r.detail.find(':', at) - at - 7);
+      if (crashed_.count(holder) || stalled_.count(holder) || stalled_.count(r.node)) {
+        ++admitted;
+        continue;
+      }
+      if (refused++ == 0) first = "record " + std::to_string(r.index) + " " + r.node + " " + r.key + " " + r.detail;
+    }
+    checks.expect(refused == 0, "in-progress marker never shared",
+                  refused == 0 ? "no instance met another live owner's marker (" +
+                                     std::to_string(admitted) + " met a killed or stalled one's)"
+                               : std::to_string(refused) + " times, first: " + first);
+  }
+
+  RedisScenarioDriver driver_;
+  std::ostream& out_;
+  sim::SimCase case_;
+  std::map<std::string, std::vector<std::string>> ids_;
+  std::set<std::string> crashed_;
+  std::set<std::string> stalled_;
+  std::uint32_t workers_started_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<EngineBackend> make_redis_backend(const ScenarioContext& ctx,
+                                                  const std::string& label) {
+  return std::make_unique<RedisBackend>(ctx, label);
+}
+
+}  // namespace seqby::scenarios::engine
