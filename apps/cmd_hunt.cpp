@@ -1,10 +1,15 @@
 // seqby hunt: find, shrink and save a counterexample for a known-broken variant (DESIGN.md
-// sections 7, 8). Options only, so far: the hunter replaces this body.
+// sections 7, 8). The options are parsed here; the hunt itself is scenarios::hunt_main
+// (scenarios/src/hunt.cpp).
+#include <unistd.h>
+
+#include <iostream>
 #include <memory>
 #include <string>
 
 #include "commands.h"
 #include "options.h"
+#include "seqby/scenarios/hunt.h"
 
 namespace seqby::apps {
 namespace {
@@ -13,6 +18,7 @@ struct HuntOptions {
   std::string variant;
   std::string seeds;  // A..B
   bool json = false;
+  std::string save_dir;
 };
 
 }  // namespace
@@ -24,11 +30,23 @@ void add_hunt_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--variant", options->variant, "The engine variant to hunt (required)")
       ->type_name("NAME")
       ->required();
-  cmd->add_option("--seeds", options->seeds, "Search seeds A..B (inclusive)")
+  cmd->add_option("--seeds", options->seeds, "Search seeds A..B (inclusive; default 1..200)")
       ->type_name("A..B")
       ->check(seed_range_validator());
   cmd->add_flag("--json", options->json, "Print one JSON summary object on stdout");
-  cmd->callback([&exit_code, options] { exit_code = not_built_yet("hunt"); });
+  cmd->add_option("--save", options->save_dir,
+                  "Save the shrunk case, its history and the original case in DIR "
+                  "(default seqby-failures)")
+      ->type_name("DIR");
+  cmd->callback([&exit_code, options] {
+    scenarios::HuntArgs args;
+    args.variant = options->variant;
+    args.seeds = options->seeds;
+    args.json = options->json;
+    args.save_dir = options->save_dir;
+    args.progress = isatty(STDERR_FILENO) != 0;
+    exit_code = scenarios::hunt_main(args, std::cout, std::cerr);
+  });
 }
 
 }  // namespace seqby::apps

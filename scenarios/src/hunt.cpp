@@ -1,0 +1,324 @@
+// hunt: the seed search, the report of what was found (text and JSON), saving, and `seqby hunt`.
+#include "seqby/scenarios/hunt.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "seqby/core/check.h"
+#include "seqby/properties/history_io.h"
+#include "seqby/scenarios/case_io.h"
+#include "seqby/scenarios/sim_commands.h"
+
+namespace seqby::scenarios {
+namespace {
+
+using properties::Property;
+using sim::FaultKind;
+using Json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t ms_since(Clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+}
+
+constexpr FaultKind kLinkKinds[] = {FaultKind::request_lost, FaultKind::reply_lost,
+                                    FaultKind::latency, FaultKind::connection_reset};
+
+const properties::Finding* first_violation(const properties::CheckReport& report,
+                                           Property property) {
+  for (const auto& f : report.violations) {
+    if (f.property == property) return &f;
+  }
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string stem_of(const HuntResult& r) {
+  return "hunt-" + r.variant + "-seed-" + std::to_string(r.seed);
+}
+
+// The faults a case carries, one line each: scheduled, per event, link kinds.
+std::string render_case_faults(const sim::SimCase& c) {
+  std::string out;
+  for (const auto& f : c.schedule.faults) out += "  scheduled: " + sim::describe(f) + "\n";
+  for (const auto& e : c.events) {
+    const sim::EventBehaviour& b = e.behaviour;
+    if (!b.poison && b.transient_failures == 0 && b.slow_ms == 0) continue;
+    out += "  handler: " + e.key + " seq " + std::to_string(e.seq);
+    if (b.poison) out += " poison";
+    if (b.transient_failures > 0)
+      out += " transient_failures=" + std::to_string(b.transient_failures);
+    if (b.slow_ms > 0) out += " slow_ms=" + std::to_string(b.slow_ms);
+    out += "\n";
+  }
+  for (FaultKind kind : kLinkKinds) {
+    if (c.swarm.rate_ppm(kind) == 0) continue;
+    out += "  link: " + std::string(sim::fault_kind_name(kind)) +
+           " rate_ppm=" + std::to_string(c.swarm.rate_ppm(kind)) + " per command\n";
+  }
+  return out.empty() ? "  none\n" : out;
+}
+
+// The events a case publishes, per key: "client-02: 1@120ms 2@800ms 3@1900ms".
+std::string render_case_events(const sim::SimCase& c) {
+  std::string out;
+  for (const auto& key : c.keys) {
+    out += "  " + key + ":";
+    for (const auto& e : sim::events_of(c, key)) {
+      out += " " + std::to_string(e.seq) + "@" + std::to_string(e.at_ms) + "ms";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+Json size_json(const CaseSize& s) {
+  Json j;
+  j["events"] = s.events;
+  j["faults"] = s.faults();
+  j["scheduled_faults"] = s.scheduled_faults;
+  j["handler_faults"] = s.handler_faults;
+  j["link_kinds"] = s.link_kinds;
+  j["instances"] = s.instances;
+  j["keys"] = s.keys;
+  return j;
+}
+
+}  // namespace
+
+sim::CaseTemplate hunt_template() {
+  sim::CaseTemplate t;
+  t.scenario = "default";
+  t.instance_count = 3;
+  t.key_count = 5;
+  t.event_count = 150;
+  t.publish_span_ms = 8'000;
+  t.duration_ms_min = 1;
+  t.duration_ms_max = 200;
+  t.run_ms = 12'000;
+  t.liveness_ms = 30'000;
+  t.faults = true;
+  t.bounds = sim::CaseTemplate::default_bounds();
+  t.bounds.schedule_rate_ppm_max = 150'000;  // a 12 s run still meets crashes and stalls
+  t.bounds.handler_rate_ppm_max = 40'000;
+  t.poison_rate_ppm_max = 20'000;  // poison heads are what dlq_continue mishandles
+  t.engine = sim::CaseTemplate::default_engine();
+  t.engine.lease_ttl_ms = 1'000;
+  t.engine.heartbeat_interval_ms = 300;
+  t.engine.discovery_interval_ms = 500;
+  return t;
+}
+
+CaseSize case_size(const sim::SimCase& c) {
+  CaseSize s;
+  s.events = c.events.size();
+  s.scheduled_faults = c.schedule.faults.size();
+  for (const auto& e : c.events) {
+    const sim::EventBehaviour& b = e.behaviour;
+    if (b.poison || b.transient_failures > 0 || b.slow_ms > 0) ++s.handler_faults;
+  }
+  for (FaultKind kind : kLinkKinds) s.link_kinds += c.swarm.rate_ppm(kind) > 0 ? 1 : 0;
+  s.instances = c.instance_count;
+  s.keys = c.keys.size();
+  return s;
+}
+
+std::string describe_size(const CaseSize& s) {
+  return "events=" + std::to_string(s.events) + " faults=" + std::to_string(s.faults()) +
+         " (scheduled=" + std::to_string(s.scheduled_faults) +
+         " handler=" + std::to_string(s.handler_faults) +
+         " link_kinds=" + std::to_string(s.link_kinds) +
+         ") instances=" + std::to_string(s.instances) + " keys=" + std::to_string(s.keys);
+}
+
+HuntResult hunt(const HuntOptions& options) {
+  SEQBY_CHECK(options.seed_first <= options.seed_last);
+  const auto start = Clock::now();
+  HuntResult out;
+  out.variant = options.variant;
+  RunOptions quick;
+  quick.compute_history_sha256 = false;
+  for (std::uint64_t seed = options.seed_first;; ++seed) {
+    sim::SimCase c = sim::generate_case(seed, options.tmpl);
+    c.variant = options.variant;
+    const RunResult r = run_case(c, quick);
+    ++out.seeds_tried;
+    if (options.progress) options.progress(seed, r.passed);
+    if (!r.passed && !r.report.violations.empty()) {
+      out.found = true;
+      out.seed = seed;
+      out.property = r.report.violations.front().property;
+      out.original = std::move(c);
+      break;
+    }
+    if (seed == options.seed_last) break;
+  }
+  out.search_wall_ms = ms_since(start);
+  if (!out.found) {
+    out.wall_ms = out.search_wall_ms;
+    return out;
+  }
+  const auto shrink_start = Clock::now();
+  ShrinkResult shrunk = shrink_case(out.original, out.property, options.shrink);
+  out.shrunk = std::move(shrunk.shrunk);
+  out.shrunk_run = std::move(shrunk.run);
+  out.shrink_runs = shrunk.runs;
+  out.shrink_fixpoint = shrunk.fixpoint;
+  out.original_size = case_size(out.original);
+  out.shrunk_size = case_size(out.shrunk);
+  if (const properties::Finding* f = first_violation(out.shrunk_run.report, out.property)) {
+    out.explanation = f->explanation;
+  }
+  sim::SimCase correct = out.shrunk;
+  correct.variant = sim::kCorrectVariant;
+  out.correct_passes_shrunk = !run_case(correct, quick).report.status(out.property).violated();
+  out.shrink_wall_ms = ms_since(shrink_start);
+  out.wall_ms = ms_since(start);
+  return out;
+}
+
+std::string render_witness_trace(const RunResult& run, Property property) {
+  const properties::Finding* finding = first_violation(run.report, property);
+  if (finding == nullptr) return "";
+  std::string out;
+  for (std::uint64_t index : finding->witnesses) {
+    if (index >= run.history.size()) continue;
+    const HistoryRecord& r = run.history[index];
+    out += "  #" + std::to_string(r.index) + " t=" + std::to_string(r.time_ms) + "ms " +
+           (r.node.empty() ? std::string("world") : r.node) + " " + history_op_name(r.op);
+    if (!r.key.empty()) out += " " + r.key;
+    if (r.generation > 0) out += " gen=" + std::to_string(r.generation);
+    if (r.seq >= 0) out += " seq=" + std::to_string(r.seq);
+    if (!r.event_id.empty()) out += " (" + r.event_id + ")";
+    if (!r.detail.empty()) out += " " + r.detail;
+    out += "\n";
+  }
+  return out;
+}
+
+Result<SavedHunt> save_hunt(const HuntResult& result, const std::string& dir) {
+  SEQBY_CHECK(result.found);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(Errc::invalid, dir + ": cannot create the directory: " + ec.message());
+  SavedHunt saved;
+  const std::string stem = (std::filesystem::path(dir) / stem_of(result)).string();
+  saved.case_path = stem + ".json";
+  saved.history_path = stem + ".jsonl";
+  saved.original_path = stem + "-original.json";
+  if (Status s = save_case(result.shrunk, saved.case_path); !s.ok()) return s.error();
+  if (Status s = save_case(result.original, saved.original_path); !s.ok()) return s.error();
+  std::ofstream history(saved.history_path, std::ios::binary | std::ios::trunc);
+  properties::write_history(history, result.shrunk_run.history);
+  history.flush();
+  if (!history) return make_error(Errc::invalid, saved.history_path + ": cannot write the history");
+  return saved;
+}
+
+std::string render_hunt_text(const HuntResult& r, const SavedHunt* saved) {
+  std::string out = "hunt: variant " + r.variant + ", " + std::to_string(r.seeds_tried) +
+                    " seeds tried, " + std::to_string(r.wall_ms) + " ms\n";
+  if (!r.found) return out + "no counterexample found\n";
+  out += "found: seed " + std::to_string(r.seed) + " violates " +
+         properties::property_name(r.property) + " (search " + std::to_string(r.search_wall_ms) +
+         " ms)\n";
+  out += "original: " + describe_size(r.original_size) + "\n";
+  out += "shrunk:   " + describe_size(r.shrunk_size) + " (" + std::to_string(r.shrink_runs) +
+         " runs, " + (r.shrink_fixpoint ? "fixpoint" : "run budget spent") + ", " +
+         std::to_string(r.shrink_wall_ms) + " ms)\n";
+  out += "correct on the shrunk case: " + std::string(properties::property_name(r.property)) +
+         (r.correct_passes_shrunk ? " holds" : " is violated too") + "\n";
+  out += "violation: " + r.explanation + "\n";
+  out += "witness records:\n" + render_witness_trace(r.shrunk_run, r.property);
+  out += "faults of the shrunk case:\n" + render_case_faults(r.shrunk);
+  out += "events of the shrunk case (seq@publish time):\n" + render_case_events(r.shrunk);
+  if (saved != nullptr) {
+    out += "saved: " + saved->case_path + " (history " + saved->history_path + ", original case " +
+           saved->original_path + ")\n";
+    out += "replay: seqby replay " + saved->case_path + "\n";
+  }
+  return out;
+}
+
+std::string render_hunt_json(const HuntResult& r, const SavedHunt* saved) {
+  Json j;
+  j["variant"] = r.variant;
+  j["found"] = r.found;
+  j["property"] = r.found ? Json(properties::property_name(r.property)) : Json(nullptr);
+  j["seed"] = r.found ? Json(r.seed) : Json(nullptr);
+  j["seeds_tried"] = r.seeds_tried;
+  if (r.found) {
+    j["explanation"] = r.explanation;
+    j["original"] = size_json(r.original_size);
+    j["shrunk"] = size_json(r.shrunk_size);
+    j["shrink_runs"] = r.shrink_runs;
+    j["shrink_fixpoint"] = r.shrink_fixpoint;
+    j["correct_passes_shrunk"] = r.correct_passes_shrunk;
+    j["case_path"] = saved != nullptr ? Json(saved->case_path) : Json(nullptr);
+    j["history_path"] = saved != nullptr ? Json(saved->history_path) : Json(nullptr);
+    j["replay"] = saved != nullptr ? Json("seqby replay " + saved->case_path) : Json(nullptr);
+  }
+  j["search_wall_ms"] = r.search_wall_ms;
+  j["shrink_wall_ms"] = r.shrink_wall_ms;
+  j["wall_ms"] = r.wall_ms;
+  return j.dump() + "\n";
+}
+
+int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
+  const auto& variants = known_variants();
+  if (std::find(variants.begin(), variants.end(), args.variant) == variants.end()) {
+    err << "seqby hunt: --variant '" << args.variant
+        << "': unknown variant (known: " << join(variants) << ")\n";
+    return kExitBadInput;
+  }
+  HuntOptions options;
+  options.variant = args.variant;
+  if (!args.seeds.empty()) {
+    Result<SeedRange> range = parse_seed_range(args.seeds);
+    if (!range.ok()) {
+      err << "seqby hunt: " << range.error().message << "\n";
+      return kExitBadInput;
+    }
+    options.seed_first = range.value().first;
+    options.seed_last = range.value().last;
+  }
+  if (args.progress) {
+    const std::uint64_t total = options.seed_last - options.seed_first + 1;
+    options.progress = [&err, total, first = options.seed_first](std::uint64_t seed, bool passed) {
+      err << "\rseed " << seed << " (" << (seed - first + 1) << "/" << total << ")"
+          << (passed ? "" : " failed; shrinking") << std::flush;
+      if (!passed || seed - first + 1 == total) err << "\n";
+    };
+  }
+  const HuntResult result = hunt(options);
+  if (!result.found) {
+    out << (args.json ? render_hunt_json(result, nullptr) : render_hunt_text(result, nullptr));
+    return kExitHeld;
+  }
+  const std::string dir = args.save_dir.empty() ? kDefaultFailuresDir : args.save_dir;
+  Result<SavedHunt> saved = save_hunt(result, dir);
+  if (!saved.ok()) {
+    err << "seqby hunt: --save: " << saved.error().message << "\n";
+    out << (args.json ? render_hunt_json(result, nullptr) : render_hunt_text(result, nullptr));
+    return kExitPropertyFailed;
+  }
+  out << (args.json ? render_hunt_json(result, &saved.value())
+                    : render_hunt_text(result, &saved.value()));
+  if (args.json) {
+    err << "seqby hunt: " << result.variant << " violates "
+        << properties::property_name(result.property) << " at seed " << result.seed
+        << "; replay: seqby replay " << saved.value().case_path << "\n";
+  }
+  return kExitPropertyFailed;
+}
+
+}  // namespace seqby::scenarios
