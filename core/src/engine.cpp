@@ -129,6 +129,12 @@ Task<void> Engine::discover_once() {
     if (validate_partition_key(key).ok()) keys.push_back(key);
   }
   warn_partition_count(keys.size());
+  if (lease_free()) {  // KNOWN-BROKEN shared_group, message_lock: every instance serves every key
+    for (const auto& key : keys) {
+      if (!stopping_ && slots_.count(key) == 0) serve_without_lease(key);
+    }
+    co_return;
+  }
   const std::uint64_t members = co_await live_member_count();
   std::uint64_t target = (keys.size() + members - 1) / members;  // ceil(P / N)
   if (options_.partitions_max > 0 && target > options_.partitions_max) {
@@ -205,7 +211,8 @@ Task<void> Engine::heartbeat_loop() {
     }
     std::vector<SlotPtr> snapshot;
     for (const auto& [key, slot] : slots_) {
-      if (!slot->lost && !slot->released) snapshot.push_back(slot);
+      // Generation 0: a broken variant's worker without a lease (nothing to renew).
+      if (!slot->lost && !slot->released && slot->lease.generation > 0) snapshot.push_back(slot);
     }
     for (const auto& slot : snapshot) co_await renew_one(slot);
     co_await runtime_.sleep_ms(options_.heartbeat_interval_ms);

@@ -15,7 +15,11 @@ bool is_transport(Errc code) { return code == Errc::timeout || code == Errc::clo
 Task<void> Engine::worker(SlotPtr slot) {
   // g++ 12 miscompiles a co_await inside an if condition: await into a named value first.
   const bool prepared = co_await prepare(*slot);
-  if (prepared) co_await process(*slot);
+  if (prepared && options_.variant == Variant::message_lock) {
+    co_await process_message_lock(*slot);
+  } else if (prepared) {
+    co_await process(*slot);
+  }
   co_await finish(slot);
   --workers_alive_;
   --tasks_alive_;
@@ -30,6 +34,10 @@ Task<bool> Engine::prepare(Slot& slot) {
     if (attempt >= attempts_max) co_return false;
     co_await transport_backoff(attempt);
   }
+  // KNOWN-BROKEN no_reclaim (ADR decision 5, "Crash reclaim"): the dead owner's pending entries
+  // stay where they are. Without a lease (shared_group, message_lock) there is nothing to
+  // reclaim under: the shared group has no notion of a dead owner.
+  if (options_.variant == Variant::no_reclaim || lease_free()) co_return true;
   for (std::uint32_t attempt = 1;; ++attempt) {
     if (!active(slot)) co_return false;
     Result<std::uint64_t> moved = co_await broker_.reclaim(slot.lease, options_.group);
@@ -58,49 +66,62 @@ Task<void> Engine::process(Slot& slot) {
   std::string failing_id;
   std::uint32_t failures = 0;
   std::uint32_t transport_failures = 0;
+  std::deque<StreamEntry> batch;  // KNOWN-BROKEN batch_unfenced only: read, not yet handled
   while (active(slot)) {
     if (slot.halted) {
       // Halted: keep the lease (the heartbeat renews it) but do not advance.
       co_await runtime_.sleep_ms(options_.poll_interval_ms);
       continue;
     }
-    Result<std::optional<StreamEntry>> read =
-        co_await broker_.fenced_read(slot.lease, options_.group, from);
-    if (!read.ok()) {
-      if (read.code() == Errc::fenced) {
-        record(HistoryOp::read_fenced, &slot.lease, "", read.error().message);
-        lose(slot, "read fenced");
-        co_return;
+    const bool batched = !batch.empty();
+    StreamEntry entry;
+    if (batched) {
+      entry = std::move(batch.front());
+      batch.pop_front();
+    } else {
+      Result<std::optional<StreamEntry>> read =
+          co_await broker_.fenced_read(slot.lease, options_.group, from);
+      if (!read.ok()) {
+        if (read.code() == Errc::fenced) {
+          record(HistoryOp::read_fenced, &slot.lease, "", read.error().message);
+          lose(slot, "read fenced");
+          co_return;
+        }
+        if (read.code() == Errc::no_group) {
+          (void)co_await broker_.ensure_group(slot.lease.partition, options_.group);
+        }
+        // A read whose reply was lost left its entry pending for us: read from pending first.
+        from = ReadFrom::pending;
+        if (++transport_failures > options_.transport_retry_count_max) co_return;
+        co_await transport_backoff(transport_failures);
+        continue;
       }
-      if (read.code() == Errc::no_group) {
-        (void)co_await broker_.ensure_group(slot.lease.partition, options_.group);
+      transport_failures = 0;
+      if (!read.value().has_value()) {
+        if (from == ReadFrom::pending) {
+          from = ReadFrom::new_entries;
+        } else {
+          co_await runtime_.sleep_ms(options_.poll_interval_ms);
+        }
+        continue;
       }
-      // A read whose reply was lost left its entry pending for us: read from pending first.
-      from = ReadFrom::pending;
-      if (++transport_failures > options_.transport_retry_count_max) co_return;
-      co_await transport_backoff(transport_failures);
-      continue;
+      entry = std::move(*read.value());
+      record(HistoryOp::read, &slot.lease, entry.id,
+             "delivery=" + std::to_string(entry.delivery_count));
+      if (options_.variant == Variant::batch_unfenced && from == ReadFrom::new_entries) {
+        co_await read_batch_rest(slot, &batch);
+      }
     }
-    transport_failures = 0;
-    if (!read.value().has_value()) {
-      if (from == ReadFrom::pending) {
-        from = ReadFrom::new_entries;
-      } else {
-        co_await runtime_.sleep_ms(options_.poll_interval_ms);
-      }
-      continue;
-    }
-    const StreamEntry entry = std::move(*read.value());
-    record(HistoryOp::read, &slot.lease, entry.id,
-           "delivery=" + std::to_string(entry.delivery_count));
     std::string failure;
-    const Step step = co_await run_one(slot, entry, &failure);
+    const Step step = co_await run_one(slot, entry, batched, &failure);
     if (step == Step::lost || step == Step::gave_up) co_return;
     if (step == Step::done) {
       failing_id.clear();
       failures = 0;
       continue;
     }
+    // KNOWN-BROKEN batch_unfenced: like the shared process_batch loop (ADR Context), a failed
+    // entry stays pending and the batch goes on with its next entry.
     failures = entry.id == failing_id ? failures + 1 : 1;
     failing_id = entry.id;
     if (failures > options_.retry_count_max) {
@@ -129,9 +150,14 @@ Task<void> Engine::process(Slot& slot) {
   }
 }
 
-Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, std::string* failure) {
-  const Step checked = co_await enter_check(slot, entry);
-  if (checked != Step::done) co_return checked;
+Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, bool batched,
+                                   std::string* failure) {
+  // KNOWN-BROKEN batch_unfenced: an entry of a batch enters the handler without a lease check
+  // (the batch's one check was at its first read).
+  if (!batched) {
+    const Step checked = co_await enter_check(slot, entry);
+    if (checked != Step::done) co_return checked;
+  }
   const Event event{
       slot.lease.partition.category, slot.lease.partition.key, entry.id, entry.type, entry.data,
       entry.delivery_count};
@@ -152,8 +178,11 @@ Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, std::st
 // Right before entering the handler: a stale owner must never reach a next event.
 Task<Engine::Step> Engine::enter_check(Slot& slot, const StreamEntry& entry) {
   // KNOWN-BROKEN variant no_fence (ADR "Alternatives Considered", fencing tokens): no lease
-  // check before the handler, so a stale owner enters it.
-  if (options_.variant == Variant::no_fence) co_return slot.lost ? Step::lost : Step::done;
+  // check before the handler, so a stale owner enters it. shared_group and message_lock have
+  // no partition lease to check.
+  if (options_.variant == Variant::no_fence || lease_free()) {
+    co_return slot.lost ? Step::lost : Step::done;
+  }
   for (std::uint32_t attempt = 1;; ++attempt) {
     if (slot.lost) co_return Step::lost;
     Status held = co_await broker_.check_lease(slot.lease);
@@ -190,7 +219,7 @@ Task<Engine::Step> Engine::ack(Slot& slot, const StreamEntry& entry) {
 // Releases the lease unless it was lost; the slot leaves the map only after the release, so
 // discovery never takes the partition again while this worker still acts for it.
 Task<void> Engine::finish(const SlotPtr& slot) {
-  if (!slot->lost) {
+  if (!slot->lost && slot->lease.generation > 0) {  // generation 0: a broken variant, no lease
     slot->released = true;
     for (std::uint32_t attempt = 1;; ++attempt) {
       Result<bool> released = co_await broker_.release(slot->lease);

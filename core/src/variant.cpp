@@ -6,10 +6,15 @@
 namespace seqby {
 namespace {
 
-constexpr std::array<std::pair<Variant, std::string_view>, 3> kNames{{
+constexpr std::array<std::pair<Variant, std::string_view>, 8> kNames{{
     {Variant::correct, "correct"},
+    {Variant::shared_group, "shared_group"},
+    {Variant::message_lock, "message_lock"},
     {Variant::no_fence, "no_fence"},
     {Variant::dlq_continue, "dlq_continue"},
+    {Variant::no_reclaim, "no_reclaim"},
+    {Variant::batch_unfenced, "batch_unfenced"},
+    {Variant::group_at_dollar, "group_at_dollar"},
 }};
 
 constexpr std::array<Variant, kNames.size()> kAll = [] {

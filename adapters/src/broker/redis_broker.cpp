@@ -69,7 +69,11 @@ using detail::strings_of;
 
 RedisBrokerOptions redis_broker_options_for(Variant variant) {
   RedisBrokerOptions options;
-  options.unfenced = variant == Variant::no_fence;  // KNOWN-BROKEN (seqby/core/variant.h)
+  // KNOWN-BROKEN variants (seqby/core/variant.h): without a lease (shared_group), or with only
+  // a per-message lock (message_lock), nothing is fenced; group_at_dollar skips the backlog.
+  options.unfenced = variant == Variant::no_fence || variant == Variant::shared_group ||
+                     variant == Variant::message_lock;
+  if (variant == Variant::group_at_dollar) options.group_start_id = "$";
   return options;
 }
 
@@ -226,7 +230,8 @@ Task<Result<bool>> RedisBroker::release(const Lease& lease) {
 }
 
 Task<Status> RedisBroker::ensure_group(const PartitionRef& partition, std::string_view group) {
-  Command command{"XGROUP", "CREATE", partition.stream(), std::string(group), "0", "MKSTREAM"};
+  Command command{"XGROUP", "CREATE", partition.stream(), std::string(group),
+                  options_.group_start_id, "MKSTREAM"};
   Result<Reply> reply = co_await link_.execute(std::move(command));
   if (reply.ok() && reply.value().is_error_with("BUSYGROUP")) co_return Status::Ok();
   co_return status_of(reply);

@@ -34,7 +34,8 @@ TEST(CaseFiles, MalformedFieldsNameFileFieldAndProblem) {
   EXPECT_EQ(load_edited([](auto& j) { j["engine"]["lease_ttl_ms"] = -5; }),
             "case.json: field 'engine.lease_ttl_ms': expected an unsigned integer, got -5");
   EXPECT_EQ(load_edited([](auto& j) { j["variant"] = "no_fencing"; }),
-            "case.json: field 'variant': unknown variant \"no_fencing\" (known: correct, no_fence, dlq_continue)");
+            "case.json: field 'variant': unknown variant \"no_fencing\" (known: correct, shared_group, "
+            "message_lock, no_fence, dlq_continue, no_reclaim, batch_unfenced, group_at_dollar)");
   EXPECT_EQ(load_edited([](auto& j) { j["scenario"] = "nope"; }),
             "case.json: field 'scenario': unknown scenario \"nope\" (known: default, per_key_order, "
             "no_concurrent_entry, cross_key_parallelism, poison_halt, crash_failover, "

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -91,10 +92,17 @@ class Engine {
   // Worker steps, each small and replaceable (variants swap single steps).
   Task<bool> prepare(Slot& slot);
   Task<void> process(Slot& slot);
-  Task<Step> run_one(Slot& slot, const StreamEntry& entry, std::string* failure);
+  Task<Step> run_one(Slot& slot, const StreamEntry& entry, bool batched, std::string* failure);
   Task<Step> enter_check(Slot& slot, const StreamEntry& entry);
   Task<Step> ack(Slot& slot, const StreamEntry& entry);
   Task<void> finish(const SlotPtr& slot);
+
+  // KNOWN-BROKEN variants (variant.h), in engine_variants.cpp: serving partitions without a
+  // lease (shared_group, message_lock), the per-message lock loop, and the batch read.
+  bool lease_free() const;
+  void serve_without_lease(const std::string& key);
+  Task<void> process_message_lock(Slot& slot);
+  Task<void> read_batch_rest(Slot& slot, std::deque<StreamEntry>* batch);
 
   bool active(const Slot& slot) const { return !slot.lost && !slot.stop_requested; }
   void lose(Slot& slot, std::string detail);
