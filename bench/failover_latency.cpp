@@ -5,8 +5,9 @@
 // owner of the first key and measures from the kill to (a) the survivor's `acquire` of that key and
 // (b) the survivor's first accepted commit on it, both read from the round's history stream in
 // Redis (the workers stamp records with the machine's monotonic clock, the clock this program
-// reads at the kill). Polling the lease key and the sink hash gives a cross-check. Prints a table;
-// asserts nothing.
+// reads at the kill). Polling the lease key and the sink hash gives a cross-check. Round i of R
+// kills (i-1)/R of a heartbeat/discovery period after the keys settled, so the kills sample the
+// phase of the workers' ticks. Prints a table; asserts nothing.
 //
 //   scripts/with-redis build/bench_failover_latency [--ttls 1000,2000,3000] [--rounds 5]
 //       [--keys 4] [--discovery-interval-ms 1000] [--heartbeat-divisor 3]
@@ -162,8 +163,11 @@ class Publisher {
   std::uint64_t last_ms_ = 0;
 };
 
+// `kill_offset_ms`: how long after the keys settled the owner is killed. The workers' heartbeat
+// and discovery ticks are in phase with the moment the keys settle, so rounds spread their kills
+// over one period instead of all striking just after a tick.
 Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_ms,
-                const std::string& category) {
+                const std::string& category, std::uint64_t kill_offset_ms) {
   Round out;
   const std::uint64_t heartbeat_ms = std::max<std::uint64_t>(1, ttl_ms / o.heartbeat_divisor);
   const std::string history_stream = "seqby:history:" + category;
@@ -236,6 +240,11 @@ Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_m
   const std::string lease_key = lease_key_name(category, out.key);
   const std::string sink_key = sink_key_name(PartitionRef{category, out.key}, kGroup);
 
+  const std::uint64_t settled_ms = steady_now_ms();
+  while (steady_now_ms() - settled_ms < kill_offset_ms) {
+    publisher.tick();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   out.load = load_average();
   const std::uint64_t kill_us = steady_now_us();
   workers[victim]->kill_now();
@@ -387,8 +396,11 @@ int run(int argc, char** argv) {
   std::printf("# acquire/commit: from the history stream (monotonic clock); poll: lease key and "
               "sink polled every %llu ms; all: every key of the victim taken\n",
               static_cast<unsigned long long>(kPollEveryUs / 1000));
-  std::printf("%7s %5s %8s %11s %10s %8s %10s %12s  %s\n", "ttl_ms", "round", "bound_ms",
-              "acquire_ms", "commit_ms", "all_ms", "poll_lease", "poll_commit", "load avg");
+  std::printf("# offset_ms: the kill comes this long after the keys settled (spread over one "
+              "heartbeat/discovery period)\n");
+  std::printf("%7s %5s %8s %9s %11s %10s %8s %10s %12s  %s\n", "ttl_ms", "round", "bound_ms",
+              "offset_ms", "acquire_ms", "commit_ms", "all_ms", "poll_lease", "poll_commit",
+              "load avg");
   BlockingRedis admin(*config);
   const std::string run_prefix = "fobench" + std::to_string(::getpid());
 
@@ -404,7 +416,9 @@ int run(int argc, char** argv) {
     for (std::uint32_t round = 1; round <= o.rounds; ++round) {
       const std::string category =
           run_prefix + "t" + std::to_string(ttl_ms) + "n" + std::to_string(round);
-      const Round r = run_round(*config, o, ttl_ms, category);
+      const std::uint64_t period_ms = std::max(heartbeat_ms, o.discovery_interval_ms);
+      const std::uint64_t offset_ms = (round - 1) * period_ms / o.rounds;
+      const Round r = run_round(*config, o, ttl_ms, category, offset_ms);
       if (!r.measured) {
         ++summary.failed;
         std::printf("%7llu %5u %8llu  no figure: %s\n", static_cast<unsigned long long>(ttl_ms),
@@ -412,9 +426,10 @@ int run(int argc, char** argv) {
       } else {
         summary.acquire.push_back(r.acquire_ms);
         summary.commit.push_back(r.commit_ms);
-        std::printf("%7llu %5u %8llu %11lld %10lld %8lld %10lld %12lld  %s\n",
+        std::printf("%7llu %5u %8llu %9llu %11lld %10lld %8lld %10lld %12lld  %s\n",
                     static_cast<unsigned long long>(ttl_ms), round,
                     static_cast<unsigned long long>(summary.bound_ms),
+                    static_cast<unsigned long long>(offset_ms),
                     static_cast<long long>(r.acquire_ms), static_cast<long long>(r.commit_ms),
                     static_cast<long long>(r.all_keys_ms), static_cast<long long>(r.poll_lease_ms),
                     static_cast<long long>(r.poll_commit_ms), r.load.c_str());

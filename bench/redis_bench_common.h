@@ -115,14 +115,47 @@ inline std::uint64_t server_cpu_us(BlockingRedis& redis) {
   return static_cast<std::uint64_t>((user_s + sys_s) * 1e6);
 }
 
-// Commands the server executed (INFO stats total_commands_processed; commands run inside a
-// script are not counted there), or 0 when unknown.
-inline std::uint64_t server_commands(BlockingRedis& redis) {
-  Command command{"INFO", "stats"};
+// Command execution time inside the server (INFO commandstats), since the last CONFIG RESETSTAT.
+// Commands a script runs are counted under their own names as well as inside EVALSHA's time.
+struct CommandStats {
+  std::uint64_t calls = 0;         // every command, those run inside scripts included
+  std::uint64_t usec = 0;          // execution time of top-level commands (EVALSHA's includes
+                                   // the commands its script ran)
+  std::uint64_t script_calls = 0;  // EVALSHA and EVAL calls
+};
+
+inline CommandStats command_stats(BlockingRedis& redis) {
+  CommandStats out;
+  Command command{"INFO", "commandstats"};
   Result<Reply> reply = redis.execute(command);
-  if (!reply.ok() || reply.value().kind != Reply::Kind::bulk) return 0;
-  const std::string text = "\n" + reply.value().str;
-  return std::strtoull(info_field(text, "total_commands_processed").c_str(), nullptr, 10);
+  if (!reply.ok() || reply.value().kind != Reply::Kind::bulk) return out;
+  const std::string& text = reply.value().str;
+  std::uint64_t usec_all = 0;
+  std::uint64_t usec_scripts = 0;
+  std::size_t at = 0;
+  while ((at = text.find("cmdstat_", at)) != std::string::npos) {
+    const std::size_t colon = text.find(':', at);
+    const std::string name = text.substr(at + 8, colon - at - 8);
+    const std::size_t calls_at = text.find("calls=", colon);
+    const std::size_t usec_at = text.find("usec=", colon);
+    const std::uint64_t calls = std::strtoull(text.c_str() + calls_at + 6, nullptr, 10);
+    const std::uint64_t usec = std::strtoull(text.c_str() + usec_at + 5, nullptr, 10);
+    out.calls += calls;
+    usec_all += usec;
+    if (name == "evalsha" || name == "eval") {
+      out.script_calls += calls;
+      usec_scripts += usec;
+    }
+    at = colon;
+  }
+  // With scripts, the commands they ran are inside EVALSHA's time: count the scripts alone.
+  out.usec = out.script_calls > 0 ? usec_scripts : usec_all;
+  return out;
+}
+
+inline void reset_command_stats(BlockingRedis& redis) {
+  Command command{"CONFIG", "RESETSTAT"};
+  (void)redis.execute(command);
 }
 
 // Deletes every key matching `pattern` (SCAN + UNLINK, bounded), so that a run leaves the

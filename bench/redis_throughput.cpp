@@ -9,11 +9,15 @@
 //
 //   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
 //       [--repetitions N] [--poll-interval-ms N] [--plain-count N]
+#include <hiredis/hiredis.h>
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -30,6 +34,13 @@ namespace {
 
 constexpr const char* kProgram = "bench_redis_throughput";
 constexpr std::uint64_t kRunWaitMaxUs = 300ull * 1000 * 1000;  // a run that takes longer is cut
+
+// CPU time of the calling thread, in microseconds.
+std::uint64_t thread_cpu_us() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000;
+}
 
 struct Options {
   std::uint32_t partitions = 64;
@@ -94,19 +105,23 @@ struct Instance {
   std::atomic<bool> stop{false};
   HiredisLink::Stats stats;
   std::size_t held_at_stop = 0;
+  std::atomic<std::uint64_t> cpu_us{0};  // the instance's loop thread, from go to all committed
 };
 
-Task<void> drive_engine(Engine& engine, RealRuntime& runtime, const std::atomic<bool>& stop,
-                        std::size_t* held_at_stop) {
+Task<void> drive_engine(Engine& engine, RealRuntime& runtime, Instance& instance,
+                        const std::atomic<bool>& all_committed) {
+  const std::uint64_t cpu_start_us = thread_cpu_us();
   engine.start();
-  while (!stop.load()) co_await runtime.sleep_ms(5);
-  *held_at_stop = engine.held().size();
+  while (!all_committed.load()) co_await runtime.sleep_ms(1);
+  instance.cpu_us.store(thread_cpu_us() - cpu_start_us);
+  while (!instance.stop.load()) co_await runtime.sleep_ms(5);
+  instance.held_at_stop = engine.held().size();
   co_await engine.stop();
 }
 
 void run_instance(const RedisConfig& config, Instance* instance,
                   std::atomic<std::uint64_t>* committed, const std::atomic<bool>* go,
-                  std::atomic<std::uint32_t>* ready) {
+                  const std::atomic<bool>* all_committed, std::atomic<std::uint32_t>* ready) {
   RealRuntimeOptions runtime_options;
   runtime_options.worker_count = 1;  // the trivial handler never calls run_blocking
   RealRuntime runtime(runtime_options);
@@ -119,7 +134,7 @@ void run_instance(const RedisConfig& config, Instance* instance,
   (void)runtime.block_on(link.execute(ping));  // connected before the clock starts
   ready->fetch_add(1);
   while (!go->load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  runtime.block_on(drive_engine(engine, runtime, instance->stop, &instance->held_at_stop));
+  runtime.block_on(drive_engine(engine, runtime, *instance, *all_committed));
   instance->stats = link.stats();
 }
 
@@ -139,6 +154,8 @@ struct RunFigures {
   bool complete = false;
   std::uint64_t client_commands = 0;  // top-level commands the clients sent
   std::uint64_t server_cpu_us = 0;    // redis-server CPU (user + sys) during the run
+  std::uint64_t client_cpu_us = 0;    // the client threads' CPU during the run
+  CommandStats commands;              // what the server executed during the run
   std::string load;
   std::string note;
   double rate() const { return elapsed_us == 0 ? 0 : events * 1e6 / elapsed_us; }
@@ -179,15 +196,18 @@ RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::st
   BlockingRedis admin(config);
   std::atomic<std::uint64_t> committed{0};
   std::atomic<bool> go{false};
+  std::atomic<bool> all_committed{false};
   std::atomic<std::uint32_t> ready{0};
   std::vector<std::thread> threads;
   for (auto& instance : instances) {
-    threads.emplace_back(run_instance, std::cref(config), &instance, &committed, &go, &ready);
+    threads.emplace_back(run_instance, std::cref(config), &instance, &committed, &go,
+                         &all_committed, &ready);
   }
   while (ready.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   RunFigures out;
   out.load = load_average();
+  reset_command_stats(admin);
   const std::uint64_t cpu_before = server_cpu_us(admin);
   const std::uint64_t start_us = steady_now_us();
   go.store(true);
@@ -196,11 +216,16 @@ RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::st
   }
   out.elapsed_us = steady_now_us() - start_us;
   out.server_cpu_us = server_cpu_us(admin) - cpu_before;
+  out.commands = command_stats(admin);
   out.events = committed.load();
   out.complete = out.events == total;
+  all_committed.store(true);
   for (auto& instance : instances) instance.stop.store(true);
   for (auto& thread : threads) thread.join();
-  for (const auto& instance : instances) out.client_commands += instance.stats.commands_sent;
+  for (const auto& instance : instances) {
+    out.client_commands += instance.stats.commands_sent;
+    out.client_cpu_us += instance.cpu_us.load();
+  }
   out.note = "held " + std::to_string(instances[0].held_at_stop) + "+" +
              std::to_string(instances[1].held_at_stop);
   if (errors > 0) out.note += ", setup errors " + std::to_string(errors);
@@ -209,49 +234,128 @@ RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::st
 
 // --- plain: two consumers of one group over one stream ------------------------------------
 
+// The plain consumer talks raw hiredis (no Reply conversion): the leanest client there is.
+enum class PlainMode : std::uint8_t {
+  single,           // XREADGROUP COUNT 1, then HSET and XACK: three round trips per event
+  batch,            // XREADGROUP COUNT n, then HSET and XACK per event: two round trips per event
+  batch_pipelined,  // XREADGROUP COUNT n, then every HSET and XACK of the batch pipelined
+};
+
+struct ReplyFree {
+  void operator()(redisReply* reply) const {
+    if (reply != nullptr) freeReplyObject(reply);
+  }
+};
+using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
+
+struct ContextFree {
+  void operator()(redisContext* context) const {
+    if (context != nullptr) redisFree(context);
+  }
+};
+
+void append_argv(redisContext* context, const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  (void)redisAppendCommandArgv(context, static_cast<int>(args.size()), argv.data(),
+                               lengths.data());
+}
+
+ReplyPtr next_reply(redisContext* context) {
+  void* reply = nullptr;
+  if (redisGetReply(context, &reply) != REDIS_OK) return ReplyPtr();
+  return ReplyPtr(static_cast<redisReply*>(reply));
+}
+
+ReplyPtr command_argv(redisContext* context, const std::vector<std::string>& args) {
+  append_argv(context, args);
+  return next_reply(context);
+}
+
+struct PlainConsumer {
+  std::string consumer;
+  std::uint64_t commands = 0;
+  std::uint64_t cpu_us = 0;
+  bool failed = false;
+};
+
 void run_plain_consumer(const RedisConfig& config, const std::string& stream,
-                        const std::string& group, const std::string& consumer,
-                        const std::string& effects, std::uint32_t count,
-                        std::atomic<std::uint64_t>* acked, std::atomic<std::uint64_t>* commands,
-                        const std::atomic<bool>* go, std::atomic<std::uint32_t>* ready) {
-  BlockingRedis redis(config);
-  Command ping{"PING"};
-  (void)redis.execute(ping);
+                        const std::string& group, const std::string& effects, PlainMode mode,
+                        std::uint32_t count, PlainConsumer* self,
+                        std::atomic<std::uint64_t>* acked, const std::atomic<bool>* go,
+                        std::atomic<std::uint32_t>* ready) {
+  std::unique_ptr<redisContext, ContextFree> owned(
+      redisConnect(config.host.c_str(), static_cast<int>(config.port)));
+  redisContext* c = owned.get();
+  if (c == nullptr || c->err != 0) {
+    self->failed = true;
+    ready->fetch_add(1);
+    return;
+  }
+  if (!config.password.empty()) {
+    std::vector<std::string> auth{"AUTH"};
+    if (!config.user.empty()) auth.push_back(config.user);
+    auth.push_back(config.password);
+    (void)command_argv(c, auth);
+  }
   ready->fetch_add(1);
   while (!go->load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  std::uint64_t sent = 0;
-  const std::string count_text = std::to_string(count);
+  const std::uint64_t cpu_start_us = thread_cpu_us();
+  const std::string count_text = std::to_string(mode == PlainMode::single ? 1 : count);
+  const std::vector<std::string> read{"XREADGROUP", "GROUP", group,  self->consumer, "COUNT",
+                                      count_text,   "STREAMS", stream, ">"};
   for (std::uint64_t round = 0; round < (1ull << 32); ++round) {
-    Command read{"XREADGROUP", "GROUP", group, consumer, "COUNT", count_text,
-                 "STREAMS",    stream, ">"};
-    Result<Reply> reply = redis.execute(read);
-    ++sent;
-    if (!reply.ok() || reply.value().kind != Reply::Kind::array) break;  // nil: drained
-    const Reply& entries = reply.value().elements[0].elements[1];
-    if (entries.elements.empty()) break;
-    for (const Reply& entry : entries.elements) {
-      const std::string& id = entry.elements[0].str;
+    ReplyPtr reply = command_argv(c, read);
+    ++self->commands;
+    if (!reply) {
+      self->failed = true;
+      break;
+    }
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) break;  // nil: drained
+    const redisReply* entries = reply->element[0]->element[1];
+    if (entries->elements == 0) break;
+    for (std::size_t e = 0; e < entries->elements; ++e) {
+      const redisReply* entry = entries->element[e];
+      const std::string id(entry->element[0]->str, entry->element[0]->len);
       std::string data;
-      const auto& fields = entry.elements[1].elements;
-      for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
-        if (fields[i].str == "data") data = fields[i + 1].str;
+      const redisReply* fields = entry->element[1];
+      for (std::size_t i = 0; i + 1 < fields->elements; i += 2) {
+        if (std::string_view(fields->element[i]->str, fields->element[i]->len) == "data") {
+          data.assign(fields->element[i + 1]->str, fields->element[i + 1]->len);
+        }
       }
       // The same trivial work as the fenced handler: decode the event, store one effect.
       const std::string field = key_of(data) + ":" + std::to_string(seq_of(data));
-      Command hset{"HSET", effects, field, id};
-      Command xack{"XACK", stream, group, id};
-      (void)redis.execute(hset);
-      (void)redis.execute(xack);
-      sent += 2;
+      const std::vector<std::string> hset{"HSET", effects, field, id};
+      const std::vector<std::string> xack{"XACK", stream, group, id};
+      self->commands += 2;
+      if (mode == PlainMode::batch_pipelined) {
+        append_argv(c, hset);
+        append_argv(c, xack);
+        continue;
+      }
+      ReplyPtr stored = command_argv(c, hset);
+      ReplyPtr done = command_argv(c, xack);
+      if (!stored || !done) self->failed = true;
       acked->fetch_add(1, std::memory_order_relaxed);
     }
+    if (mode == PlainMode::batch_pipelined) {
+      for (std::size_t r = 0; r < 2 * entries->elements; ++r) {
+        if (!next_reply(c)) self->failed = true;
+      }
+      acked->fetch_add(entries->elements, std::memory_order_relaxed);
+    }
   }
-  commands->fetch_add(sent);
+  self->cpu_us = thread_cpu_us() - cpu_start_us;
 }
 
 RunFigures run_plain(const RedisConfig& config, const Options& o, const std::string& prefix,
-                     std::uint32_t count) {
-  const std::string stream = prefix + "plain" + std::to_string(count);
+                     PlainMode mode) {
+  const std::string stream = prefix + "plain" + std::to_string(static_cast<int>(mode));
   const std::string effects = stream + ":effects";
   const std::string group = "bench";
   const std::uint64_t total = std::uint64_t{o.partitions} * o.events_per_partition;
@@ -273,19 +377,21 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
 
   BlockingRedis admin(config);
   std::atomic<std::uint64_t> acked{0};
-  std::atomic<std::uint64_t> commands{0};
   std::atomic<bool> go{false};
   std::atomic<std::uint32_t> ready{0};
+  PlainConsumer consumers[2];
   std::vector<std::thread> threads;
   for (int i = 0; i < 2; ++i) {
+    consumers[i].consumer = prefix + (i == 0 ? "c1" : "c2");
     threads.emplace_back(run_plain_consumer, std::cref(config), std::cref(stream),
-                         std::cref(group), prefix + (i == 0 ? "c1" : "c2"), std::cref(effects),
-                         count, &acked, &commands, &go, &ready);
+                         std::cref(group), std::cref(effects), mode, o.plain_count,
+                         &consumers[i], &acked, &go, &ready);
   }
   while (ready.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   RunFigures out;
   out.load = load_average();
+  reset_command_stats(admin);
   const std::uint64_t cpu_before = server_cpu_us(admin);
   const std::uint64_t start_us = steady_now_us();
   go.store(true);
@@ -294,11 +400,16 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
   }
   out.elapsed_us = steady_now_us() - start_us;
   out.server_cpu_us = server_cpu_us(admin) - cpu_before;
+  out.commands = command_stats(admin);
   out.events = acked.load();
   out.complete = out.events == total;
   for (auto& thread : threads) thread.join();
-  out.client_commands = commands.load();
-  if (errors > 0) out.note = "setup errors " + std::to_string(errors);
+  for (const auto& consumer : consumers) {
+    out.client_commands += consumer.commands;
+    out.client_cpu_us += consumer.cpu_us;
+    if (consumer.failed) out.note = "a consumer failed; ";
+  }
+  if (errors > 0) out.note += "setup errors " + std::to_string(errors);
   return out;
 }
 
@@ -306,9 +417,11 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
 
 void print_row(std::uint32_t rep, const char* variant, const RunFigures& f) {
   const double per_event = f.events == 0 ? 0 : 1.0 / f.events;
-  std::printf("%3u  %-22s %7llu %9.3f %10.0f %9.2f %11.1f  %-15s %s%s\n", rep, variant,
-              static_cast<unsigned long long>(f.events), f.elapsed_us / 1e6, f.rate(),
-              f.client_commands * per_event, f.server_cpu_us * per_event, f.load.c_str(),
+  std::printf("%3u  %-24s %7llu %8.3f %9.0f %8.2f %8.2f %8.1f %8.1f %8.1f  %-15s %s%s\n", rep,
+              variant, static_cast<unsigned long long>(f.events), f.elapsed_us / 1e6, f.rate(),
+              f.client_commands * per_event, f.commands.calls * per_event,
+              f.client_cpu_us * per_event, f.server_cpu_us * per_event,
+              f.commands.usec * per_event, f.load.c_str(),
               f.note.c_str(), f.complete ? "" : " INCOMPLETE");
 }
 
@@ -360,26 +473,35 @@ int run(int argc, char** argv) {
   std::printf("# engine: poll_interval_ms=%llu discovery_interval_ms=100 lease_ttl_ms=3000 "
               "heartbeat_interval_ms=1000, null history, handler = one fenced commit\n",
               static_cast<unsigned long long>(o.poll_interval_ms));
-  std::printf("# plain: XREADGROUP COUNT 1 | COUNT %u, then per event HSET + XACK (blocking hiredis)\n",
+  std::printf("# plain (raw hiredis, one connection per consumer): XREADGROUP COUNT 1 | COUNT %u, "
+              "then per event HSET + XACK, one round trip each | pipelined per batch\n",
               o.plain_count);
-  std::printf("# cmds/ev: top-level commands the clients sent per event; srv_us/ev: redis-server "
-              "CPU (user+sys) per event\n");
-  std::printf("%3s  %-22s %7s %9s %10s %9s %11s  %-15s %s\n", "rep", "variant", "events",
-              "seconds", "events/s", "cmds/ev", "srv_us/ev", "load avg", "note");
+  std::printf("# per event: cmds/ev commands the clients sent; calls/ev commands the server ran "
+              "(inside scripts too); cli_us CPU of the two client threads; srv_us redis-server "
+              "CPU (user+sys); exec_us of it, command execution (INFO commandstats)\n");
+  std::printf("%3s  %-24s %7s %8s %9s %8s %8s %8s %8s %8s  %-15s %s\n", "rep", "variant",
+              "events", "seconds", "events/s", "cmds/ev", "calls/ev", "cli_us", "srv_us",
+              "exec_us", "load avg", "note");
   BlockingRedis admin(*config);
   const std::string run_prefix = "seqbybench" + std::to_string(::getpid()) + "r";
-  const std::string plain_batch_name = "plain COUNT " + std::to_string(o.plain_count);
+  const std::string batch_name = "plain COUNT " + std::to_string(o.plain_count);
+  const std::string pipelined_name = batch_name + " piped";
   for (std::uint32_t rep = 1; rep <= o.repetitions; ++rep) {
     const std::string prefix = run_prefix + std::to_string(rep);
     const RunFigures fenced = run_fenced(*config, o, prefix);
-    const RunFigures batch = run_plain(*config, o, prefix, o.plain_count);
-    const RunFigures single = run_plain(*config, o, prefix, 1);
+    const RunFigures single = run_plain(*config, o, prefix, PlainMode::single);
+    const RunFigures batch = run_plain(*config, o, prefix, PlainMode::batch);
+    const RunFigures pipelined = run_plain(*config, o, prefix, PlainMode::batch_pipelined);
     print_row(rep, "plain COUNT 1", single);
-    print_row(rep, plain_batch_name.c_str(), batch);
+    print_row(rep, batch_name.c_str(), batch);
+    print_row(rep, pipelined_name.c_str(), pipelined);
     print_row(rep, "fenced engine", fenced);
-    std::printf("%3u  ratio fenced/plain: %.2fx of COUNT 1, %.2fx of %s\n", rep,
-                single.rate() > 0 ? fenced.rate() / single.rate() : 0,
-                batch.rate() > 0 ? fenced.rate() / batch.rate() : 0, plain_batch_name.c_str());
+    const auto ratio = [&](const RunFigures& plain) {
+      return plain.rate() > 0 ? fenced.rate() / plain.rate() : 0.0;
+    };
+    std::printf("%3u  ratio fenced/plain: %.2fx of COUNT 1, %.2fx of %s, %.2fx of %s\n", rep,
+                ratio(single), ratio(batch), batch_name.c_str(), ratio(pipelined),
+                pipelined_name.c_str());
     std::fflush(stdout);
     (void)unlink_matching(admin, prefix + "*");
   }
