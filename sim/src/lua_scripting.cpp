@@ -18,15 +18,12 @@ namespace seqby::sim {
 
 namespace {
 
-constexpr char kEngineKey[] = "__seqby_scripting__";
-constexpr char kHandlerKey[] = "__redis__err__handler";
 constexpr int kMaxNesting = 1000;
 
+// The C functions that need the scripting object carry it as their first upvalue (a registry
+// lookup by name would intern the name's string on every redis.call).
 LuaScripting& scripting(lua_State* L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kEngineKey);
-  auto* s = static_cast<LuaScripting*>(lua_touserdata(L, -1));
-  lua_pop(L, 1);
-  return *s;
+  return *static_cast<LuaScripting*>(lua_touserdata(L, lua_upvalueindex(1)));
 }
 
 void push_string(lua_State* L, const std::string& s) { lua_pushlstring(L, s.data(), s.size()); }
@@ -403,12 +400,10 @@ void LuaScripting::open() {
   open_lib(L, LUA_STRLIBNAME, luaopen_string);
   open_lib(L, LUA_MATHLIBNAME, luaopen_math);
 
-  lua_pushlightuserdata(L, this);
-  lua_setfield(L, LUA_REGISTRYINDEX, kEngineKey);
   lua_getglobal(L, "tostring");
   lua_setfield(L, LUA_REGISTRYINDEX, "__seqby_tostring");
   lua_pushcfunction(L, error_handler);
-  lua_setfield(L, LUA_REGISTRYINDEX, kHandlerKey);
+  handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 
   // Redis 7.0's allow list of base functions; everything else in the base library goes.
   static const char* const kRemoved[] = {"print", "dofile", "loadfile", "setfenv", "require",
@@ -422,9 +417,11 @@ void LuaScripting::open() {
   lua_setglobal(L, "pcall");
 
   lua_getglobal(L, "math");
-  lua_pushcfunction(L, math_random);
+  lua_pushlightuserdata(L, this);
+  lua_pushcclosure(L, math_random, 1);
   lua_setfield(L, -2, "random");
-  lua_pushcfunction(L, math_randomseed);
+  lua_pushlightuserdata(L, this);
+  lua_pushcclosure(L, math_randomseed, 1);
   lua_setfield(L, -2, "randomseed");
   lua_pop(L, 1);
 
@@ -442,7 +439,8 @@ void LuaScripting::open() {
                                 {"debug", redis_noop},
                                 {nullptr, nullptr}};
   for (const luaL_Reg* r = redis_fns; r->name != nullptr; r++) {
-    lua_pushcfunction(L, r->func);
+    lua_pushlightuserdata(L, this);
+    lua_pushcclosure(L, r->func, 1);
     lua_setfield(L, -2, r->name);
   }
   const std::pair<const char*, int> constants[] = {
@@ -492,13 +490,14 @@ bool LuaScripting::create_function(const std::string& body, std::string& sha, Re
     lua_pop(L, 1);
     return false;
   }
-  lua_setfield(L, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
-  scripts_.insert(sha);
+  scripts_.emplace(sha, luaL_ref(L, LUA_REGISTRYINDEX));
   return true;
 }
 
-Reply LuaScripting::run(const std::string& sha, const Command& keys, const Command& args) {
-  SEQBY_CHECK(has(sha));
+Reply LuaScripting::run(std::string_view sha, std::span<const std::string> keys,
+                        std::span<const std::string> args) {
+  const auto script = scripts_.find(sha);
+  SEQBY_CHECK(script != scripts_.end());
   lua_State* L = lua_;
   const int base = lua_gettop(L);
   lua_pushvalue(L, LUA_GLOBALSINDEX);
@@ -512,16 +511,14 @@ Reply LuaScripting::run(const std::string& sha, const Command& keys, const Comma
     lua_rawset(L, -3);
   }
   lua_pop(L, 1);
-  lua_getfield(L, LUA_REGISTRYINDEX, kHandlerKey);
-  function_key_.assign("f_");
-  function_key_ += sha;
-  lua_getfield(L, LUA_REGISTRYINDEX, function_key_.c_str());
+  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, script->second);
   const int status = lua_pcall(L, 0, 1, base + 1);
   Reply reply;
   if (status != 0) {
     if (!lua_istable(L, -1)) {
       const char* msg = lua_tostring(L, -1);
-      reply = Reply::error(mapchars("ERR Error running script f_" + sha + ", " +
+      reply = Reply::error(mapchars("ERR Error running script f_" + std::string(sha) + ", " +
                                     std::string(msg == nullptr ? "execution failure" : msg)));
     } else {
       bool has_msg = false, has_source = false, has_line = false;
@@ -529,7 +526,9 @@ Reply LuaScripting::run(const std::string& sha, const Command& keys, const Comma
       const std::string source = field_string(L, -1, "source", &has_source);
       const std::string line = field_string(L, -1, "line", &has_line);
       if (!has_msg) msg = "ERR execution failure";
-      if (has_source && has_line) msg += " script: " + sha + ", on " + source + ":" + line + ".";
+      if (has_source && has_line) {
+        msg += " script: " + std::string(sha) + ", on " + source + ":" + line + ".";
+      }
       reply = Reply::error(mapchars(msg));
     }
   } else {

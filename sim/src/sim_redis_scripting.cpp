@@ -1,6 +1,10 @@
 // EVAL, EVALSHA and SCRIPT LOAD/EXISTS/FLUSH (Redis 7.0 eval.c). A script runs to completion
 // inside one client command: it sees the clock read once at its start (key expiry is frozen), and
 // its writes stay when it fails later (no rollback).
+#include <span>
+#include <string>
+#include <string_view>
+
 #include "seqby/sim/sim_redis_engine.h"
 #include "seqby/sim/sim_redis_lua.h"
 
@@ -12,14 +16,20 @@ Reply noscript() { return Reply::error("NOSCRIPT No matching script. Please use 
 
 }  // namespace
 
-Reply SimRedisEngine::cmd_eval(const Command& a) { return eval_generic(a, std::string(), &a[1]); }
+Reply SimRedisEngine::cmd_eval(const Command& a) { return eval_generic(a, {}, &a[1]); }
 
 Reply SimRedisEngine::cmd_evalsha(const Command& a) {
-  if (a[1].size() != 40) return noscript();
-  return eval_generic(a, parse::lower(a[1]), nullptr);
+  constexpr std::size_t kShaSize = 40;
+  if (a[1].size() != kShaSize) return noscript();
+  char sha[kShaSize];
+  for (std::size_t i = 0; i < kShaSize; i++) {
+    const char c = a[1][i];
+    sha[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return eval_generic(a, std::string_view(sha, kShaSize), nullptr);
 }
 
-Reply SimRedisEngine::eval_generic(const Command& a, const std::string& sha_arg,
+Reply SimRedisEngine::eval_generic(const Command& a, std::string_view sha_arg,
                                    const std::string* body) {
   std::int64_t numkeys = 0;
   if (!parse::to_int64(a[2], numkeys)) return Reply::error(kErrNotInteger);
@@ -27,18 +37,19 @@ Reply SimRedisEngine::eval_generic(const Command& a, const std::string& sha_arg,
     return Reply::error("ERR Number of keys can't be greater than number of args");
   }
   if (numkeys < 0) return Reply::error("ERR Number of keys can't be negative");
-  std::string sha = sha_arg;
+  std::string created_sha;
+  std::string_view sha = sha_arg;
   if (body != nullptr) {
     Reply error;
-    if (!lua_->create_function(*body, sha, error)) return error;
+    if (!lua_->create_function(*body, created_sha, error)) return error;
+    sha = created_sha;
   } else if (!lua_->has(sha)) {
     return noscript();
   }
-  const auto first_arg = a.begin() + 3 + numkeys;
-  const Command keys(a.begin() + 3, first_arg);
-  const Command args(first_arg, a.end());
+  const std::span<const std::string> all(a);
+  const auto key_count = static_cast<std::size_t>(numkeys);
   in_script_ = true;
-  Reply reply = lua_->run(sha, keys, args);
+  Reply reply = lua_->run(sha, all.subspan(3, key_count), all.subspan(3 + key_count));
   in_script_ = false;
   return reply;
 }

@@ -213,7 +213,7 @@ class SimRedisEngine {
   Reply cmd_eval(const Command& a);
   Reply cmd_evalsha(const Command& a);
   Reply cmd_script(const Command& a);
-  Reply eval_generic(const Command& a, const std::string& sha, const std::string* body);
+  Reply eval_generic(const Command& a, std::string_view sha, const std::string* body);
 
   Clock& clock_;
   std::uint64_t now_ms_ = 0;  // read once per client command; frozen while a script runs

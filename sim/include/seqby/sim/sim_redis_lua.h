@@ -7,8 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <set>
+#include <functional>
+#include <map>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "seqby/redis/reply.h"
 
@@ -29,10 +32,11 @@ class LuaScripting {
   // and sets `error` to Redis's "Error compiling script" reply.
   bool create_function(const std::string& body, std::string& sha, redis::Reply& error);
   // True when a script with this lowercase sha is cached.
-  bool has(const std::string& sha) const { return scripts_.count(sha) != 0; }
+  bool has(std::string_view sha) const { return scripts_.find(sha) != scripts_.end(); }
   // Runs a cached script with KEYS = keys and ARGV = args; returns the converted reply.
   // REQUIRES: has(sha).
-  redis::Reply run(const std::string& sha, const redis::Command& keys, const redis::Command& args);
+  redis::Reply run(std::string_view sha, std::span<const std::string> keys,
+                   std::span<const std::string> args);
   void flush();
   std::size_t script_count() const { return scripts_.size(); }
 
@@ -51,10 +55,11 @@ class LuaScripting {
 
   SimRedisEngine& engine_;
   lua_State* lua_ = nullptr;
-  std::set<std::string> scripts_;
+  // sha -> the compiled function's reference in the Lua registry (luaL_ref).
+  std::map<std::string, int, std::less<>> scripts_;
+  int handler_ref_ = 0;  // the error handler's registry reference
   std::uint64_t rand48_state_ = 0x1234ABCD330EULL;
   redis::Command call_argv_;
-  std::string function_key_;  // "f_" + sha, reused by run()
 };
 
 }  // namespace seqby::sim
