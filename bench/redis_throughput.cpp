@@ -8,10 +8,11 @@
 // start until every event is committed (acked). Prints a table; asserts nothing.
 //
 //   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
-//       [--repetitions N] [--poll-interval-ms N] [--plain-count N]
+//       [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--fenced-only]
 #include <hiredis/hiredis.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -45,9 +46,10 @@ std::uint64_t thread_cpu_us() {
 struct Options {
   std::uint32_t partitions = 64;
   std::uint32_t events_per_partition = 200;
-  std::uint32_t repetitions = 3;
+  std::uint32_t repetitions = 5;
   std::uint64_t poll_interval_ms = 1;
   std::uint32_t plain_count = 100;  // XREADGROUP COUNT of the plain consumer's batched variant
+  bool fenced_only = false;         // skip the plain consumers (for profiling the engine)
 };
 
 // The event's per-key seq from its JSON data, or -1.
@@ -436,6 +438,10 @@ bool parse_u64(const char* text, std::uint64_t* out) {
 bool parse_options(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--fenced-only") {
+      o->fenced_only = true;
+      continue;
+    }
     std::uint64_t value = 0;
     if (i + 1 >= argc || !parse_u64(argv[i + 1], &value) || value == 0) {
       std::fprintf(stderr, "%s: %s needs a positive number\n", kProgram, flag.c_str());
@@ -486,9 +492,17 @@ int run(int argc, char** argv) {
   const std::string run_prefix = "seqbybench" + std::to_string(::getpid()) + "r";
   const std::string batch_name = "plain COUNT " + std::to_string(o.plain_count);
   const std::string pipelined_name = batch_name + " piped";
+  // Per variant (plain COUNT 1, plain batch, plain piped, fenced): rates, and fenced/plain ratios.
+  std::vector<double> rates[4];
+  std::vector<double> ratios[3];
   for (std::uint32_t rep = 1; rep <= o.repetitions; ++rep) {
     const std::string prefix = run_prefix + std::to_string(rep);
     const RunFigures fenced = run_fenced(*config, o, prefix);
+    if (o.fenced_only) {
+      print_row(rep, "fenced engine", fenced);
+      (void)unlink_matching(admin, prefix + "*");
+      continue;
+    }
     const RunFigures single = run_plain(*config, o, prefix, PlainMode::single);
     const RunFigures batch = run_plain(*config, o, prefix, PlainMode::batch);
     const RunFigures pipelined = run_plain(*config, o, prefix, PlainMode::batch_pipelined);
@@ -504,7 +518,26 @@ int run(int argc, char** argv) {
                 pipelined_name.c_str());
     std::fflush(stdout);
     (void)unlink_matching(admin, prefix + "*");
+    const RunFigures* runs[4] = {&single, &batch, &pipelined, &fenced};
+    for (int v = 0; v < 4; ++v) rates[v].push_back(runs[v]->rate());
+    for (int v = 0; v < 3; ++v) ratios[v].push_back(ratio(*runs[v]));
   }
+  if (o.fenced_only) return 0;
+  const auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values.empty() ? 0.0 : values[values.size() / 2];
+  };
+  std::printf("\nmedian over %u repetitions (ratio: median of the per-repetition ratios; target "
+              ">= 0.6x)\n",
+              o.repetitions);
+  const char* names[4] = {"plain COUNT 1", batch_name.c_str(), pipelined_name.c_str(),
+                          "fenced engine"};
+  for (int v = 0; v < 4; ++v) {
+    std::printf("  %-24s %9.0f events/s", names[v], median(rates[v]));
+    if (v < 3) std::printf("   fenced/plain %.2fx", median(ratios[v]));
+    std::printf("\n");
+  }
+  std::printf("  load average at the end: %s\n", load_average().c_str());
   return 0;
 }
 
