@@ -1,6 +1,8 @@
 // seqby scenario: list the named scenarios of DESIGN.md section 7, or run one on the simulator
-// (default) or against a real redis-server (--redis). Exit status: 0 every assertion held,
-// 1 one failed, 2 an unknown scenario name or a scenario without a real-Redis form yet.
+// (default) or against a real redis-server (--redis: real `seqby worker` processes started from
+// this very executable, faults by SIGKILL and SIGSTOP/SIGCONT, the same checker). Exit status:
+// 0 every assertion held, 1 one failed (an unreachable server included), 2 an unknown scenario
+// name or a scenario without a real-Redis form.
 #include <unistd.h>
 
 #include <climits>

@@ -11,6 +11,7 @@
 
 #include "engine_backend.h"
 #include "seqby/properties/markers.h"
+#include "seqby/redis/redis_broker.h"
 #include "seqby/redis/worker.h"
 #include "seqby/scenarios/redis_driver.h"
 
@@ -46,6 +47,17 @@ class RedisBackend final : public EngineBackend {
         return false;
       }
     }
+    // The run starts with every instance serving (announced as a member), so each discovers
+    // the partitions as they are published, and ends its start once every key is owned.
+    const std::string members = redis::members_set_name(driver_.category(), driver_.group());
+    const bool up = driver_.wait_until([&] {
+      return driver_.run({"SCARD", members}).integer >= static_cast<std::int64_t>(c.instance_count);
+    });
+    if (!checks.expect(up, "workers serving",
+                       up ? std::to_string(c.instance_count) + " workers announced in " + members
+                          : "not every worker announced itself\n" + driver_.logs())) {
+      return false;
+    }
     std::vector<PublishSpec> specs;
     for (const sim::CaseEvent& e : c.events) {
       specs.push_back(PublishSpec{e.key, e.seq, e.behaviour.duration_ms + e.behaviour.slow_ms,
@@ -59,7 +71,13 @@ class RedisBackend final : public EngineBackend {
       return false;
     }
     for (std::size_t i = 0; i < specs.size(); ++i) ids_[specs[i].key].push_back(ids.value()[i]);
-    return true;
+    const bool owned = driver_.wait_until([&] {
+      return std::all_of(c.keys.begin(), c.keys.end(),
+                         [&](const std::string& key) { return !driver_.lease_owner(key).empty(); });
+    });
+    return checks.expect(owned, "every key owned",
+                         owned ? "each key's lease is held"
+                               : "not every key was acquired\n" + driver_.logs());
   }
 
   std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq) override {
