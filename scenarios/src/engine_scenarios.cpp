@@ -256,7 +256,7 @@ ScenarioResult cross_key_parallelism(ScenarioContext& ctx, EngineBackend& b) {
 
 ScenarioResult poison_halt(ScenarioContext& ctx, EngineBackend& b) {
   Checks checks(ctx.out);
-  sim::SimCase c = two_key_case(ctx.seed, "poison_halt", 12, 10, 5);
+  sim::SimCase c = two_key_case(ctx.seed, "poison_halt", 12, 10, 30);
   const std::int64_t poison_seq = 3;
   behaviour_of(c, kA, poison_seq).poison = true;
   c.liveness_ms = 10'000;
