@@ -1,33 +1,333 @@
-// seqby admin: operator tooling on a live category (DESIGN.md sections 4, 8): list partitions,
-// inspect one, skip a halted head, move a halted head to the DLQ. Options only, so far: the
-// operator tooling replaces this body.
+// seqby admin: operator tooling on a live category (ADR decision 6; DESIGN.md sections 3, 4, 8):
+// list the partitions, inspect a partition's head, skip a halted head or move it to C:K:dlq.
+// Readable tables by default; with --json one JSON object on stdout (on failure too:
+// {"error": {"code", "message"}}). Exit 0 done; 1 the action was refused (the id is not the
+// head), nothing changed; 2 bad usage or bad input (unknown category, key, group or id, a Redis
+// that cannot be reached), nothing changed. The library under it is seqby/redis/admin.h.
+#include <cstdio>
+#include <ctime>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "commands.h"
 #include "options.h"
+#include "seqby/core/naming.h"
+#include "seqby/redis/admin.h"
 
 namespace seqby::apps {
 namespace {
 
+using json = nlohmann::ordered_json;
+using redis::GroupView;
+using redis::HaltView;
+using redis::LeaseView;
+
 struct AdminOptions {
   std::string redis_url;
+  bool json = false;
   std::string category;
   std::string key;
+  std::string id;
   std::string group;
+  std::uint64_t warn_threshold = 1000;
 };
 
-// Adds `name` under admin with the options every action shares (--category, and --key, --group
-// when it acts on one partition's head).
+int exit_for(Errc code) {
+  switch (code) {
+    case Errc::refused:
+    case Errc::fenced:
+    case Errc::protocol:
+      return kExitFailed;
+    case Errc::invalid:
+    case Errc::not_found:
+    case Errc::no_group:
+    case Errc::closed:
+    case Errc::timeout:
+      return kExitUsage;
+  }
+  return kExitFailed;
+}
+
+int report_error(const AdminOptions& o, const char* action, const Error& error) {
+  std::string message = error.message;
+  if (error.code == Errc::closed || error.code == Errc::timeout) {
+    message = "Redis unreachable: " + message;
+  } else if (error.code == Errc::refused) {
+    message += "; nothing changed";
+  }
+  std::fprintf(stderr, "seqby admin %s: %s\n", action, message.c_str());
+  if (o.json) {
+    json out = {{"error", {{"code", errc_name(error.code)}, {"message", message}}}};
+    std::printf("%s\n", out.dump().c_str());
+  }
+  return exit_for(error.code);
+}
+
+// `ms` since the epoch as 2026-11-30T21:40:05.123Z.
+std::string utc_text(std::int64_t ms) {
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[96];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return text;
+}
+
+json lease_json(const std::optional<LeaseView>& lease) {
+  if (!lease.has_value()) return nullptr;
+  return {{"owner", lease->owner}, {"generation", lease->generation}, {"ttl_ms", lease->ttl_ms}};
+}
+
+json halt_json(const std::optional<HaltView>& halt, std::int64_t now_ms) {
+  if (!halt.has_value()) return nullptr;
+  return {{"id", halt->id},
+          {"reason", halt->reason},
+          {"since_ms", halt->since_ms},
+          {"halted_for_ms", now_ms - halt->since_ms},
+          {"owner", halt->owner},
+          {"delivery_count", halt->delivery_count}};
+}
+
+json group_json(const GroupView& g, std::int64_t now_ms) {
+  json head = nullptr;
+  if (g.head.has_value()) {
+    head = {{"id", g.head->id},
+            {"consumer", g.head->consumer},
+            {"idle_ms", g.head->idle_ms},
+            {"delivery_count", g.head->delivery_count}};
+  }
+  json lag = nullptr;
+  if (g.lag.has_value()) lag = *g.lag;
+  return {{"group", g.name},
+          {"pending", g.pending},
+          {"lag", lag},
+          {"lease", lease_json(g.lease)},
+          {"head", head},
+          {"halted", g.halt.has_value()},
+          {"halt", halt_json(g.halt, now_ms)}};
+}
+
+std::string lease_text(const std::optional<LeaseView>& lease) {
+  if (!lease.has_value()) return "-";
+  return lease->owner + ":" + std::to_string(lease->generation);
+}
+
+std::string ttl_text(const std::optional<LeaseView>& lease) {
+  return lease.has_value() ? std::to_string(lease->ttl_ms) : "-";
+}
+
+std::string halt_line(const HaltView& halt, std::int64_t now_ms) {
+  return "halted on " + halt.id + " since " + utc_text(halt.since_ms) + " (" +
+         std::to_string((now_ms - halt.since_ms) / 1000) + " s) by " + halt.owner + " after " +
+         std::to_string(halt.delivery_count) + " deliveries: " + halt.reason;
+}
+
+int run_partitions(const AdminOptions& o, redis::Admin& admin) {
+  Result<redis::CategoryView> view = admin.partitions(o.category);
+  if (!view.ok()) return report_error(o, "partitions", view.error());
+  const redis::CategoryView& v = view.value();
+  const std::uint64_t count = v.partitions.size();
+  std::string warning;
+  if (count > o.warn_threshold) {
+    warning = "category " + v.category + " has " + std::to_string(count) +
+              " live partitions, more than the warn threshold " + std::to_string(o.warn_threshold);
+  }
+  if (o.json) {
+    json partitions = json::array();
+    for (const redis::PartitionView& p : v.partitions) {
+      json groups = json::array();
+      for (const GroupView& g : p.groups) groups.push_back(group_json(g, v.server_time_ms));
+      partitions.push_back({{"key", p.key},
+                            {"stream_exists", p.stream_exists},
+                            {"length", p.length},
+                            {"lease", lease_json(p.lease)},
+                            {"groups", groups}});
+    }
+    json out = {{"category", v.category},
+                {"server_time_ms", v.server_time_ms},
+                {"partition_count", count},
+                {"warn_threshold", o.warn_threshold},
+                {"warning", warning.empty() ? json(nullptr) : json(warning)},
+                {"partitions", partitions}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("category %s: %llu partitions (server time %s)\n", v.category.c_str(),
+              static_cast<unsigned long long>(count), utc_text(v.server_time_ms).c_str());
+  std::printf("%-16s %-24s %8s %7s %-12s %7s %5s %-17s %5s %s\n", "KEY", "OWNER:GEN", "LEASE_MS",
+              "LENGTH", "GROUP", "PENDING", "LAG", "HEAD", "DELIV", "HALTED");
+  std::string halts;
+  for (const redis::PartitionView& p : v.partitions) {
+    if (p.groups.empty()) {
+      std::printf("%-16s %-24s %8s %7llu %-12s\n", p.key.c_str(), lease_text(p.lease).c_str(),
+                  ttl_text(p.lease).c_str(), static_cast<unsigned long long>(p.length),
+                  p.stream_exists ? "-" : "(no stream)");
+    }
+    for (const GroupView& g : p.groups) {
+      const std::optional<LeaseView>& lease = g.lease.has_value() ? g.lease : p.lease;
+      std::printf("%-16s %-24s %8s %7llu %-12s %7llu %5s %-17s %5s %s\n", p.key.c_str(),
+                  lease_text(lease).c_str(), ttl_text(lease).c_str(),
+                  static_cast<unsigned long long>(p.length), g.name.c_str(),
+                  static_cast<unsigned long long>(g.pending),
+                  g.lag.has_value() ? std::to_string(*g.lag).c_str() : "?",
+                  g.head.has_value() ? g.head->id.c_str() : "-",
+                  g.head.has_value() ? std::to_string(g.head->delivery_count).c_str() : "-",
+                  g.halt.has_value() ? "yes" : "no");
+      if (g.halt.has_value()) {
+        halts += "  " + p.key + " / " + g.name + ": " + halt_line(*g.halt, v.server_time_ms) + "\n";
+      }
+    }
+  }
+  if (!halts.empty()) std::printf("halted:\n%s", halts.c_str());
+  if (!warning.empty()) std::printf("warning: %s\n", warning.c_str());
+  return kExitOk;
+}
+
+int run_inspect(const AdminOptions& o, redis::Admin& admin) {
+  Result<redis::InspectView> view = admin.inspect(o.category, o.key, o.group);
+  if (!view.ok()) return report_error(o, "inspect", view.error());
+  const redis::InspectView& v = view.value();
+  const GroupView& g = v.status;
+  std::string type;
+  std::string data;
+  for (const auto& [name, value] : v.fields) {
+    if (name == "type") type = value;
+    if (name == "data") data = value;
+  }
+  if (o.json) {
+    json head = nullptr;
+    if (g.head.has_value()) {
+      json fields = json::object();
+      for (const auto& [name, value] : v.fields) fields[name] = value;
+      json data_value = json::parse(data, nullptr, false);
+      if (data_value.is_discarded()) data_value = data.empty() ? json(nullptr) : json(data);
+      head = {{"id", g.head->id},           {"consumer", g.head->consumer},
+              {"idle_ms", g.head->idle_ms}, {"delivery_count", g.head->delivery_count},
+              {"deleted", v.head_deleted},  {"type", type.empty() ? json(nullptr) : json(type)},
+              {"data", data_value},         {"fields", fields}};
+    }
+    json lag = nullptr;
+    if (g.lag.has_value()) lag = *g.lag;
+    json out = {{"category", v.category},
+                {"key", v.key},
+                {"group", v.group},
+                {"server_time_ms", v.server_time_ms},
+                {"length", v.length},
+                {"pending", g.pending},
+                {"lag", lag},
+                {"lease", lease_json(v.lease)},
+                {"head", head},
+                {"halted", g.halt.has_value()},
+                {"halt", halt_json(g.halt, v.server_time_ms)},
+                {"last_error", g.halt.has_value() ? json(g.halt->reason) : json(nullptr)}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("partition %s group %s\n", partition_stream_name(v.category, v.key).c_str(),
+              v.group.c_str());
+  std::printf("  lease       %s (%s ms left)\n", lease_text(v.lease).c_str(),
+              ttl_text(v.lease).c_str());
+  std::printf("  length      %llu, pending %llu, lag %s\n",
+              static_cast<unsigned long long>(v.length), static_cast<unsigned long long>(g.pending),
+              g.lag.has_value() ? std::to_string(*g.lag).c_str() : "?");
+  if (!g.head.has_value()) {
+    std::printf("  head        none: nothing pending\n");
+  } else {
+    std::printf("  head        %s, delivered %llu times, held by %s (idle %lld ms)\n",
+                g.head->id.c_str(), static_cast<unsigned long long>(g.head->delivery_count),
+                g.head->consumer.c_str(), static_cast<long long>(g.head->idle_ms));
+    if (v.head_deleted) std::printf("  fields      none: the entry was deleted from the stream\n");
+    for (const auto& [name, value] : v.fields) {
+      std::printf("  %-11s %s\n", name.c_str(), value.c_str());
+    }
+  }
+  std::printf("  halted      %s\n",
+              g.halt.has_value() ? halt_line(*g.halt, v.server_time_ms).c_str() : "no");
+  std::printf("  last error  %s\n", g.halt.has_value() ? g.halt->reason.c_str() : "none recorded");
+  return kExitOk;
+}
+
+int run_skip(const AdminOptions& o, redis::Admin& admin) {
+  Result<redis::SkipOutcome> done = admin.skip(o.category, o.key, o.group, o.id);
+  if (!done.ok()) return report_error(o, "skip", done.error());
+  const redis::SkipOutcome& d = done.value();
+  const std::string stream = partition_stream_name(o.category, o.key);
+  if (o.json) {
+    json out = {{"action", "skip"},
+                {"category", o.category},
+                {"key", o.key},
+                {"group", d.group},
+                {"id", d.id},
+                {"acknowledged", true},
+                {"halt_cleared", d.halted}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("skipped %s on %s for group %s: acknowledged without processing%s\n", d.id.c_str(),
+              stream.c_str(), d.group.c_str(),
+              d.halted ? "; halt cleared, the owner goes on with the next event" : "");
+  return kExitOk;
+}
+
+int run_dlq(const AdminOptions& o, redis::Admin& admin) {
+  Result<redis::DlqOutcome> done = admin.dlq(o.category, o.key, o.group, o.id);
+  if (!done.ok()) return report_error(o, "dlq", done.error());
+  const redis::DlqOutcome& d = done.value();
+  const std::string stream = partition_stream_name(o.category, o.key);
+  if (o.json) {
+    json out = {{"action", "dlq"},
+                {"category", o.category},
+                {"key", o.key},
+                {"group", d.group},
+                {"id", d.id},
+                {"dlq", d.dlq},
+                {"dlq_id", d.dlq_id},
+                {"acknowledged", true},
+                {"halt_cleared", d.halted}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("moved %s on %s for group %s to %s as %s and acknowledged it%s\n", d.id.c_str(),
+              stream.c_str(), d.group.c_str(), d.dlq.c_str(), d.dlq_id.c_str(),
+              d.halted ? "; halt cleared, the owner goes on with the next event" : "");
+  return kExitOk;
+}
+
+int run_admin(const AdminOptions& o, int (*action)(const AdminOptions&, redis::Admin&)) {
+  Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
+  if (!config.ok()) {
+    std::fprintf(stderr, "seqby admin: --redis: %s\n", config.error().message.c_str());
+    return kExitUsage;
+  }
+  redis::BlockingRedis connection(config.value());
+  redis::Admin admin(connection);
+  return action(o, admin);
+}
+
+// Adds `name` under admin with the arguments every action shares: the category, and the key
+// (and entry id) when it acts on one partition, as positional arguments.
 CLI::App* add_action(CLI::App& admin, AdminOptions& options, const char* name, const char* about,
-                     bool on_partition) {
+                     int arity) {
   CLI::App* action = admin.add_subcommand(name, about);
-  add_category_option(action, options.category);
-  if (on_partition) {
-    action->add_option("--key", options.key, "The partition key K")->type_name("K")->required();
-    action->add_option("--group", options.group, "The handler group G")
-        ->type_name("G")
+  action->add_option("category", options.category, "The stream category C")
+      ->type_name("C")
+      ->required();
+  if (arity >= 2) {
+    action->add_option("key", options.key, "The partition key K")->type_name("K")->required();
+  }
+  if (arity >= 3) {
+    action->add_option("id", options.id, "The head entry id (as inspect shows it)")
+        ->type_name("ID")
         ->required();
+  }
+  if (arity >= 2) {
+    action
+        ->add_option("--group", options.group,
+                     "The handler group G (may be left out when C:K has exactly one group)")
+        ->type_name("G");
   }
   return action;
 }
@@ -38,19 +338,31 @@ void add_admin_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<AdminOptions>();
   CLI::App* cmd = app.add_subcommand("admin", "Operator tooling on a live category");
   add_redis_option(cmd, options->redis_url);
+  cmd->add_flag("--json", options->json, "Print one JSON object on stdout");
   cmd->require_subcommand(1);
-  cmd->fallthrough();  // --redis may also follow the action
-  add_action(*cmd, *options, "partitions", "List the category's partitions and their owners",
-             false);
-  CLI::App* inspect = add_action(*cmd, *options, "inspect",
-                                 "Show one partition: lease, generation, pending head, halt",
-                                 false);
-  inspect->add_option("--key", options->key, "The partition key K")->type_name("K")->required();
-  inspect->add_option("--group", options->group, "Only this handler group G")->type_name("G");
-  add_action(*cmd, *options, "skip",
-             "Acknowledge a halted partition's head without processing it", true);
-  add_action(*cmd, *options, "dlq", "Move a halted partition's head to C:K:dlq", true);
-  cmd->callback([&exit_code, options] { exit_code = not_built_yet("admin"); });
+  cmd->fallthrough();  // --redis and --json may also follow the action
+  CLI::App* partitions = add_action(
+      *cmd, *options, "partitions",
+      "List the partitions: owner, lease, length; per group pending, lag, head, halt", 1);
+  partitions
+      ->add_option("--warn-threshold", options->warn_threshold,
+                   "Warn when the category has more live partitions than N")
+      ->type_name("N")
+      ->default_val(1000);
+  CLI::App* inspect = add_action(
+      *cmd, *options, "inspect",
+      "Show a partition's head event, its delivery count, its holder and the last error", 2);
+  CLI::App* skip =
+      add_action(*cmd, *options, "skip",
+                 "Acknowledge head ID without processing it, only while ID is still the head", 3);
+  CLI::App* dlq = add_action(*cmd, *options, "dlq",
+                             "Move head ID to C:K:dlq and acknowledge it, only while ID is still "
+                             "the head",
+                             3);
+  partitions->callback([&exit_code, options] { exit_code = run_admin(*options, run_partitions); });
+  inspect->callback([&exit_code, options] { exit_code = run_admin(*options, run_inspect); });
+  skip->callback([&exit_code, options] { exit_code = run_admin(*options, run_skip); });
+  dlq->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq); });
 }
 
 }  // namespace seqby::apps

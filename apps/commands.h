@@ -22,8 +22,4 @@ void add_worker_command(CLI::App& app, int& exit_code);
 void add_publish_command(CLI::App& app, int& exit_code);
 void add_admin_command(CLI::App& app, int& exit_code);
 
-// Prints "seqby <command>: not built yet (see the issues)" on stderr and returns kExitUsage:
-// the body of a subcommand whose implementation has not landed. It never fakes output.
-int not_built_yet(const char* command);
-
 }  // namespace seqby::apps

@@ -1,7 +1,6 @@
 // The seqby command: a simulation campaign runner, counterexample hunter, replayer, history
 // checker, scenario runner, real engine worker, publisher and operator tool (DESIGN.md section 8).
 // Parsing is CLI11's; every usage error exits 2 with a message naming the argument, --help exits 0.
-#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -10,11 +9,6 @@
 #include "commands.h"
 
 namespace seqby::apps {
-
-int not_built_yet(const char* command) {
-  std::fprintf(stderr, "seqby %s: not built yet (see the issues)\n", command);
-  return kExitUsage;
-}
 
 namespace {
 

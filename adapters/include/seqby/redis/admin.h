@@ -1,0 +1,154 @@
+// Admin: the operator's view of a live category and the two ways past a halted head (ADR
+// decision 6; DESIGN.md section 3), over one BlockingRedis connection. The reads (partitions,
+// inspect) take several commands and so are a snapshot of moments close together, not of one
+// instant; skip and dlq are each one script that acts only while ID is still the head of the
+// group (its lowest pending id) and changes nothing when it refuses. It never takes a lease: the
+// halted owner notices the head is gone and goes on with the next event.
+//
+// Errors: Errc::invalid for bad input (a key, group or id that breaks its rules, an unknown
+// group, a group left to choose among several), Errc::not_found for an unknown category, key or
+// entry id, Errc::refused when ID is not the head (the message names the head), Errc::closed or
+// Errc::timeout when Redis is unreachable, Errc::protocol for a reply of an unexpected shape.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "seqby/core/result.h"
+#include "seqby/redis/blocking_redis.h"
+
+namespace seqby::redis {
+
+// `C:K:__halt__:G`: the hash the owner writes when its partition halts for group G.
+std::string halt_record_name(std::string_view category, std::string_view key,
+                             std::string_view group);
+
+// A lease value `O:N` read from `C:K:__lease__` (or `C:K:__lease__:G`).
+struct LeaseView {
+  std::string owner;             // O
+  std::uint64_t generation = 0;  // N
+  std::int64_t ttl_ms = -1;      // PTTL: time left; -1 when the key has no expiry
+};
+
+// The halt record `C:K:__halt__:G`, as the owner wrote it.
+struct HaltView {
+  std::string id;             // the head entry the partition halted on
+  std::string reason;         // the handler's last error
+  std::int64_t since_ms = 0;  // server time of the halt, ms since the epoch
+  std::string owner;          // O:N of the owner that halted
+  std::uint64_t delivery_count = 0;
+};
+
+// The lowest pending entry of a group.
+struct HeadView {
+  std::string id;
+  std::string consumer;  // the consumer holding it, `O:N`
+  std::int64_t idle_ms = 0;
+  std::uint64_t delivery_count = 0;
+};
+
+struct GroupView {
+  std::string name;
+  std::uint64_t pending = 0;
+  std::optional<std::int64_t> lag;  // entries not yet delivered; nullopt when Redis cannot tell
+  std::optional<LeaseView> lease;   // the group's own lease `C:K:__lease__:G`, when there is one
+  std::optional<HeadView> head;     // nullopt when nothing is pending
+  std::optional<HaltView> halt;     // nullopt when the partition is not halted for this group
+};
+
+struct PartitionView {
+  std::string key;
+  std::optional<LeaseView> lease;  // `C:K:__lease__`; nullopt when no instance holds it
+  std::uint64_t length = 0;        // XLEN
+  bool stream_exists = false;      // false when the index names a key whose stream is gone
+  std::vector<GroupView> groups;   // sorted by name
+};
+
+struct CategoryView {
+  std::string category;
+  std::int64_t server_time_ms = 0;        // TIME when the listing started
+  std::vector<PartitionView> partitions;  // sorted by key
+};
+
+// The head event of a partition for one group, with everything an operator needs to decide.
+struct InspectView {
+  std::string category;
+  std::string key;
+  std::string group;
+  std::int64_t server_time_ms = 0;
+  std::uint64_t length = 0;
+  std::optional<LeaseView> lease;  // the lease governing the group (per-group first)
+  GroupView status;                // pending, lag, head, halt
+  // The head entry's fields in stream order (type, data, ...); empty with `head_deleted` when
+  // the entry is still pending but no longer in the stream.
+  std::vector<std::pair<std::string, std::string>> fields;
+  bool head_deleted = false;
+};
+
+struct SkipOutcome {
+  std::string group;
+  std::string id;       // the head acknowledged
+  bool halted = false;  // a halt record was deleted with it
+};
+
+struct DlqOutcome {
+  std::string group;
+  std::string id;       // the head moved and acknowledged
+  std::string dlq;      // C:K:dlq
+  std::string dlq_id;   // the new DLQ entry
+  bool halted = false;  // a halt record was deleted with it
+};
+
+// True when `id` has the full stream id form `MS-SEQ`, both decimal.
+bool is_stream_entry_id(std::string_view id);
+
+class Admin {
+ public:
+  // REQUIRES: `redis` outlives this object.
+  explicit Admin(BlockingRedis& redis) : redis_(redis) {}
+
+  // The partitions of `category` listed in `C:__partitions__`, sorted by key, with each one's
+  // lease, length and groups. not_found when the index is empty and there is no stream `C`.
+  Result<CategoryView> partitions(std::string_view category);
+
+  // The head of `group` on C:K. `group` may be empty when C:K has exactly one group.
+  Result<InspectView> inspect(std::string_view category, std::string_view key,
+                              std::string_view group);
+
+  // Acknowledges head `id` of `group` on C:K and deletes the halt record (admin_skip.lua).
+  Result<SkipOutcome> skip(std::string_view category, std::string_view key, std::string_view group,
+                           std::string_view id);
+
+  // Copies head `id` to C:K:dlq, acknowledges it and deletes the halt record (admin_dlq.lua).
+  Result<DlqOutcome> dlq(std::string_view category, std::string_view key, std::string_view group,
+                         std::string_view id);
+
+  // The group an action on C:K acts for: `group` when C:K has it, the only group when `group` is
+  // empty and there is exactly one; invalid otherwise, naming the groups there are.
+  Result<std::string> choose_group(std::string_view category, std::string_view key,
+                                   std::string_view group);
+
+ private:
+  struct StreamCounts {
+    std::uint64_t length = 0;         // XLEN
+    std::uint64_t entries_added = 0;  // XINFO STREAM entries-added
+  };
+
+  Result<Reply> run(const Command& command);
+  Result<std::int64_t> server_time_ms();
+  Result<StreamCounts> stream_counts(const std::string& stream);
+  Status check_partition(std::string_view category, std::string_view key);
+  Result<std::vector<GroupView>> groups_of(std::string_view category, std::string_view key,
+                                           std::uint64_t entries_added);
+  Result<std::optional<LeaseView>> lease_at(const std::string& lease_key);
+  Result<std::optional<HeadView>> head_of(const std::string& stream, const std::string& group);
+  Result<std::optional<HaltView>> halt_of(const std::string& halt_key);
+
+  BlockingRedis& redis_;
+};
+
+}  // namespace seqby::redis
