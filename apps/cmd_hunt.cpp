@@ -17,6 +17,7 @@ namespace {
 struct HuntOptions {
   std::string variant;
   std::string seeds;  // A..B
+  std::string property;
   bool json = false;
   std::string save_dir;
 };
@@ -33,6 +34,9 @@ void add_hunt_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seeds", options->seeds, "Search seeds A..B (inclusive; default 1..200)")
       ->type_name("A..B")
       ->check(seed_range_validator());
+  cmd->add_option("--property", options->property,
+                  "Only a violation of this property counts (default: any property)")
+      ->type_name("NAME");
   cmd->add_flag("--json", options->json, "Print one JSON summary object on stdout");
   cmd->add_option("--save", options->save_dir,
                   "Save the shrunk case, its history and the original case in DIR "
@@ -42,6 +46,7 @@ void add_hunt_command(CLI::App& app, int& exit_code) {
     scenarios::HuntArgs args;
     args.variant = options->variant;
     args.seeds = options->seeds;
+    args.property = options->property;
     args.json = options->json;
     args.save_dir = options->save_dir;
     args.progress = isatty(STDERR_FILENO) != 0;

@@ -9,7 +9,7 @@
 # SEQBY_BINARY defaults to build/seqby. The variants default to every variant the binary knows
 # (read from its own "unknown variant" message), `correct` included: it must find nothing.
 # Each start S searches seeds S..S+HUNT_SEEDS-1 (HUNT_SEEDS defaults to 200); starts are
-# 1, 1001, ..., 9001. Needs jq. The saved cases go to a temporary directory, removed at the end.
+# 1, 1001, ..., 9001. HUNT_ARGS is passed on to every hunt (e.g. "--property exclusion"). Needs jq. The saved cases go to a temporary directory, removed at the end.
 set -euo pipefail
 
 seqby=${1:-build/seqby}
@@ -42,7 +42,8 @@ for variant in "${variants[@]}"; do
   : >"$results"
   for start in "${starts[@]}"; do
     last=$((start + seeds_per_start - 1))
-    "$seqby" hunt --variant "$variant" --seeds "$start..$last" --json --save "$save_dir" \
+    # shellcheck disable=SC2086 # HUNT_ARGS is a list of words
+    "$seqby" hunt --variant "$variant" --seeds "$start..$last" --json --save "$save_dir" ${HUNT_ARGS:-} \
       2>/dev/null >>"$results" || true
   done
   found=$(jq -s '[.[] | select(.found)] | length' "$results")

@@ -153,10 +153,12 @@ HuntResult hunt(const HuntOptions& options) {
     const RunResult r = run_case(c, quick);
     ++out.seeds_tried;
     if (options.progress) options.progress(seed, r.passed);
-    if (!r.passed && !r.report.violations.empty()) {
+    const bool caught = options.property.has_value() ? r.report.status(*options.property).violated()
+                                                     : !r.passed && !r.report.violations.empty();
+    if (caught) {
       out.found = true;
       out.seed = seed;
-      out.property = r.report.violations.front().property;
+      out.property = options.property.value_or(r.report.violations.front().property);
       out.original = std::move(c);
       break;
     }
@@ -282,6 +284,19 @@ int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
   }
   HuntOptions options;
   options.variant = args.variant;
+  if (!args.property.empty()) {
+    Property property;
+    if (!properties::parse_property(args.property, &property)) {
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < properties::kPropertyCount; ++i) {
+        names.emplace_back(properties::property_name(static_cast<Property>(i)));
+      }
+      err << "seqby hunt: --property '" << args.property
+          << "': unknown property (known: " << join(names) << ")\n";
+      return kExitBadInput;
+    }
+    options.property = property;
+  }
   if (!args.seeds.empty()) {
     Result<SeedRange> range = parse_seed_range(args.seeds);
     if (!range.ok()) {

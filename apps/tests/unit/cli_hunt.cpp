@@ -1,6 +1,6 @@
-// `seqby hunt --variant NAME [--seeds A..B] [--json] [--save DIR]`: exit 1 with a saved, shrunk
-// counterexample that `seqby replay` reproduces to the same history; exit 0 when the range holds
-// none; exit 2 for bad usage, naming the known variants.
+// `seqby hunt --variant NAME [--seeds A..B] [--property P] [--json] [--save DIR]`: exit 1 with a
+// saved, shrunk counterexample that `seqby replay` reproduces to the same history; exit 0 when the
+// range holds none; exit 2 for bad usage, naming the known variants.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -51,6 +51,23 @@ TEST_F(CliHunt, MissingVariantOrBadSeedsExitTwo) {
   const auto run = run_seqby({"hunt", "--variant", "no_fence", "--seeds", "9..3"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("9..3"), std::string::npos) << run.err;
+}
+
+TEST_F(CliHunt, UnknownPropertyExitsTwoNamingTheKnownOnes) {
+  const auto run = run_seqby({"hunt", "--variant", "no_fence", "--property", "speed"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--property 'speed': unknown property (known: order, fence, exclusion"),
+            std::string::npos)
+      << run.err;
+}
+
+TEST_F(CliHunt, PropertyNamesWhatCountsAsACounterexample) {
+  const auto run = run_seqby({"hunt", "--variant", "shared_group", "--property", "exclusion",
+                              "--seeds", "1..60", "--json", "--save", dir_});
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["property"], "exclusion");
+  EXPECT_EQ(j["correct_passes_shrunk"], true);
 }
 
 TEST_F(CliHunt, CorrectHoldsOverTheRangeAndExitsZero) {

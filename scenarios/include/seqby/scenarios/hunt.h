@@ -58,6 +58,8 @@ ShrinkResult shrink_case(const sim::SimCase& failing, properties::Property prope
 
 struct HuntOptions {
   std::string variant;  // a name of known_variants()
+  // Only a violation of this property counts as found (nullopt: the first property violated).
+  std::optional<properties::Property> property;
   std::uint64_t seed_first = 1;
   std::uint64_t seed_last = 200;  // inclusive
   sim::CaseTemplate tmpl = hunt_template();
@@ -109,7 +111,8 @@ std::string render_hunt_json(const HuntResult& result, const SavedHunt* saved);
 
 struct HuntArgs {
   std::string variant;
-  std::string seeds;  // "A..B" or "N"; "" : 1..200
+  std::string seeds;     // "A..B" or "N"; "" : 1..200
+  std::string property;  // "" : any property
   bool json = false;
   std::string save_dir;   // "" : kDefaultFailuresDir
   bool progress = false;  // print progress on `err`
