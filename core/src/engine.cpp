@@ -193,6 +193,7 @@ Task<bool> Engine::try_acquire(const std::string& key) {
   auto slot = std::make_shared<Slot>();
   slot->lease = std::move(lease);
   slot->last_renew_ok_ms = sent_ms;
+  slot->active_ms = sent_ms;
   slots_[key] = slot;
   record(HistoryOp::acquire, &slot->lease, "", "");
   ++tasks_alive_;

@@ -27,6 +27,9 @@ Status validate_engine_options(const EngineOptions& o) {
     return invalid("retry_backoff_ms must be in 1..retry_backoff_max_ms");
   }
   if (o.transport_retry_count_max == 0) return invalid("transport_retry_count_max is 0");
+  if (o.reap_idle_ms > 0 && o.lease_per_group) {
+    return invalid("reap_idle_ms needs lease_per_group off (a reap deletes the partition's lease)");
+  }
   return Status::Ok();
 }
 

@@ -69,8 +69,15 @@ Task<void> Engine::process(Slot& slot) {
   std::deque<StreamEntry> batch;  // KNOWN-BROKEN batch_unfenced only: read, not yet handled
   while (active(slot)) {
     if (slot.halted) {
-      // Halted: keep the lease (the heartbeat renews it) but do not advance.
-      co_await runtime_.sleep_ms(options_.poll_interval_ms);
+      // Halted: keep the lease (the heartbeat renews it) but do not advance, until an operator
+      // resolves the head (seqby admin skip | dlq); then go on with the next event, in order.
+      co_await runtime_.sleep_ms(options_.heartbeat_interval_ms);
+      const bool resolved = co_await head_resolved(slot);
+      if (resolved) {
+        failing_id.clear();
+        failures = 0;
+        from = ReadFrom::pending;
+      }
       continue;
     }
     const bool batched = !batch.empty();
@@ -100,12 +107,15 @@ Task<void> Engine::process(Slot& slot) {
       if (!read.value().has_value()) {
         if (from == ReadFrom::pending) {
           from = ReadFrom::new_entries;
-        } else {
-          co_await runtime_.sleep_ms(options_.poll_interval_ms);
+          continue;
         }
+        const bool ended = co_await reap_if_cold(slot);
+        if (ended) co_return;
+        co_await runtime_.sleep_ms(options_.poll_interval_ms);
         continue;
       }
       entry = std::move(*read.value());
+      slot.active_ms = runtime_.clock().now_ms();
       record(HistoryOp::read, &slot.lease, entry.id,
              "delivery=" + std::to_string(entry.delivery_count));
       if (options_.variant == Variant::batch_unfenced && from == ReadFrom::new_entries) {
@@ -137,10 +147,8 @@ Task<void> Engine::process(Slot& slot) {
         failures = 0;
         continue;
       }
-      slot.halted = true;
-      slot.halt_id = entry.id;
-      record(HistoryOp::halt, &slot.lease, entry.id,
-             "failed " + std::to_string(failures) + " times: " + failure);
+      const bool kept = co_await halt(slot, entry, failure, failures);
+      if (!kept) co_return;
       continue;
     }
     // The entry stays pending; it is read again from the pending list (its delivery count rises).
@@ -219,7 +227,9 @@ Task<Engine::Step> Engine::ack(Slot& slot, const StreamEntry& entry) {
 // Releases the lease unless it was lost; the slot leaves the map only after the release, so
 // discovery never takes the partition again while this worker still acts for it.
 Task<void> Engine::finish(const SlotPtr& slot) {
-  if (!slot->lost && slot->lease.generation > 0) {  // generation 0: a broken variant, no lease
+  // Nothing to release when the lease is lost, already gone with a reap, or never existed
+  // (generation 0: a broken variant without a lease).
+  if (!slot->lost && !slot->released && slot->lease.generation > 0) {
     slot->released = true;
     for (std::uint32_t attempt = 1;; ++attempt) {
       Result<bool> released = co_await broker_.release(slot->lease);
@@ -237,6 +247,63 @@ Task<void> Engine::finish(const SlotPtr& slot) {
   }
   auto it = slots_.find(slot->lease.partition.key);
   if (it != slots_.end() && it->second == slot) slots_.erase(it);
+}
+
+// Halts the partition on `entry` (decision 6) and records why and since when in Redis, where
+// `seqby admin` shows it. Returns false when the lease turned out to be gone.
+Task<bool> Engine::halt(Slot& slot, const StreamEntry& entry, const std::string& failure,
+                        std::uint32_t failures) {
+  slot.halted = true;
+  slot.halt_id = entry.id;
+  record(HistoryOp::halt, &slot.lease, entry.id,
+         "failed " + std::to_string(failures) + " times: " + failure);
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    Status noted = co_await broker_.record_halt(slot.lease, options_.group, entry.id, failure,
+                                                entry.delivery_count);
+    if (noted.ok()) co_return true;
+    if (noted.code() == Errc::fenced) {
+      lose(slot, "record_halt fenced");
+      co_return false;
+    }
+    // Best effort: the halt stays in the history and the head stays pending either way.
+    if (!is_transport(noted.code()) || attempt >= options_.transport_retry_count_max) {
+      co_return true;
+    }
+    co_await transport_backoff(attempt);
+  }
+}
+
+// Whether the halted head is no longer the group's first pending entry: an operator acked it
+// (skip) or moved it to C:K:dlq. Nothing else acks a halted head.
+Task<bool> Engine::head_resolved(Slot& slot) {
+  Result<std::optional<std::string>> head =
+      co_await broker_.pending_head(slot.lease.partition, options_.group);
+  if (!head.ok()) co_return false;
+  if (head.value().has_value() && *head.value() == slot.halt_id) co_return false;
+  record(HistoryOp::resume, &slot.lease, slot.halt_id, "head resolved by an operator");
+  slot.halted = false;
+  slot.halt_id.clear();
+  co_return true;
+}
+
+// Reaps the partition once it has been idle here for reap_idle_ms (the broker's script judges
+// emptiness and idleness on the server, atomically with publishes). Returns true when the
+// worker must end: the partition was reaped (its lease with it) or the lease is gone.
+Task<bool> Engine::reap_if_cold(Slot& slot) {
+  if (options_.reap_idle_ms == 0) co_return false;
+  const std::uint64_t now_ms = runtime_.clock().now_ms();
+  if (now_ms - slot.active_ms < options_.reap_idle_ms) co_return false;
+  slot.active_ms = now_ms;  // not cold on the server: ask again one idle period later
+  Result<bool> reaped = co_await broker_.reap(slot.lease, options_.reap_idle_ms);
+  if (!reaped.ok()) {
+    if (reaped.code() != Errc::fenced) co_return false;
+    lose(slot, "reap fenced");
+    co_return true;
+  }
+  if (!reaped.value()) co_return false;
+  slot.released = true;  // the reap deleted the lease
+  record(HistoryOp::reap, &slot.lease, "", "idle_ms=" + std::to_string(options_.reap_idle_ms));
+  co_return true;
 }
 
 }  // namespace seqby

@@ -10,7 +10,7 @@ struct OpName {
   const char* name;
 };
 
-constexpr std::array<OpName, 20> kOpNames{{
+constexpr std::array<OpName, 22> kOpNames{{
     {HistoryOp::publish, "publish"},
     {HistoryOp::acquire, "acquire"},
     {HistoryOp::renew, "renew"},
@@ -31,6 +31,8 @@ constexpr std::array<OpName, 20> kOpNames{{
     {HistoryOp::skip, "skip"},
     {HistoryOp::fault, "fault"},
     {HistoryOp::warn, "warn"},
+    {HistoryOp::reap, "reap"},
+    {HistoryOp::resume, "resume"},
 }};
 
 }  // namespace

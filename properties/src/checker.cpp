@@ -107,6 +107,7 @@ void Checker::step(const HistoryRecord& r) {
       on_acquire(r);
       break;
     case HistoryOp::release:
+    case HistoryOp::reap:  // a reap deletes the lease too: it ends the generation
       on_release(r);
       break;
     case HistoryOp::renew:
@@ -150,6 +151,7 @@ void Checker::step(const HistoryRecord& r) {
     case HistoryOp::ack_fenced:
     case HistoryOp::reclaim:
     case HistoryOp::warn:
+    case HistoryOp::resume:
       break;
   }
 }

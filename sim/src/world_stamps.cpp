@@ -31,6 +31,7 @@ bool is_decision(HistoryOp op) {
     case HistoryOp::acquire:
     case HistoryOp::renew:
     case HistoryOp::release:
+    case HistoryOp::reap:
     case HistoryOp::read:
     case HistoryOp::read_fenced:
     case HistoryOp::ack:
@@ -44,11 +45,18 @@ bool is_decision(HistoryOp op) {
 }
 
 // Whether `c` runs the script with `source` / `sha` (EVALSHA sha, or EVAL source).
-bool runs_script(const redis::Command& c, const std::string& sha, const char* source) {
+bool runs_script(const redis::Command& c, const std::string& sha, std::string_view source) {
   if (c.size() < 3) return false;
   if (c[0] == "EVALSHA" || c[0] == "evalsha") return c[1] == sha;
-  if (c[0] == "EVAL" || c[0] == "eval") return source != nullptr && c[1] == source;
+  if (c[0] == "EVAL" || c[0] == "eval") return c[1] == source;
   return false;
+}
+
+// A script's source. REQUIRES: the script exists.
+std::string_view source_of(std::string_view name) {
+  const char* source = redis::script_source(name);
+  SEQBY_CHECK(source != nullptr);
+  return source;
 }
 
 // "C:K" (the category may hold colons, the key never does).
@@ -100,10 +108,14 @@ World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
     : world_(world),
       redis_(redis),
       node_(std::move(node)),
-      commit_sha_(sha1_hex(redis::script_source("fenced_commit"))),
-      ack_sha_(sha1_hex(redis::script_source("fenced_ack"))),
-      unfenced_commit_sha_(sha1_hex(redis::script_source("unfenced_commit"))),
-      unfenced_ack_sha_(sha1_hex(redis::script_source("unfenced_ack"))) {}
+      commit_source_(source_of("fenced_commit")),
+      ack_source_(source_of("fenced_ack")),
+      unfenced_commit_source_(source_of("unfenced_commit")),
+      unfenced_ack_source_(source_of("unfenced_ack")),
+      commit_sha_(sha1_hex(commit_source_)),
+      ack_sha_(sha1_hex(ack_source_)),
+      unfenced_commit_sha_(sha1_hex(unfenced_commit_source_)),
+      unfenced_ack_sha_(sha1_hex(unfenced_ack_source_)) {}
 
 redis::Reply World::StampServer::execute(const redis::Command& command) {
   const std::uint64_t stamp = world_.sink_->next_stamp();
@@ -111,15 +123,15 @@ redis::Reply World::StampServer::execute(const redis::Command& command) {
   redis::Reply reply = redis_.execute(command);
   ServerDecision decision;
   bool decided = false;
-  if (runs_script(command, commit_sha_, redis::script_source("fenced_commit")) ||
-      runs_script(command, unfenced_commit_sha_, redis::script_source("unfenced_commit"))) {
+  if (runs_script(command, commit_sha_, commit_source_) ||
+      runs_script(command, unfenced_commit_sha_, unfenced_commit_source_)) {
     decided = parse_commit(command, reply, &decision);
     if (decided) {
       std::int64_t& last = world_.accepted_seq_[decision.key];
       last = std::max(last, decision.seq);
     }
-  } else if (runs_script(command, ack_sha_, redis::script_source("fenced_ack")) ||
-             runs_script(command, unfenced_ack_sha_, redis::script_source("unfenced_ack"))) {
+  } else if (runs_script(command, ack_sha_, ack_source_) ||
+             runs_script(command, unfenced_ack_sha_, unfenced_ack_source_)) {
     decided = parse_ack(command, reply, &decision);
   }
   if (decided) {

@@ -27,6 +27,10 @@ std::string effects_hash_name(const PartitionRef& partition, std::string_view gr
   return partition.stream() + ":__effects__:" + std::string(group);
 }
 
+std::string halt_key_name(const PartitionRef& partition, std::string_view group) {
+  return partition.stream() + ":__halt__:" + std::string(group);
+}
+
 Error error_from_reply(const Reply& reply) {
   SEQBY_CHECK(reply.is_error());
   if (reply.is_error_with("FENCED")) return make_error(Errc::fenced, reply.str);

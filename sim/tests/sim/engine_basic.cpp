@@ -121,8 +121,9 @@ class CommittingHandler final : public Handler {
   std::string node_;
 };
 
-EngineOptions engine_options(const std::string& owner) {
+EngineOptions engine_options(const std::string& owner, std::uint64_t reap_idle_ms = 0) {
   EngineOptions o;
+  o.reap_idle_ms = reap_idle_ms;
   o.owner_id = owner;
   o.category = kCategory;
   o.group = kGroup;
@@ -137,13 +138,14 @@ EngineOptions engine_options(const std::string& owner) {
 
 struct Instance {
   Instance(Scheduler& scheduler, SimServer& server, HistorySink& history, Probe& probe,
-           const std::string& owner, const LinkFaultRates& rates, std::uint64_t seed)
+           const std::string& owner, const LinkFaultRates& rates, std::uint64_t seed,
+           std::uint64_t reap_idle_ms)
       : runtime(scheduler, owner),
         link(runtime, server, Rng(seed).derive("link/" + owner)),
         faulty(link, runtime, Rng(seed).derive("faults/" + owner), rates, nullptr, owner),
         broker(faulty),
         handler(runtime, probe, owner),
-        engine(runtime, broker, history, handler, engine_options(owner)) {}
+        engine(runtime, broker, history, handler, engine_options(owner, reap_idle_ms)) {}
   SimRuntime runtime;
   SimRedisLink link;
   FaultyLink faulty;  // no faults unless the test sets rates
@@ -169,6 +171,7 @@ struct World {
   std::vector<std::unique_ptr<Instance>> instances;
   LinkFaultRates link_faults;  // for instances added from now on
   std::uint64_t seed = kSeed;  // for instances added from now on
+  std::uint64_t reap_idle_ms = 0;  // for instances added from now on
 
   ~World() {
     if (::testing::Test::HasFailure()) print_history(*this);
@@ -178,18 +181,21 @@ struct World {
 
   Instance& add(const std::string& owner) {
     instances.push_back(
-        std::make_unique<Instance>(scheduler, server, history, probe, owner, link_faults, seed));
+        std::make_unique<Instance>(scheduler, server, history, probe, owner, link_faults, seed,
+                                   reap_idle_ms));
     return *instances.back();
   }
 
-  // Publishes `per_key` events for each key, interleaved across keys, one every `gap_ms`.
-  void publish(std::vector<std::string> keys, std::int64_t per_key, std::uint64_t gap_ms) {
-    publisher_runtime.spawn("publisher", publish_all(std::move(keys), per_key, gap_ms));
+  // Publishes `per_key` events for each key, interleaved across keys, one every `gap_ms`, with
+  // per-key seqs from `seq_first` on.
+  void publish(std::vector<std::string> keys, std::int64_t per_key, std::uint64_t gap_ms,
+               std::int64_t seq_first = 1) {
+    publisher_runtime.spawn("publisher", publish_all(std::move(keys), per_key, gap_ms, seq_first));
   }
 
   Task<void> publish_all(std::vector<std::string> keys, std::int64_t per_key,
-                         std::uint64_t gap_ms) {
-    for (std::int64_t seq = 1; seq <= per_key; ++seq) {
+                         std::uint64_t gap_ms, std::int64_t seq_first) {
+    for (std::int64_t seq = seq_first; seq < seq_first + per_key; ++seq) {
       for (const auto& key : keys) {
         const std::string data = "{\"key\":\"" + key + "\",\"seq\":" + std::to_string(seq) + "}";
         // Named, not a braced temporary: g++ 12 frees a braced aggregate temporary inside a
@@ -572,6 +578,95 @@ TEST(EngineBasic, GracefulStopReleasesLeasesAndAnotherInstanceTakesOver) {
   EXPECT_EQ(w.instances[1]->engine.held().size(), keys.size());
   EXPECT_TRUE(w.records_of(HistoryOp::lose).empty());  // nobody lost a lease: all graceful
   expect_no_overlap_per_key(w);
+  expect_accepted_steps_under_latest_generation(w);
+}
+
+// The committed effects of `key` by seq (gaps allowed: an operator may void a skipped event).
+std::map<std::int64_t, std::string> effects_by_seq(World& w, const std::string& key) {
+  redis::Reply r =
+      w.redis.execute({"HGETALL", redis::effects_hash_name(PartitionRef{kCategory, key}, kGroup)});
+  std::map<std::int64_t, std::string> out;
+  for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+    out[std::stoll(r.elements[i].str)] = r.elements[i + 1].str;
+  }
+  return out;
+}
+
+TEST(EngineOperate, HaltIsRecordedInRedisAndAnOperatorSkipLetsThePartitionGoOnInOrder) {
+  World w;
+  for (const char* owner : {"a", "b"}) {
+    Instance& instance = w.add(owner);
+    instance.handler.poison_key = "k0";
+    instance.handler.poison_seq = 4;
+    instance.engine.start();
+  }
+  w.publish({"k0", "k1"}, 8, 5);
+  w.scheduler.run_until([&] { return !w.records_of(HistoryOp::halt).empty(); }, 60'000);
+  w.scheduler.run_until(w.scheduler.now_ms() + 1'000);  // the halt record reaches Redis
+  ASSERT_EQ(w.records_of(HistoryOp::halt).size(), 1u);
+  const std::string head = w.published["k0"][3];
+  const PartitionRef k0{kCategory, "k0"};
+
+  // The owner wrote why and since when the partition halted, where operators look.
+  const std::string halt_key = redis::halt_key_name(k0, kGroup);
+  redis::Reply halt = w.redis.execute({"HGETALL", halt_key});
+  std::map<std::string, std::string> fields;
+  for (std::size_t i = 0; i + 1 < halt.elements.size(); i += 2) {
+    fields[halt.elements[i].str] = halt.elements[i + 1].str;
+  }
+  const HistoryRecord halted = w.records_of(HistoryOp::halt)[0];
+  EXPECT_EQ(fields["id"], head);
+  EXPECT_EQ(fields["reason"], "poison");
+  EXPECT_EQ(fields["owner"], halted.node + ":" + std::to_string(halted.generation));
+  EXPECT_EQ(fields["delivery_count"], "4");
+  EXPECT_FALSE(fields["since_ms"].empty());
+  w.scheduler.run_until(w.scheduler.now_ms() + 5'000);
+  EXPECT_EQ(effects_by_seq(w, "k0").size(), 3u) << "a halted partition must not advance";
+
+  // The operator skips the head (what `seqby admin skip` does: ack it, clear the halt record)
+  // and voids its effect in the test sink, so the next seq is the key's next commit.
+  w.redis.execute({"XACK", k0.stream(), kGroup, head});
+  w.redis.execute({"DEL", halt_key});
+  w.redis.execute({"HSET", redis::sink_key_name(k0, kGroup), "last_seq", "4"});
+  w.scheduler.run_until([&] { return effects_by_seq(w, "k0").size() == 7; }, 60'000);
+
+  std::map<std::int64_t, std::string> expected;
+  for (std::int64_t seq = 1; seq <= 8; ++seq) {
+    if (seq != 4) expected[seq] = w.published["k0"][seq - 1];
+  }
+  EXPECT_EQ(effects_by_seq(w, "k0"), expected);
+  const auto resumed = w.records_of(HistoryOp::resume);
+  ASSERT_EQ(resumed.size(), 1u);
+  EXPECT_EQ(resumed[0].event_id, head);
+  EXPECT_EQ(w.effects("k1"), w.published["k1"]);
+  expect_no_overlap_per_key(w);
+}
+
+TEST(EngineOperate, ColdPartitionIsReapedAndAPublishAfterwardsIsServedAtAFreshGeneration) {
+  World w;
+  w.reap_idle_ms = 2'000;
+  for (const char* owner : {"a", "b"}) w.add(owner).engine.start();
+  const PartitionRef k0{kCategory, "k0"};
+  w.publish({"k0"}, 3, 5);
+  w.scheduler.run_until([&] { return !w.records_of(HistoryOp::reap).empty(); }, 60'000);
+  ASSERT_EQ(w.records_of(HistoryOp::reap).size(), 1u);
+  EXPECT_EQ(w.effects("k0"), w.published["k0"]);  // reaped only once everything was done
+  EXPECT_FALSE(w.redis.key_exists(k0.stream()));
+  EXPECT_FALSE(w.redis.key_exists(k0.lease()));
+  redis::Reply member = w.redis.execute({"SISMEMBER", k0.index(), "k0"});
+  EXPECT_EQ(member.integer, 0);
+  EXPECT_TRUE(w.redis.key_exists(k0.fence())) << "the generation counter must survive a reap";
+  const std::uint64_t reaped_generation = w.records_of(HistoryOp::reap)[0].generation;
+
+  // A publish after the reap re-creates the partition; discovery finds it again.
+  w.publish({"k0"}, 2, 5, 4);
+  w.scheduler.run_until([&] { return w.effects("k0").size() == 5; }, 60'000);
+  EXPECT_EQ(w.effects("k0"), w.published["k0"]);
+  std::uint64_t generation_after = 0;
+  for (const auto& r : w.records_of(HistoryOp::acquire)) {
+    if (r.index > w.records_of(HistoryOp::reap)[0].index) generation_after = r.generation;
+  }
+  EXPECT_GT(generation_after, reaped_generation);
   expect_accepted_steps_under_latest_generation(w);
 }
 

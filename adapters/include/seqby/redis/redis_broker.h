@@ -10,6 +10,8 @@
 //   C:__member__:G:O     string  "1" with PX ttl: O is live (renewed by its heartbeat)
 //   C:K:__sink__:G       hash    the effect sink: last_seq, last_token (fenced_commit)
 //   C:K:__effects__:G    hash    committed effects of (C:K, G): field seq -> effect
+//   C:K:__halt__:G       hash    the partition halted for G: id, reason, since_ms, owner,
+//                                delivery_count (record_halt; cleared by `seqby admin`)
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,7 @@ std::string member_key_name(std::string_view category, std::string_view group,
                             std::string_view owner_id);
 std::string sink_key_name(const PartitionRef& partition, std::string_view group);
 std::string effects_hash_name(const PartitionRef& partition, std::string_view group);
+std::string halt_key_name(const PartitionRef& partition, std::string_view group);
 
 // Maps a Redis error reply to an Error: FENCED -> fenced, NOGROUP -> no_group, else protocol.
 // REQUIRES: reply.is_error().
@@ -80,6 +83,11 @@ class RedisBroker final : public Broker {
   Task<Status> fenced_ack(const Lease& lease, std::string_view group, std::string_view id) override;
   Task<Result<CommitReply>> fenced_commit(const Lease& lease, std::string_view group,
                                           std::int64_t seq, std::string_view effect) override;
+  Task<Status> record_halt(const Lease& lease, std::string_view group, std::string_view id,
+                           std::string_view reason, std::uint64_t delivery_count) override;
+  Task<Result<std::optional<std::string>>> pending_head(const PartitionRef& partition,
+                                                        std::string_view group) override;
+  Task<Result<bool>> reap(const Lease& lease, std::uint64_t idle_ms) override;
 
   // Runs the embedded script `name` (EVALSHA, lazily loaded, EVAL on NOSCRIPT). The reply may be
   // an error reply; only transport failures are Result errors. REQUIRES: the script exists.

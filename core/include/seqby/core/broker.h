@@ -114,6 +114,20 @@ class Broker {
   // `group` when seq == last + 1. A FENCED refusal is CommitOutcome::fenced, not an error.
   virtual Task<Result<CommitReply>> fenced_commit(const Lease& lease, std::string_view group,
                                                   std::int64_t seq, std::string_view effect) = 0;
+
+  // Operating partitions (ADR decisions 6 and 7).
+  // Fenced: records that the partition halted for `group` on head `id` (why, since when, by
+  // whom), where operators see it. An operator's skip or dlq of the head clears it.
+  virtual Task<Status> record_halt(const Lease& lease, std::string_view group,
+                                   std::string_view id, std::string_view reason,
+                                   std::uint64_t delivery_count) = 0;
+  // The lowest pending entry id of `group` on the partition, or nullopt when nothing is pending.
+  virtual Task<Result<std::optional<std::string>>> pending_head(const PartitionRef& partition,
+                                                                std::string_view group) = 0;
+  // Fenced: removes the partition (stream, index entry, lease) when every group has consumed and
+  // acknowledged every entry and nothing was appended for `idle_ms`, atomically with respect to
+  // a concurrent publish. Returns whether it did. The generation counter is kept.
+  virtual Task<Result<bool>> reap(const Lease& lease, std::uint64_t idle_ms) = 0;
 };
 
 }  // namespace seqby

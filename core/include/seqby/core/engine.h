@@ -68,6 +68,7 @@ class Engine {
     bool halted = false;
     std::string halt_id;
     std::uint64_t last_renew_ok_ms = 0;
+    std::uint64_t active_ms = 0;  // last acquire or read of an entry (the reaper's idle clock)
     std::int64_t commit_recorded_seq = 0;  // highest seq recorded as committed (this lease)
   };
   using SlotPtr = std::shared_ptr<Slot>;
@@ -96,6 +97,13 @@ class Engine {
   Task<Step> enter_check(Slot& slot, const StreamEntry& entry);
   Task<Step> ack(Slot& slot, const StreamEntry& entry);
   Task<void> finish(const SlotPtr& slot);
+
+  // Operating partitions (decisions 6 and 7): the halt made visible in Redis, the halted head
+  // watched for an operator's skip or dlq, and the reaping of a cold partition.
+  Task<bool> halt(Slot& slot, const StreamEntry& entry, const std::string& failure,
+                  std::uint32_t failures);
+  Task<bool> head_resolved(Slot& slot);
+  Task<bool> reap_if_cold(Slot& slot);
 
   // KNOWN-BROKEN variants (variant.h), in engine_variants.cpp: serving partitions without a
   // lease (shared_group, message_lock), the per-message lock loop, and the batch read.

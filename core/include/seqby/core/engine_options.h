@@ -32,6 +32,10 @@ struct EngineOptions {
   std::uint32_t partitions_max = 0;              // leases held at most (0: only fair share)
   std::uint32_t partitions_warn_threshold = 0;   // record `warn` when the index passes it (0: off)
   std::uint64_t stop_wait_max_ms = 60000;        // stop() waits this long for tasks to end
+  // Reap an owned partition once it is empty (everything delivered and acked by every group)
+  // and nothing was appended for this long (0: never). Needs lease_per_group off: the reaper
+  // deletes the one lease of the partition.
+  std::uint64_t reap_idle_ms = 0;
 
   // A known-broken variant for the simulator (variant.h); never anything but `correct` in use.
   Variant variant = Variant::correct;

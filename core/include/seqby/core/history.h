@@ -31,6 +31,8 @@ enum class HistoryOp : std::uint8_t {
   skip,           // an operator acknowledged a head without processing it
   fault,          // the simulator injected a fault (detail: kind and parameters)
   warn,           // an operating warning (detail: e.g. partition count over threshold)
+  reap,           // the owner removed its cold partition (stream, index entry and lease)
+  resume,         // a halted partition's head was resolved by an operator; the owner goes on
 };
 
 const char* history_op_name(HistoryOp op);

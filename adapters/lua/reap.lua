@@ -1,0 +1,45 @@
+-- reap: the owner removes a cold partition (ADR decision 7, Consequences), under the lease, only
+-- when it is empty (every group has been delivered every entry and has nothing pending) and has
+-- been idle (no entry appended) for at least ARGV[3] ms of server time. It deletes the stream
+-- (with its groups), the key's index entry and the lease, atomically: a publish (one script
+-- too) runs wholly before, and then the partition is not empty, or wholly after, and then it
+-- re-creates the stream and the index entry, so discovery finds the partition again. The
+-- generation counter C:K:__fence__ is kept, so a re-created partition never hands out a
+-- generation a stale owner could still hold.
+-- KEYS[1] = lease key, KEYS[2] = C:K, KEYS[3] = C:__partitions__
+-- ARGV[1] = token O:N, ARGV[2] = the partition key, ARGV[3] = idle threshold in milliseconds
+-- Returns 1 when reaped, 0 when the partition is not cold, or FENCED.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  return 0
+end
+local function field(flat, name)
+  for i = 1, #flat, 2 do
+    if flat[i] == name then
+      return flat[i + 1]
+    end
+  end
+  return nil
+end
+local last_id = field(redis.call('XINFO', 'STREAM', KEYS[2]), 'last-generated-id')
+local groups = redis.call('XINFO', 'GROUPS', KEYS[2])
+if #groups == 0 and redis.call('XLEN', KEYS[2]) > 0 then
+  return 0
+end
+for _, group in ipairs(groups) do
+  if tonumber(field(group, 'pending')) > 0 or field(group, 'last-delivered-id') ~= last_id then
+    return 0
+  end
+end
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local last_ms = tonumber(string.match(last_id, '^(%d+)-'))
+if now_ms - last_ms < tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('DEL', KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[2])
+redis.call('DEL', KEYS[1])
+return 1
