@@ -21,6 +21,28 @@ void sanitize(std::string& text) {
   }
 }
 
+// A command name lower-cased into a fixed buffer (dispatch allocates nothing). A name longer
+// than any command's is marked too long: it is unknown.
+class LowerName {
+ public:
+  void append(std::string_view s) {
+    if (s.size() > sizeof(bytes_) - size_) {
+      too_long_ = true;
+      return;
+    }
+    for (const char c : s) {
+      bytes_[size_++] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+  }
+  bool too_long() const { return too_long_; }
+  std::string_view view() const { return std::string_view(bytes_, size_); }
+
+ private:
+  char bytes_[64];
+  std::size_t size_ = 0;
+  bool too_long_ = false;
+};
+
 Reply unknown_command(const Command& a) {
   std::string args;
   for (std::size_t i = 1; i < a.size() && args.size() < 128; i++) {
@@ -129,11 +151,13 @@ Reply SimRedisEngine::execute_from_script(const Command& command) {
 
 Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
   if (a.empty()) return Reply::error("ERR unknown command '', with args beginning with: ");
-  std::string fullname = parse::lower(a[0]);
+  LowerName fullname;
+  fullname.append(a[0]);
   auto it = commands_.end();
-  if (a.size() >= 2 && is_container(fullname)) {
-    fullname += "|" + parse::lower(a[1]);
-    it = commands_.find(fullname);
+  if (a.size() >= 2 && is_container(fullname.view())) {
+    fullname.append("|");
+    fullname.append(a[1]);
+    if (!fullname.too_long()) it = commands_.find(fullname.view());
     if (it == commands_.end()) {
       if (from_script) return Reply::error("ERR Unknown Redis command called from script");
       std::string text = "ERR unknown subcommand '" + a[1].substr(0, 128) + "'. Try " +
@@ -142,7 +166,7 @@ Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
       return Reply::error(text);
     }
   } else {
-    it = commands_.find(fullname);
+    if (!fullname.too_long()) it = commands_.find(fullname.view());
     if (it == commands_.end()) {
       if (from_script) return Reply::error("ERR Unknown Redis command called from script");
       return unknown_command(a);
@@ -154,7 +178,7 @@ Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
     if (from_script) {
       return Reply::error("ERR Wrong number of args calling Redis command from script");
     }
-    return arity_error(fullname);
+    return arity_error(fullname.view());
   }
   if (from_script && spec.noscript) {
     return Reply::error("ERR This Redis command is not allowed from script");

@@ -6,6 +6,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -219,7 +220,14 @@ class SimRedisEngine {
   std::uint64_t now_ms_ = 0;  // read once per client command; frozen while a script runs
   bool in_script_ = false;
   std::map<std::string, Value> keys_;
-  std::unordered_map<std::string, CommandSpec> commands_;
+  // Looked up by a lower-cased std::string_view (no key string is built per command).
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>()(name);
+    }
+  };
+  std::unordered_map<std::string, CommandSpec, NameHash, std::equal_to<>> commands_;
   std::unique_ptr<LuaScripting> lua_;
 };
 
