@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "seqby/core/engine.h"
@@ -81,6 +82,11 @@ class World::StampServer final : public SimServer {
   SimRedis& redis_;
   std::string node_;
   std::vector<std::uint64_t> stamps_;
+  // The watched scripts' sources (read once: script_source measures a whole script) and shas.
+  std::string_view commit_source_;
+  std::string_view ack_source_;
+  std::string_view unfenced_commit_source_;
+  std::string_view unfenced_ack_source_;
   std::string commit_sha_;
   std::string ack_sha_;
   // The no_fence variant's scripts: the same KEYS/ARGV and replies without the lease check.
