@@ -148,8 +148,8 @@ std::uint64_t overlapping_pairs(const std::vector<Execution>& a, const std::vect
 }
 
 // The ADR's cross-instance in-progress marker, asserted directly: while event `seq` of `key` is
-// in a handler, the marker C:K:__inprogress__:G names the owning instance and the event; after
-// the ack it is gone or names a later event. (The simulator keeps no such Redis key: there the
+// in a handler, the marker C:K:__inprogress__:G names the owning instance and the event; once
+// the event is committed and its handler returned, it is gone or names a later event. (The simulator keeps no such Redis key: there the
 // world's own view of who is inside stands in.)
 void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::string& key,
                               std::int64_t seq) {
@@ -175,7 +175,7 @@ void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::strin
   const bool done = b.wait_done(key, seq);
   const std::optional<std::string> after = b.inprogress_marker(key);
   const bool moved = !after || !after->ends_with(":" + id);
-  checks.expect(done && moved, "in-progress marker released after the ack",
+  checks.expect(done && moved, "in-progress marker released once the event is done",
                 done ? key + " seq " + std::to_string(seq) + " committed; marker now " +
                            after.value_or("(none)")
                      : key + " seq " + std::to_string(seq) + " never finished");

@@ -84,18 +84,6 @@ class RedisBackend final : public EngineBackend {
     return publish(rest, checks);
   }
 
-  bool publish(const std::vector<PublishSpec>& specs, Checks& checks) {
-    Result<std::vector<std::string>> ids = driver_.publish(specs);
-    if (!checks.expect(ids.ok(), "publish",
-                       ids.ok() ? std::to_string(specs.size()) + " events to " +
-                                      driver_.category() + " with their publish records"
-                                : ids.error().message)) {
-      return false;
-    }
-    for (std::size_t i = 0; i < specs.size(); ++i) ids_[specs[i].key].push_back(ids.value()[i]);
-    return true;
-  }
-
   std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq) override {
     const std::string id = event_id(key, seq);
     std::string owner;
@@ -208,6 +196,18 @@ class RedisBackend final : public EngineBackend {
   }
 
  private:
+  bool publish(const std::vector<PublishSpec>& specs, Checks& checks) {
+    Result<std::vector<std::string>> ids = driver_.publish(specs);
+    if (!checks.expect(ids.ok(), "publish",
+                       ids.ok() ? std::to_string(specs.size()) + " events to " +
+                                      driver_.category() + " with their publish records"
+                                : ids.error().message)) {
+      return false;
+    }
+    for (std::size_t i = 0; i < specs.size(); ++i) ids_[specs[i].key].push_back(ids.value()[i]);
+    return true;
+  }
+
   // SIGSTOPs `owner` at a moment when the history stream already holds every step Redis decided
   // for the case's keys (a worker appends its records after the fact, asynchronously): each
   // accepted commit, each delivered entry's read, each acknowledged entry's ack, and with
