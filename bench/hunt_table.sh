@@ -35,7 +35,7 @@ trap 'rm -rf "$save_dir"' EXIT
 # The median of the numbers on stdin (the lower middle one for an even count); "-" for none.
 median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print "-"; else print v[int((NR+1)/2)]}'; }
 
-printf '%-16s %-22s %7s %9s %11s %7s %7s %10s %10s\n' variant property caught seeds_med \
+printf '%-16s %-22s %7s %9s %11s %7s %7s %10s %10s %10s\n' variant property caught seeds_med \
   wall_ms_med events faults instances events_max faults_max
 for variant in "${variants[@]}"; do
   results="$save_dir/$variant.jsonl"
@@ -56,7 +56,7 @@ for variant in "${variants[@]}"; do
   instances=$(jq 'select(.found) | .shrunk.instances' "$results" | median)
   events_max=$(jq 'select(.found) | .shrunk.events' "$results" | sort -n | tail -1)
   faults_max=$(jq 'select(.found) | .shrunk.faults' "$results" | sort -n | tail -1)
-  printf '%-16s %-22s %4s/%-2s %9s %11s %7s %7s %10s %10s\n' "$variant" "${property:--}" "$found" \
+  printf '%-16s %-22s %4s/%-2s %9s %11s %7s %7s %10s %10s %10s\n' "$variant" "${property:--}" "$found" \
     "${#starts[@]}" "$seeds" "$wall" "$events" "$faults" "$instances" "${events_max:--}" \
     "${faults_max:--}"
 done

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
 
 #include "seqby/core/check.h"
 #include "seqby/properties/history_io.h"
@@ -43,7 +45,7 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 std::string stem_of(const HuntResult& r) {
-  return "hunt-" + r.variant + "-seed-" + std::to_string(r.seed);
+  return "hunt-" + r.variant + "-seed-" + std::to_string(r.witness_seed);
 }
 
 // The faults a case carries, one line each: scheduled, per event, link kinds.
@@ -140,48 +142,96 @@ std::string describe_size(const CaseSize& s) {
          ") instances=" + std::to_string(s.instances) + " keys=" + std::to_string(s.keys);
 }
 
+namespace {
+
+struct Caught {
+  std::uint64_t seed = 0;
+  Property property = Property::order;
+  sim::SimCase c;
+};
+
+// The first seed of [first, last] whose case violates `property` (any property when unset);
+// counts the seeds it ran in *tried.
+std::optional<Caught> search(const HuntOptions& options, std::uint64_t first, std::uint64_t last,
+                             std::optional<Property> property, std::uint64_t* tried,
+                             bool report_progress) {
+  RunOptions quick;
+  quick.compute_history_sha256 = false;
+  for (std::uint64_t seed = first;; ++seed) {
+    sim::SimCase c = sim::generate_case(seed, options.tmpl);
+    c.variant = options.variant;
+    const RunResult r = run_case(c, quick);
+    ++*tried;
+    if (report_progress && options.progress) options.progress(seed, r.passed);
+    const bool caught = property.has_value() ? r.report.status(*property).violated()
+                                             : !r.passed && !r.report.violations.empty();
+    if (caught) {
+      return Caught{seed, property.value_or(r.report.violations.front().property), std::move(c)};
+    }
+    if (seed == last) return std::nullopt;
+  }
+}
+
+bool over_target(const HuntOptions& options, const CaseSize& size) {
+  return size.events > options.target_events_max || size.faults() > options.target_faults_max;
+}
+
+// Over-target witnesses last, then fewer faults + events, then fewer instances.
+bool smaller(const HuntOptions& options, const CaseSize& a, const CaseSize& b) {
+  return std::make_tuple(over_target(options, a), a.faults() + a.events, a.instances) <
+         std::make_tuple(over_target(options, b), b.faults() + b.events, b.instances);
+}
+
+}  // namespace
+
 HuntResult hunt(const HuntOptions& options) {
   SEQBY_CHECK(options.seed_first <= options.seed_last);
   const auto start = Clock::now();
   HuntResult out;
   out.variant = options.variant;
-  RunOptions quick;
-  quick.compute_history_sha256 = false;
-  for (std::uint64_t seed = options.seed_first;; ++seed) {
-    sim::SimCase c = sim::generate_case(seed, options.tmpl);
-    c.variant = options.variant;
-    const RunResult r = run_case(c, quick);
-    ++out.seeds_tried;
-    if (options.progress) options.progress(seed, r.passed);
-    const bool caught = options.property.has_value() ? r.report.status(*options.property).violated()
-                                                     : !r.passed && !r.report.violations.empty();
-    if (caught) {
-      out.found = true;
-      out.seed = seed;
-      out.property = options.property.value_or(r.report.violations.front().property);
-      out.original = std::move(c);
-      break;
-    }
-    if (seed == options.seed_last) break;
-  }
+  std::optional<Caught> caught = search(options, options.seed_first, options.seed_last,
+                                        options.property, &out.seeds_tried, true);
   out.search_wall_ms = ms_since(start);
-  if (!out.found) {
+  if (!caught.has_value()) {
     out.wall_ms = out.search_wall_ms;
     return out;
   }
+  out.found = true;
+  out.seed = caught->seed;
+  out.property = caught->property;
   const auto shrink_start = Clock::now();
-  ShrinkResult shrunk = shrink_case(out.original, out.property, options.shrink);
-  out.shrunk = std::move(shrunk.shrunk);
-  out.shrunk_run = std::move(shrunk.run);
-  out.shrink_runs = shrunk.runs;
-  out.shrink_fixpoint = shrunk.fixpoint;
+  const std::uint64_t extra_last =
+      std::min(options.seed_last, caught->seed + options.extra_seeds_max);
+  std::uint64_t extra_tried = 0;
+  while (caught.has_value()) {
+    ShrinkResult shrunk = shrink_case(caught->c, out.property, options.shrink);
+    ++out.witnesses_shrunk;
+    out.shrink_runs += shrunk.runs;
+    const CaseSize size = case_size(shrunk.shrunk);
+    if (out.witnesses_shrunk == 1 || smaller(options, size, out.shrunk_size)) {
+      out.witness_seed = caught->seed;
+      out.original = std::move(caught->c);
+      out.shrunk = std::move(shrunk.shrunk);
+      out.shrunk_run = std::move(shrunk.run);
+      out.shrunk_size = size;
+      out.shrink_fixpoint = shrunk.fixpoint;
+    }
+    // A witness over the targets: shrink further failing seeds of the same property.
+    const std::uint64_t next = caught->seed + 1;
+    caught.reset();
+    if (over_target(options, out.shrunk_size) && out.witnesses_shrunk < options.witnesses_max &&
+        next <= extra_last) {
+      caught = search(options, next, extra_last, out.property, &extra_tried, false);
+    }
+  }
   out.original_size = case_size(out.original);
-  out.shrunk_size = case_size(out.shrunk);
   if (const properties::Finding* f = first_violation(out.shrunk_run.report, out.property)) {
     out.explanation = f->explanation;
   }
   sim::SimCase correct = out.shrunk;
   correct.variant = sim::kCorrectVariant;
+  RunOptions quick;
+  quick.compute_history_sha256 = false;
   out.correct_passes_shrunk = !run_case(correct, quick).report.status(out.property).violated();
   out.shrink_wall_ms = ms_since(shrink_start);
   out.wall_ms = ms_since(start);
@@ -233,6 +283,10 @@ std::string render_hunt_text(const HuntResult& r, const SavedHunt* saved) {
   out += "found: seed " + std::to_string(r.seed) + " violates " +
          properties::property_name(r.property) + " (search " + std::to_string(r.search_wall_ms) +
          " ms)\n";
+  if (r.witnesses_shrunk > 1) {
+    out += "witness: seed " + std::to_string(r.witness_seed) + ", the smallest of " +
+           std::to_string(r.witnesses_shrunk) + " failing seeds shrunk\n";
+  }
   out += "original: " + describe_size(r.original_size) + "\n";
   out += "shrunk:   " + describe_size(r.shrunk_size) + " (" + std::to_string(r.shrink_runs) +
          " runs, " + (r.shrink_fixpoint ? "fixpoint" : "run budget spent") + ", " +
@@ -259,6 +313,8 @@ std::string render_hunt_json(const HuntResult& r, const SavedHunt* saved) {
   j["seed"] = r.found ? Json(r.seed) : Json(nullptr);
   j["seeds_tried"] = r.seeds_tried;
   if (r.found) {
+    j["witness_seed"] = r.witness_seed;
+    j["witnesses_shrunk"] = r.witnesses_shrunk;
     j["explanation"] = r.explanation;
     j["original"] = size_json(r.original_size);
     j["shrunk"] = size_json(r.shrunk_size);

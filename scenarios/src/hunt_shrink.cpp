@@ -120,7 +120,8 @@ class Shrinker {
       : property_(property), options_(options), best_(failing) {}
 
   void run() {
-    SEQBY_CHECK(violates(best_).value_or(false));  // and learns the witness keys
+    const std::optional<bool> given = violates(best_);  // and learns the witness keys
+    SEQBY_CHECK(given.value_or(true));                   // unknown only with no budget at all
     for (rounds_ = 0; rounds_ < options_.rounds_max && budget_left(); ++rounds_) {
       const std::uint64_t accepted_before = accepted_;
       reduce_keys();
@@ -130,7 +131,7 @@ class Shrinker {
       reduce_handler_faults();
       reduce_events();
       reduce_time();
-      if (accepted_ == accepted_before) {
+      if (accepted_ == accepted_before && !reseed()) {
         fixpoint_ = budget_left();
         ++rounds_;
         break;
@@ -272,6 +273,22 @@ class Shrinker {
     }
   }
 
+  // Stuck: the same case under another seed (other link latencies and link faults, the only
+  // things a run draws) may still fail and shrink further where this draw did not. At most
+  // kReseedsMax times per shrink, so the rounds still end.
+  bool reseed() {
+    constexpr std::uint32_t kReseedsMax = 3;
+    constexpr std::uint64_t kTriesPerReseed = 4;
+    if (reseeds_ >= kReseedsMax) return false;
+    ++reseeds_;
+    for (std::uint64_t k = 1; k <= kTriesPerReseed && budget_left(); ++k) {
+      SimCase c = best_;
+      c.seed = best_.seed + k * 1'000'003;
+      if (attempt(c)) return true;
+    }
+    return false;
+  }
+
   // Per key: the shortest failing prefix of its events, then the longest droppable head; then
   // ddmin over every event left.
   void reduce_events() {
@@ -368,6 +385,7 @@ class Shrinker {
   std::uint64_t runs_ = 0;
   std::uint64_t accepted_ = 0;
   std::uint32_t rounds_ = 0;
+  std::uint32_t reseeds_ = 0;
   bool fixpoint_ = false;
 };
 
