@@ -4,6 +4,8 @@
 // server-side CPU and command counters from INFO. Nothing here asserts a figure; it measures.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -14,9 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "seqby/core/json_flat.h"
+#include "seqby/core/naming.h"
 #include "seqby/core/task.h"
 #include "seqby/redis/blocking_redis.h"
 #include "seqby/redis/real_runtime.h"
+#include "seqby/redis/redis_broker.h"
 #include "seqby/redis/redis_link.h"
 #include "seqby/redis/redis_url.h"
 
@@ -61,6 +66,55 @@ inline std::uint64_t steady_now_us() {
 // The same clock as SteadyClock (and so as the time_ms of a worker's history records: every
 // process of the machine reads one CLOCK_MONOTONIC).
 inline std::uint64_t steady_now_ms() { return steady_now_us() / 1000; }
+
+// CPU time of the calling thread, in microseconds.
+inline std::uint64_t thread_cpu_us() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000 +
+         static_cast<std::uint64_t>(ts.tv_nsec) / 1000;
+}
+
+// --- the benchmark events: {"id": K, "seq": n} in partition K -----------------------------
+
+inline std::string event_data(const std::string& key, std::uint32_t seq) {
+  return "{\"id\":\"" + key + "\",\"seq\":" + std::to_string(seq) + "}";
+}
+
+inline std::string partition_key(std::uint32_t index) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "k%04u", index);
+  return name;
+}
+
+// The event's per-key seq from its JSON data, or -1.
+inline std::int64_t seq_of(std::string_view data) {
+  Result<JsonObject> object = decode_json_object(data);
+  if (!object.ok()) return -1;
+  auto it = object.value().find("seq");
+  if (it == object.value().end() || !std::holds_alternative<std::int64_t>(it->second)) return -1;
+  return std::get<std::int64_t>(it->second);
+}
+
+// The event's partition key from its JSON data, or "".
+inline std::string key_of(std::string_view data) {
+  Result<JsonObject> object = decode_json_object(data);
+  if (!object.ok()) return "";
+  auto it = object.value().find("id");
+  if (it == object.value().end() || !std::holds_alternative<std::string>(it->second)) return "";
+  return std::get<std::string>(it->second);
+}
+
+// Publishes events 1..count of `partition` through the broker, one after another.
+inline Task<void> publish_partition(RedisBroker& broker, PartitionRef partition,
+                                    std::uint32_t count, std::size_t* errors, std::size_t* done) {
+  for (std::uint32_t seq = 1; seq <= count; ++seq) {
+    const std::string data = event_data(partition.key, seq);
+    Result<std::string> id = co_await broker.publish(partition, "Ticked", data);
+    if (!id.ok()) ++*errors;
+  }
+  ++*done;
+}
 
 namespace detail {
 

@@ -10,7 +10,6 @@
 //   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
 //       [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--fenced-only]
 #include <hiredis/hiredis.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -26,7 +25,6 @@
 
 #include "redis_bench_common.h"
 #include "seqby/core/engine.h"
-#include "seqby/core/json_flat.h"
 #include "seqby/redis/hiredis_link.h"
 #include "seqby/redis/redis_broker.h"
 
@@ -36,13 +34,6 @@ namespace {
 constexpr const char* kProgram = "bench_redis_throughput";
 constexpr std::uint64_t kRunWaitMaxUs = 300ull * 1000 * 1000;  // a run that takes longer is cut
 
-// CPU time of the calling thread, in microseconds.
-std::uint64_t thread_cpu_us() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000;
-}
-
 struct Options {
   std::uint32_t partitions = 64;
   std::uint32_t events_per_partition = 200;
@@ -51,23 +42,6 @@ struct Options {
   std::uint32_t plain_count = 100;  // XREADGROUP COUNT of the plain consumer's batched variant
   bool fenced_only = false;         // skip the plain consumers (for profiling the engine)
 };
-
-// The event's per-key seq from its JSON data, or -1.
-std::int64_t seq_of(std::string_view data) {
-  Result<JsonObject> object = decode_json_object(data);
-  if (!object.ok()) return -1;
-  auto it = object.value().find("seq");
-  if (it == object.value().end() || !std::holds_alternative<std::int64_t>(it->second)) return -1;
-  return std::get<std::int64_t>(it->second);
-}
-
-std::string key_of(std::string_view data) {
-  Result<JsonObject> object = decode_json_object(data);
-  if (!object.ok()) return "";
-  auto it = object.value().find("id");
-  if (it == object.value().end() || !std::holds_alternative<std::string>(it->second)) return "";
-  return std::get<std::string>(it->second);
-}
 
 // Commits the event's seq (effect: its id) through the fenced sink; nothing else.
 class TrivialHandler final : public Handler {
@@ -89,16 +63,6 @@ class TrivialHandler final : public Handler {
  private:
   std::atomic<std::uint64_t>* committed_;
 };
-
-std::string event_data(const std::string& key, std::uint32_t seq) {
-  return "{\"id\":\"" + key + "\",\"seq\":" + std::to_string(seq) + "}";
-}
-
-std::string partition_key(std::uint32_t index) {
-  char name[16];
-  std::snprintf(name, sizeof(name), "k%04u", index);
-  return name;
-}
 
 // --- fenced: two engine instances ---------------------------------------------------------
 
@@ -138,16 +102,6 @@ void run_instance(const RedisConfig& config, Instance* instance,
   while (!go->load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
   runtime.block_on(drive_engine(engine, runtime, *instance, *all_committed));
   instance->stats = link.stats();
-}
-
-Task<void> publish_partition(RedisBroker& broker, PartitionRef partition, std::uint32_t count,
-                             std::size_t* errors, std::size_t* done) {
-  for (std::uint32_t seq = 1; seq <= count; ++seq) {
-    const std::string data = event_data(partition.key, seq);
-    Result<std::string> id = co_await broker.publish(partition, "Ticked", data);
-    if (!id.ok()) ++*errors;
-  }
-  ++*done;
 }
 
 struct RunFigures {
