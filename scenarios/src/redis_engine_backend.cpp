@@ -1,7 +1,9 @@
 // The real-Redis backend of the engine scenarios: the case's instances are `seqby worker`
-// processes (record handler, short leases), its events are published up front through the
-// publish script (each with its publish record), a crash is SIGKILL, a stall is SIGSTOP past the
-// lease then SIGCONT, and the history is the run's Redis history stream, judged by the checker.
+// processes (record handler, short leases), its events are published through the publish
+// script (each with its publish record): each key's first event, then, once every key is owned,
+// all the rest at once (the case's publish times are not replayed). A crash is SIGKILL, a stall
+// is SIGSTOP past the lease then SIGCONT; the history is the run's Redis history stream, judged
+// by the checker.
 // A worker appends its history records after Redis decided the step (redis_history.h), so a
 // strike could lose or delay a decided step's record; strikes therefore land inside a planned
 // event, at a moment (found by stopping the worker and comparing) when the history stream
