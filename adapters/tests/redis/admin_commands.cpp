@@ -162,6 +162,25 @@ TEST_F(AdminCommands, AnUnknownCategoryIsNotFound) {
   EXPECT_TRUE(plain.value().partitions.empty());
 }
 
+TEST_F(AdminCommands, AnIndexedKeyWhoseStreamIsGoneIsListedAsSuch) {
+  publish("client-A", 1);
+  run({"SADD", category_ + ":__partitions__", "ghost"});
+  Result<CategoryView> view = admin_->partitions(category_);
+  ASSERT_TRUE(view.ok()) << view.error().message;
+  ASSERT_EQ(view.value().partitions.size(), 2u);
+  const PartitionView& ghost = view.value().partitions[1];
+  EXPECT_EQ(ghost.key, "ghost");
+  EXPECT_FALSE(ghost.stream_exists);
+  EXPECT_EQ(ghost.length, 0u);
+  EXPECT_TRUE(ghost.groups.empty());
+  Result<InspectView> inspect = admin_->inspect(category_, "ghost", "");
+  ASSERT_FALSE(inspect.ok());
+  EXPECT_EQ(inspect.error().code, Errc::not_found);
+  EXPECT_EQ(inspect.error().message, "partition \"ghost\" is in " + category_ +
+                                         ":__partitions__ but its stream " + stream("ghost") +
+                                         " does not exist");
+}
+
 TEST_F(AdminCommands, InspectShowsTheHeadEventItsHolderAndTheLastError) {
   halted("client-B", 3);
   Result<InspectView> view = admin_->inspect(category_, "client-B", "");
@@ -442,6 +461,41 @@ TEST_F(AdminCommands, TheCommandPrintsOneJsonObjectPerAction) {
   EXPECT_EQ(nlohmann::json::parse(unknown.out)["error"]["code"], "not_found");
   EXPECT_NE(unknown.err.find("unknown partition: no stream " + stream("nope")), std::string::npos)
       << unknown.err;
+}
+
+// Without --json: a table per partition and group, then the halts with their reasons, then the
+// partition-count warning; inspect shows the head's fields and the last error.
+TEST_F(AdminCommands, TheTablesNameTheHaltAndTheWarning) {
+  using apps::testing::run_seqby;
+  halted("client-B", 2);
+  const std::string url = server_.url();
+  auto partitions =
+      run_seqby({"admin", "--redis", url, "partitions", category_, "--warn-threshold", "0"});
+  ASSERT_EQ(partitions.exit_code, 0) << partitions.err;
+  EXPECT_EQ(partitions.out.rfind("category " + category_ + ": 1 partitions", 0), 0u)
+      << partitions.out;
+  EXPECT_NE(partitions.out.find("\nclient-B         w1:3"), std::string::npos) << partitions.out;
+  EXPECT_NE(partitions.out.find("\nhalted:\n  client-B / billing: halted on 1-1 since "
+                                "2025-11-30T21:40:00.000Z"),
+            std::string::npos)
+      << partitions.out;
+  EXPECT_NE(partitions.out.find("by w1:3 after 3 deliveries: " + std::string(kReason) +
+                                "\nwarning: category " + category_ +
+                                " has 1 live partitions, more than the warn threshold 0\n"),
+            std::string::npos)
+      << partitions.out;
+
+  auto inspect = run_seqby({"admin", "--redis", url, "inspect", category_, "client-B"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("  head        1-1, delivered 3 times, held by w1:3"),
+            std::string::npos)
+      << inspect.out;
+  EXPECT_NE(inspect.out.find("  type        charge\n  data        "
+                             "{\"client_id\":\"client-B\",\"seq\":1}\n"),
+            std::string::npos)
+      << inspect.out;
+  EXPECT_NE(inspect.out.find("  last error  " + std::string(kReason) + "\n"), std::string::npos)
+      << inspect.out;
 }
 
 }  // namespace
