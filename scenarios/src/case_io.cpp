@@ -101,6 +101,8 @@ Json engine_json(const sim::CaseEngineOptions& e) {
   j["retry_backoff_max_ms"] = e.retry_backoff_max_ms;
   j["transport_retry_count_max"] = e.transport_retry_count_max;
   j["stop_wait_max_ms"] = e.stop_wait_max_ms;
+  j["reap_idle_ms"] = e.reap_idle_ms;
+  j["partitions_warn_threshold"] = e.partitions_warn_threshold;
   return j;
 }
 
@@ -108,7 +110,8 @@ void read_engine(Reader& r, const Json& j, const std::string& p, sim::CaseEngine
   if (!r.object(j, p)) return;
   r.only(j, p, {"lease_ttl_ms", "heartbeat_interval_ms", "discovery_interval_ms", "poll_interval_ms",
                 "retry_count_max", "retry_backoff_ms", "retry_backoff_max_ms",
-                "transport_retry_count_max", "stop_wait_max_ms"});
+                "transport_retry_count_max", "stop_wait_max_ms", "reap_idle_ms",
+                "partitions_warn_threshold"});
   r.u(j, p, "lease_ttl_ms", &e->lease_ttl_ms);
   r.u(j, p, "heartbeat_interval_ms", &e->heartbeat_interval_ms);
   r.u(j, p, "discovery_interval_ms", &e->discovery_interval_ms);
@@ -118,6 +121,11 @@ void read_engine(Reader& r, const Json& j, const std::string& p, sim::CaseEngine
   r.u(j, p, "retry_backoff_max_ms", &e->retry_backoff_max_ms);
   r.u(j, p, "transport_retry_count_max", &e->transport_retry_count_max);
   r.u(j, p, "stop_wait_max_ms", &e->stop_wait_max_ms);
+  // Optional: case files written before the operating options existed leave them off.
+  if (j.contains("reap_idle_ms")) r.u(j, p, "reap_idle_ms", &e->reap_idle_ms);
+  if (j.contains("partitions_warn_threshold")) {
+    r.u(j, p, "partitions_warn_threshold", &e->partitions_warn_threshold);
+  }
   if (!r.failed() && e->heartbeat_interval_ms * 2 > e->lease_ttl_ms) {
     r.fail(p + ".heartbeat_interval_ms", "must be at most lease_ttl_ms / 2");
   }

@@ -23,6 +23,8 @@ EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id) 
   o.retry_backoff_max_ms = c.engine.retry_backoff_max_ms;
   o.transport_retry_count_max = c.engine.transport_retry_count_max;
   o.stop_wait_max_ms = c.engine.stop_wait_max_ms;
+  o.reap_idle_ms = c.engine.reap_idle_ms;
+  o.partitions_warn_threshold = c.engine.partitions_warn_threshold;
   const std::optional<Variant> variant = parse_variant(c.variant);
   SEQBY_CHECK(variant.has_value());  // the case loader and the CLI reject unknown names
   o.variant = *variant;

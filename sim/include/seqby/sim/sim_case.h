@@ -45,6 +45,8 @@ struct CaseEngineOptions {
   std::uint64_t retry_backoff_max_ms = 2000;
   std::uint32_t transport_retry_count_max = 20;
   std::uint64_t stop_wait_max_ms = 30000;
+  std::uint64_t reap_idle_ms = 0;               // 0: no reaping (EngineOptions::reap_idle_ms)
+  std::uint32_t partitions_warn_threshold = 0;  // 0: no partition-count warning
   friend bool operator==(const CaseEngineOptions&, const CaseEngineOptions&) = default;
 };
 
