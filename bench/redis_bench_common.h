@@ -1,7 +1,8 @@
 // Helpers shared by the real-Redis benchmarks (bench/redis_*.cpp, bench/failover_*.cpp): the
 // server from SEQBY_TEST_REDIS_URL (or a usage message and exit status 2), the machine's load
-// average, a steady clock in microseconds, pipelined setup commands over one HiredisLink, and
-// server-side CPU and command counters from INFO. Nothing here asserts a figure; it measures.
+// average, steady and per-thread CPU clocks, the benchmark events ({"id": K, "seq": n}) and their
+// publishing, pipelined setup commands over one HiredisLink, and the server's CPU and command
+// counters from INFO. Nothing here asserts a figure; it measures.
 #pragma once
 
 #include <time.h>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "seqby/core/json_flat.h"
