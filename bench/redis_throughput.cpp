@@ -3,24 +3,25 @@
 // 9). Fenced: two Engine instances linked in-process, each on its own RealRuntime thread with its
 // own HiredisLink, a null history sink and a trivial handler that commits its effect through the
 // fenced sink (HandlerContext::commit) and does nothing else. Plain: two consumers of one group
-// over one stream, each on its own thread and blocking connection, doing the same trivial work
-// (one HSET per event, then XACK). Both get the same pre-published events; the clock runs from
-// start until every event is committed (acked). Prints a table; asserts nothing.
+// over one stream, each on its own thread and raw hiredis connection, doing the same trivial work
+// (one HSET per event, then XACK), in three shapes: COUNT 1, COUNT n with a round trip per
+// command, COUNT n with the batch's commands pipelined. All get the same pre-published events;
+// the clock runs from start until every event is committed (acked). Prints a table and the
+// medians over repetitions; asserts nothing.
 //
 //   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
 //       [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--fenced-only]
 #include <hiredis/hiredis.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "redis_bench_common.h"
