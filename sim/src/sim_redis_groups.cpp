@@ -171,7 +171,7 @@ Reply SimRedisEngine::xread_generic(const Command& a, bool xreadgroup) {
         entries.push_back(stream_entry_reply(it->first, it->second));
         if (count && static_cast<std::int64_t>(entries.size()) == count) break;
       }
-      out.push_back(Reply::array({Reply::bulk(key), Reply::array(std::move(entries))}));
+      out.push_back(array_of(Reply::bulk(key), Reply::array(std::move(entries))));
       continue;
     }
     StreamGroup& g = *groups[k];
@@ -191,7 +191,7 @@ Reply SimRedisEngine::xread_generic(const Command& a, bool xreadgroup) {
         if (count && static_cast<std::int64_t>(entries.size()) >= count) break;
         auto entry = s.entries.find(*it);
         if (entry == s.entries.end()) {
-          entries.push_back(Reply::array({id_reply(*it), Reply::nil()}));
+          entries.push_back(array_of(id_reply(*it), Reply::nil()));
         } else {
           entries.push_back(stream_entry_reply(entry->first, entry->second));
           StreamNack& nack = g.pel.at(*it);
@@ -226,7 +226,7 @@ Reply SimRedisEngine::xread_generic(const Command& a, bool xreadgroup) {
         if (count && static_cast<std::int64_t>(entries.size()) == count) break;
       }
     }
-    out.push_back(Reply::array({Reply::bulk(key), Reply::array(std::move(entries))}));
+    out.push_back(array_of(Reply::bulk(key), Reply::array(std::move(entries))));
   }
   if (out.empty()) return Reply::nil();
   return Reply::array(std::move(out));
@@ -313,9 +313,9 @@ Reply SimRedisEngine::cmd_xpending(const Command& a) {
     const std::int64_t idle = now - static_cast<std::int64_t>(nack.delivery_time_ms);
     if (min_idle && idle < min_idle) return;
     count--;
-    out.push_back(Reply::array({id_reply(id), Reply::bulk(nack.consumer),
-                                Reply::of_int(idle < 0 ? 0 : idle),
-                                Reply::of_int(static_cast<std::int64_t>(nack.delivery_count))}));
+    out.push_back(array_of(id_reply(id), Reply::bulk(nack.consumer),
+                           Reply::of_int(idle < 0 ? 0 : idle),
+                           Reply::of_int(static_cast<std::int64_t>(nack.delivery_count))));
   };
   if (only != nullptr) {
     for (auto it = only->lower_bound(start); count && it != only->end() && *it <= end; ++it) {

@@ -184,7 +184,7 @@ Reply stream_entry_reply(StreamId id, const std::vector<std::string>& fields) {
   std::vector<Reply> kv;
   kv.reserve(fields.size());
   for (const auto& f : fields) kv.push_back(Reply::bulk(f));
-  return Reply::array({id_reply(id), Reply::array(std::move(kv))});
+  return array_of(id_reply(id), Reply::array(std::move(kv)));
 }
 
 bool stream_delete_entry(Stream& s, StreamId id) {

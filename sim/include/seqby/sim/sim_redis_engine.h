@@ -257,6 +257,14 @@ bool decr_id(StreamId& id);
 }  // namespace parse
 
 Reply arity_error(std::string_view name);
+// An array reply of `elements`, moved in: Reply::array({...}) copies each element deeply.
+template <typename... Replies>
+Reply array_of(Replies&&... elements) {
+  std::vector<Reply> out;
+  out.reserve(sizeof...(Replies));
+  (out.push_back(std::forward<Replies>(elements)), ...);
+  return Reply::array(std::move(out));
+}
 // [id, [field, value, ...]] as XRANGE and friends reply one entry.
 Reply stream_entry_reply(StreamId id, const std::vector<std::string>& fields);
 // Redis's lag bookkeeping (t_stream.c): an estimate of the logical position of `id` in the
