@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "seqby/core/check.h"
@@ -373,6 +374,14 @@ void set_readonly(lua_State* L, int index, bool protect_globals) {
   lua_pop(L, 1);
 }
 
+// What luaL_newstate installs: an unprotected error is reported (Lua then exits).
+int panic(lua_State* L) {
+  const char* msg = lua_tostring(L, -1);
+  std::fprintf(stderr, "PANIC: unprotected error in call to Lua API (%s)\n",
+               msg == nullptr ? "?" : msg);
+  return 0;
+}
+
 void open_lib(lua_State* L, const char* name, lua_CFunction fn) {
   lua_pushcfunction(L, fn);
   lua_pushstring(L, name);
@@ -381,6 +390,63 @@ void open_lib(lua_State* L, const char* name, lua_CFunction fn) {
 
 }  // namespace
 
+void* LuaPool::take(std::size_t size) {
+  if (!pooled(size)) return std::malloc(size);
+  const std::size_t c = class_of(size);
+  if (free_[c] != nullptr) {
+    FreeBlock* block = free_[c];
+    free_[c] = block->next;
+    return block;
+  }
+  const std::size_t block_size = (c + 1) * kGrainSize;
+  if (static_cast<std::size_t>(end_ - cursor_) < block_size) {
+    void* chunk = std::malloc(kChunkSize);
+    if (chunk == nullptr) return nullptr;
+    chunks_.push_back(chunk);
+    cursor_ = static_cast<char*>(chunk);
+    end_ = cursor_ + kChunkSize;
+  }
+  void* block = cursor_;
+  cursor_ += block_size;
+  return block;
+}
+
+void LuaPool::give(void* block, std::size_t size) {
+  if (!pooled(size)) {
+    std::free(block);
+    return;
+  }
+  auto* b = static_cast<FreeBlock*>(block);
+  const std::size_t c = class_of(size);
+  b->next = free_[c];
+  free_[c] = b;
+}
+
+void* LuaPool::reallocate(void* block, std::size_t old_size, std::size_t new_size) {
+  if (new_size == 0) {
+    if (block != nullptr) give(block, old_size);
+    return nullptr;
+  }
+  if (block == nullptr) return take(new_size);
+  if (pooled(old_size) && pooled(new_size) && class_of(old_size) == class_of(new_size)) {
+    return block;
+  }
+  if (!pooled(old_size) && !pooled(new_size)) return std::realloc(block, new_size);
+  void* moved = take(new_size);
+  if (moved == nullptr) return nullptr;  // Lua keeps the old block
+  std::memcpy(moved, block, old_size < new_size ? old_size : new_size);
+  give(block, old_size);
+  return moved;
+}
+
+void LuaPool::reset() {
+  for (void* chunk : chunks_) std::free(chunk);
+  chunks_.clear();
+  for (FreeBlock*& head : free_) head = nullptr;
+  cursor_ = nullptr;
+  end_ = nullptr;
+}
+
 LuaScripting::LuaScripting(SimRedisEngine& engine) : engine_(engine) { open(); }
 
 LuaScripting::~LuaScripting() { close(); }
@@ -388,11 +454,18 @@ LuaScripting::~LuaScripting() { close(); }
 void LuaScripting::close() {
   if (lua_ != nullptr) lua_close(lua_);
   lua_ = nullptr;
+  pool_.reset();
   scripts_.clear();
 }
 
 void LuaScripting::open() {
-  lua_State* L = luaL_newstate();
+  lua_State* L = lua_newstate(
+      [](void* pool, void* block, std::size_t old_size, std::size_t new_size) {
+        return static_cast<LuaPool*>(pool)->reallocate(block, old_size, new_size);
+      },
+      &pool_);
+  SEQBY_CHECK(L != nullptr);
+  lua_atpanic(L, panic);
   SEQBY_CHECK(L != nullptr);
   lua_ = L;
   open_lib(L, "", luaopen_base);

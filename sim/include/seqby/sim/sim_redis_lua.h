@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "seqby/redis/reply.h"
 
@@ -20,6 +21,41 @@ struct lua_State;
 namespace seqby::sim {
 
 class SimRedisEngine;
+
+// Lua's allocator: blocks up to kPooledSizeMax bytes come from per-size free lists carved out of
+// large chunks (Lua allocates and frees many small strings and tables per script); bigger ones
+// from malloc. Every chunk is freed with the pool, after lua_close. Single-threaded.
+class LuaPool {
+ public:
+  LuaPool() = default;
+  ~LuaPool() { reset(); }
+  LuaPool(const LuaPool&) = delete;
+  LuaPool& operator=(const LuaPool&) = delete;
+
+  // lua_Alloc's contract: nsize 0 frees, else (re)allocates; nullptr when memory is exhausted.
+  void* reallocate(void* block, std::size_t old_size, std::size_t new_size);
+  // Frees every chunk. REQUIRES: no block is in use (the lua_State is closed).
+  void reset();
+
+ private:
+  static constexpr std::size_t kGrainSize = 16;
+  static constexpr std::size_t kPooledSizeMax = 512;
+  static constexpr std::size_t kClassCount = kPooledSizeMax / kGrainSize;
+  static constexpr std::size_t kChunkSize = std::size_t{64} << 10;
+
+  static bool pooled(std::size_t size) { return size <= kPooledSizeMax; }
+  static std::size_t class_of(std::size_t size) { return (size + kGrainSize - 1) / kGrainSize - 1; }
+  void* take(std::size_t size);
+  void give(void* block, std::size_t size);
+
+  struct FreeBlock {
+    FreeBlock* next;
+  };
+  FreeBlock* free_[kClassCount] = {};
+  std::vector<void*> chunks_;
+  char* cursor_ = nullptr;  // the unused rest of the newest chunk
+  char* end_ = nullptr;
+};
 
 class LuaScripting {
  public:
@@ -54,6 +90,7 @@ class LuaScripting {
   void close();
 
   SimRedisEngine& engine_;
+  LuaPool pool_;  // outlives lua_
   lua_State* lua_ = nullptr;
   // sha -> the compiled function's reference in the Lua registry (luaL_ref).
   std::map<std::string, int, std::less<>> scripts_;
