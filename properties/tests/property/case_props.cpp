@@ -3,15 +3,19 @@
 // run_case's report. A failure is shrunk by rapidcheck (fewer events, faults, instances, keys,
 // simpler options); the minimal case is saved as a case file in $SEQBY_RC_SAVE_DIR (default
 // ./rc-failures) and both replay commands are printed: rapidcheck's RC_PARAMS="reproduce=..."
-// line and `seqby replay PATH`.
+// line and `seqby replay PATH`. One more test drives that failure path on purpose (dlq_continue
+// against poison_halt) and checks the lines and the saved case.
 //
 // Counts: kMaxSuccessDefault cases per property unless RC_PARAMS sets max_success, so the label
 // stays short here; nightly: RC_PARAMS="max_success=2000" ctest -L property.
 // SEQBY_RC_VARIANT=NAME runs the same properties against a known-broken variant instead (they
 // are then expected to fail): a way to watch the generators find, shrink and save a bug.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
+#include <rapidcheck/detail/TestListenerAdapter.h>
 #include <rapidcheck/gtest.h>
+#include <stdlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +26,7 @@
 
 #include "case_gen.h"
 #include "seqby/core/engine_options.h"
+#include "seqby/core/variant.h"
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/run.h"
@@ -45,6 +50,12 @@ struct LastFailure {
   std::vector<HistoryRecord> history;
 };
 
+std::size_t poisoned_key_count(const sim::SimCase& c) {
+  std::size_t count = 0;
+  for (const auto& key : c.keys) count += sim::first_poison_seq(c, key) > 0 ? 1 : 0;
+  return count;
+}
+
 std::string first_explanation(const properties::CheckReport& report, Property property) {
   for (const auto& f : report.violations) {
     if (f.property == property) return f.explanation;
@@ -67,8 +78,9 @@ std::string save_minimal(const LastFailure& last, const std::string& test_name) 
 }
 
 // Like RC_GTEST_PROP's check, with the count bounded and the minimal case saved on failure.
-void expect_holds_over_cases(Property property, testing::CaseShape shape) {
-  shape.variant = env_or("SEQBY_RC_VARIANT", sim::kCorrectVariant);
+// `listener` null: rapidcheck's global one (it also prints the reproduce line at exit).
+void expect_holds_over_cases(Property property, const testing::CaseShape& shape,
+                             rc::detail::TestListener* listener = nullptr) {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   rc::detail::TestMetadata metadata;
   metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
@@ -78,21 +90,22 @@ void expect_holds_over_cases(Property property, testing::CaseShape shape) {
     params.maxSuccess = kMaxSuccessDefault;
   }
   LastFailure last;
-  const rc::detail::TestResult result = rc::detail::checkTestable(
-      [&] {
-        const sim::SimCase c = *testing::gen_case(shape);
-        scenarios::RunOptions options;
-        options.compute_history_sha256 = false;
-        scenarios::RunResult r = scenarios::run_case(c, options);
-        const properties::PropertyStatus& status = r.report.status(property);
-        RC_TAG(status.checked ? "judged" : "not applicable");
-        if (status.violated()) {
-          last = LastFailure{true, c, std::move(r.history)};
-          RC_FAIL(c.variant + " violates " + std::string(properties::property_name(property)) +
-                  ": " + first_explanation(r.report, property));
-        }
-      },
-      metadata, params);
+  const auto property_holds = [&] {
+    const sim::SimCase c = *testing::gen_case(shape);
+    scenarios::RunOptions options;
+    options.compute_history_sha256 = false;
+    scenarios::RunResult r = scenarios::run_case(c, options);
+    const properties::PropertyStatus& status = r.report.status(property);
+    RC_TAG(status.checked ? "judged" : "not applicable");
+    if (status.violated()) {
+      last = LastFailure{true, c, std::move(r.history)};
+      RC_FAIL(c.variant + " violates " + std::string(properties::property_name(property)) + ": " +
+              first_explanation(r.report, property));
+    }
+  };
+  const rc::detail::TestResult result =
+      listener != nullptr ? rc::detail::checkTestable(property_holds, metadata, params, *listener)
+                          : rc::detail::checkTestable(property_holds, metadata, params);
   if (result.template is<rc::detail::SuccessResult>()) {
     rc::detail::printResultMessage(result, std::cout);
     std::cout << "\n";
@@ -118,13 +131,56 @@ void expect_holds_over_cases(Property property, testing::CaseShape shape) {
   FAIL() << message.str();
 }
 
-TEST(CaseProps, OrderHolds) { expect_holds_over_cases(Property::order, {}); }
-TEST(CaseProps, FenceHolds) { expect_holds_over_cases(Property::fence, {}); }
-TEST(CaseProps, ExclusionHolds) { expect_holds_over_cases(Property::exclusion, {}); }
-TEST(CaseProps, NoLossHolds) { expect_holds_over_cases(Property::no_loss, {}); }
-TEST(CaseProps, PoisonHaltHolds) { expect_holds_over_cases(Property::poison_halt, {}); }
-TEST(CaseProps, ParallelHolds) {
-  expect_holds_over_cases(Property::parallel, testing::CaseShape{.parallel_work = true});
+// The cases' variant: `correct`, or SEQBY_RC_VARIANT.
+testing::CaseShape shape(bool parallel_work = false) {
+  testing::CaseShape s;
+  s.parallel_work = parallel_work;
+  s.variant = env_or("SEQBY_RC_VARIANT", sim::kCorrectVariant);
+  return s;
+}
+
+TEST(CaseProps, OrderHolds) { expect_holds_over_cases(Property::order, shape()); }
+TEST(CaseProps, FenceHolds) { expect_holds_over_cases(Property::fence, shape()); }
+TEST(CaseProps, ExclusionHolds) { expect_holds_over_cases(Property::exclusion, shape()); }
+TEST(CaseProps, NoLossHolds) { expect_holds_over_cases(Property::no_loss, shape()); }
+TEST(CaseProps, PoisonHaltHolds) { expect_holds_over_cases(Property::poison_halt, shape()); }
+TEST(CaseProps, ParallelHolds) { expect_holds_over_cases(Property::parallel, shape(true)); }
+
+// The failure path, on a variant known to break poison_halt: the property fails, the message
+// carries both replay lines, and the saved case is the shrunk counterexample, replayable.
+void poison_halt_of_dlq_continue() {
+  testing::CaseShape s;
+  s.variant = "dlq_continue";
+  rc::detail::TestListenerAdapter quiet;  // a deliberate failure: no reproduce line at exit
+  expect_holds_over_cases(Property::poison_halt, s, &quiet);
+}
+
+TEST(CaseProps, AFailureSavesTheMinimalCaseAndPrintsBothReplayLines) {
+  if (!parse_variant("dlq_continue").has_value()) GTEST_SKIP() << "no dlq_continue variant";
+  if (!rc::detail::configuration().reproduce.empty()) GTEST_SKIP() << "reproducing another test";
+  std::string dir = ::testing::TempDir() + "seqby-rc.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  ::setenv("SEQBY_RC_SAVE_DIR", dir.c_str(), 1);
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    poison_halt_of_dlq_continue();
+  }
+  ::unsetenv("SEQBY_RC_SAVE_DIR");
+  ASSERT_EQ(failures.size(), 1);
+  const std::string message = failures.GetTestPartResult(0).message();
+  const std::string path =
+      dir + "/CaseProps.AFailureSavesTheMinimalCaseAndPrintsBothReplayLines.json";
+  EXPECT_NE(message.find("replay (rapidcheck): RC_PARAMS=\"reproduce="), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("replay (seqby): seqby replay " + path + "\n"), std::string::npos)
+      << message;
+  const Result<sim::SimCase> saved = scenarios::load_case(path);
+  ASSERT_TRUE(saved.ok()) << saved.error().message;
+  EXPECT_TRUE(scenarios::run_case(saved.value()).report.status(Property::poison_halt).violated());
+  EXPECT_EQ(poisoned_key_count(saved.value()), 1u) << "shrunk to one poison head";
+  std::filesystem::remove_all(dir);
 }
 
 // The generators keep their promise: engine options a real engine accepts, and cases that a
