@@ -3,7 +3,8 @@
 // head and leave every key untouched when they refuse, that the admin scripts answer the same on
 // the simulated Redis, and the shapes of `seqby admin --json` with its exit codes. A halted
 // partition is set up by hand as the engine leaves it: the head delivered and pending for the
-// owner's consumer, the lease `O:N`, and the halt record C:K:__halt__:G.
+// owner's consumer, the lease `O:N`, and the halt record C:K:__halt__:G; one test has a real
+// `seqby worker` halt and resume instead.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "redis_server.h"
 #include "seqby/redis/admin.h"
 #include "seqby/redis/scripts.h"
+#include "seqby/scenarios/redis_driver.h"
 #include "seqby/sim/sim_redis.h"
 
 namespace seqby::redis {
@@ -496,6 +498,58 @@ TEST_F(AdminCommands, TheTablesNameTheHaltAndTheWarning) {
       << inspect.out;
   EXPECT_NE(inspect.out.find("  last error  " + std::string(kReason) + "\n"), std::string::npos)
       << inspect.out;
+}
+
+// With a real `seqby worker`: the halt record the engine writes is what `seqby admin` reads, and
+// after the operator skips one halted head and moves another to the DLQ the owner goes on with
+// the next event of each key, in order (the publisher re-sends the corrected events).
+TEST(AdminWithAWorker, TheOwnerGoesOnAfterSkipAndDlq) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  scenarios::RedisScenarioDriver d(server.url(), SEQBY_BINARY_DIR "/seqby", "admin_worker");
+  ASSERT_TRUE(d.ready().ok());
+  ASSERT_NE(d.start_worker("w1"), nullptr);
+  Result<std::vector<std::string>> ids =
+      d.publish({{"client-B", 1, 0, false}, {"client-B", 2, 0, true}, {"client-C", 1, 0, true}});
+  ASSERT_TRUE(ids.ok()) << ids.error().message;
+  const std::string poison_b = ids.value()[1];
+  const std::string poison_c = ids.value()[2];
+  auto admin_json = [&d](std::vector<std::string> args) {
+    args.insert(args.begin(), {"admin", "--redis", d.url(), "--json"});
+    return scenarios::run_command(d.seqby_binary(), args);
+  };
+  auto halted = [&d](const std::string& key) {
+    return d.run({"EXISTS", halt_record_name(d.category(), key, d.group())}).integer == 1;
+  };
+  ASSERT_TRUE(d.wait_until([&] { return halted("client-B") && halted("client-C"); })) << d.logs();
+
+  auto inspect = admin_json({"inspect", d.category(), "client-B"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  nlohmann::json i = nlohmann::json::parse(inspect.out);
+  EXPECT_EQ(i["head"]["id"], poison_b);
+  EXPECT_EQ(i["halted"], true);
+  EXPECT_EQ(i["halt"]["id"], poison_b);
+  EXPECT_EQ(i["head"]["delivery_count"], d.settings().retry_count_max + 1);
+  EXPECT_EQ(i["last_error"], "poison");  // the record handler's error
+
+  auto skip = admin_json({"skip", d.category(), "client-B", poison_b});
+  ASSERT_EQ(skip.exit_code, 0) << skip.err;
+  auto dlq = admin_json({"dlq", d.category(), "client-C", poison_c});
+  ASSERT_EQ(dlq.exit_code, 0) << dlq.err;
+  EXPECT_EQ(d.dlq_length("client-C"), 1);
+
+  Result<std::vector<std::string>> resent =
+      d.publish({{"client-B", 2, 0, false}, {"client-B", 3, 0, false}, {"client-C", 1, 0, false}});
+  ASSERT_TRUE(resent.ok()) << resent.error().message;
+  ASSERT_TRUE(d.wait_until([&] {
+    return d.last_seq("client-B") == 3 && d.last_seq("client-C") == 1;
+  })) << d.logs();
+  const std::vector<std::string> b = {ids.value()[0], resent.value()[0], resent.value()[1]};
+  EXPECT_EQ(d.effects("client-B"), b);
+  EXPECT_EQ(d.effects("client-C"), std::vector<std::string>{resent.value()[2]});
+  EXPECT_FALSE(halted("client-B"));
+  EXPECT_FALSE(halted("client-C"));
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 }
 
 }  // namespace
