@@ -1,6 +1,8 @@
 // The World's decision-order machinery (see world_internal.h): stamping links and server, the
 // sink that sorts records to where the server decided them, and the server's view of commits.
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 #include <tuple>
 
 #include "seqby/core/variant.h"
@@ -228,22 +230,46 @@ void World::Sink::record_liveness_marker() {
 std::vector<HistoryRecord> World::Sink::take() {
   // Accepted commits and acks go where the server decided them (the first time, for an ack sent
   // again after a lost reply); those no instance heard of are added, marked as such.
-  using DecisionKey = std::tuple<HistoryOp, std::string, std::string, std::string>;  // op token key event
-  std::map<DecisionKey, std::size_t> first;
+  // The first decision of each (op, token, key, event), in that order: a sorted flat list of views
+  // into server_commits_ (which stays put until the end of take()).
+  struct Decided {
+    HistoryOp op;
+    std::string_view token;
+    std::string_view key;
+    std::string_view event_id;
+    std::size_t index;
+  };
+  const auto before = [](const Decided& a, const Decided& b) {
+    return std::tie(a.op, a.token, a.key, a.event_id) < std::tie(b.op, b.token, b.key, b.event_id);
+  };
+  const auto same = [](const Decided& a, const Decided& b) {
+    return std::tie(a.op, a.token, a.key, a.event_id) == std::tie(b.op, b.token, b.key, b.event_id);
+  };
+  std::vector<Decided> first;
+  first.reserve(server_commits_.size());
   for (std::size_t i = 0; i < server_commits_.size(); ++i) {
     const ServerDecision& c = server_commits_[i];
-    first.try_emplace({c.op, c.token, c.key, c.event_id}, i);
+    first.push_back(Decided{c.op, c.token, c.key, c.event_id, i});
   }
+  std::stable_sort(first.begin(), first.end(), before);
+  first.erase(std::unique(first.begin(), first.end(), same), first.end());
   std::vector<bool> heard(server_commits_.size(), false);
+  std::string token;
   for (Pending& p : pending_) {
     if (p.record.op != HistoryOp::commit && p.record.op != HistoryOp::ack) continue;
-    const std::string token = p.record.node + ":" + std::to_string(p.record.generation);
-    auto it = first.find({p.record.op, token, p.record.key, p.record.event_id});
-    if (it == first.end() || heard[it->second]) continue;
-    heard[it->second] = true;
-    p.sort_key = 2 * server_commits_[it->second].stamp - 1;
+    token.assign(p.record.node);
+    token += ':';
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof(digits), p.record.generation).ptr;
+    token.append(digits, static_cast<std::size_t>(end - digits));
+    const Decided probe{p.record.op, token, p.record.key, p.record.event_id, 0};
+    const auto it = std::lower_bound(first.begin(), first.end(), probe, before);
+    if (it == first.end() || !same(*it, probe) || heard[it->index]) continue;
+    heard[it->index] = true;
+    p.sort_key = 2 * server_commits_[it->index].stamp - 1;
   }
-  for (const auto& [key, i] : first) {
+  for (const Decided& d : first) {
+    const std::size_t i = d.index;
     if (heard[i]) continue;
     const ServerDecision& c = server_commits_[i];
     HistoryRecord r;
