@@ -291,6 +291,10 @@ std::string render_hunt_text(const HuntResult& r, const SavedHunt* saved) {
   out += "shrunk:   " + describe_size(r.shrunk_size) + " (" + std::to_string(r.shrink_runs) +
          " runs, " + (r.shrink_fixpoint ? "fixpoint" : "run budget spent") + ", " +
          std::to_string(r.shrink_wall_ms) + " ms)\n";
+  if (r.shrunk.seed != r.witness_seed) {
+    out += "shrunk case seed: " + std::to_string(r.shrunk.seed) +
+           " (the shrink moved to other link draws to get unstuck)\n";
+  }
   out += "correct on the shrunk case: " + std::string(properties::property_name(r.property)) +
          (r.correct_passes_shrunk ? " holds" : " is violated too") + "\n";
   out += "violation: " + r.explanation + "\n";
