@@ -9,10 +9,12 @@
 // broker reply is sorted to where its command ran; every other record to "now".
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "seqby/core/engine.h"
@@ -50,8 +52,11 @@ class World::Sink final : public HistorySink {
   // Stamps.
   std::uint64_t next_stamp() { return ++stamp_count_; }
   std::uint64_t command_count() const { return stamp_count_; }
-  void set_decision_stamp(const std::string& node, std::uint64_t stamp) {
-    decision_stamp_[node] = stamp;
+  // Where the node's decision stamp is kept (stable for the sink's life); kNoDecision until the
+  // node's first reply or failure.
+  static constexpr std::uint64_t kNoDecision = UINT64_MAX;
+  std::uint64_t* decision_slot(const std::string& node) {
+    return &decision_stamp_.try_emplace(node, kNoDecision).first->second;
   }
   void add_server_commit(ServerDecision commit) { server_commits_.push_back(std::move(commit)); }
 
@@ -122,13 +127,17 @@ class World::InnerStampLink final : public redis::RedisLink {
   redis::RedisLink& inner_;
   StampServer& server_;
   std::uint64_t sent_ = 0;
-  std::map<void*, std::uint64_t> stamp_by_task_;
+  std::vector<std::pair<void*, std::uint64_t>> stamp_by_task_;  // a few tasks: a flat list
 };
 
 class World::OuterStampLink final : public redis::RedisLink {
  public:
   OuterStampLink(World& world, redis::RedisLink& inner, InnerStampLink& stamps, std::string node)
-      : world_(world), inner_(inner), stamps_(stamps), node_(std::move(node)) {}
+      : world_(world),
+        inner_(inner),
+        stamps_(stamps),
+        node_(std::move(node)),
+        decision_stamp_(world_.sink_->decision_slot(node_)) {}
   Task<Result<redis::Reply>> execute(redis::Command command) override;
 
  private:
@@ -136,6 +145,7 @@ class World::OuterStampLink final : public redis::RedisLink {
   redis::RedisLink& inner_;
   InnerStampLink& stamps_;
   std::string node_;
+  std::uint64_t* decision_stamp_;  // the sink's slot for node_
 };
 
 // One engine incarnation (or the publisher, without faults, handler or engine).

@@ -150,15 +150,26 @@ Task<Result<redis::Reply>> World::InnerStampLink::execute(redis::Command command
   void* context = co_await ContextProbe();
   const std::uint64_t k = sent_++;
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
-  if (reply.ok()) stamp_by_task_[context] = server_.stamp_at(k);
+  if (reply.ok()) {
+    const std::uint64_t stamp = server_.stamp_at(k);
+    auto it = std::find_if(stamp_by_task_.begin(), stamp_by_task_.end(),
+                           [context](const auto& entry) { return entry.first == context; });
+    if (it != stamp_by_task_.end()) {
+      it->second = stamp;
+    } else {
+      stamp_by_task_.emplace_back(context, stamp);
+    }
+  }
   co_return reply;
 }
 
 std::uint64_t World::InnerStampLink::take_stamp(void* context) {
-  auto it = stamp_by_task_.find(context);
+  auto it = std::find_if(stamp_by_task_.begin(), stamp_by_task_.end(),
+                         [context](const auto& entry) { return entry.first == context; });
   if (it == stamp_by_task_.end()) return 0;
   const std::uint64_t stamp = it->second;
-  stamp_by_task_.erase(it);
+  *it = stamp_by_task_.back();
+  stamp_by_task_.pop_back();
   return stamp;
 }
 
@@ -167,7 +178,7 @@ Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
   const std::uint64_t stamp = stamps_.take_stamp(context);
   Sink& sink = *world_.sink_;
-  sink.set_decision_stamp(node_, reply.ok() && stamp > 0 ? 2 * stamp - 1 : 2 * sink.command_count());
+  *decision_stamp_ = reply.ok() && stamp > 0 ? 2 * stamp - 1 : 2 * sink.command_count();
   co_return reply;
 }
 
@@ -202,7 +213,7 @@ void World::Sink::record(HistoryRecord record) {
   std::uint64_t sort_key = 2 * stamp_count_;
   if (is_decision(record.op)) {
     auto it = decision_stamp_.find(record.node);
-    if (it != decision_stamp_.end()) sort_key = it->second;
+    if (it != decision_stamp_.end() && it->second != kNoDecision) sort_key = it->second;
   }
   pending_.push_back(Pending{sort_key, std::move(record)});
 }
