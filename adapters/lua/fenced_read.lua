@@ -33,10 +33,14 @@ for attempt = 1, 64 do
         data = fields[i + 1]
       end
     end
-    local pending = redis.call('XPENDING', KEYS[2], ARGV[2], id, id, 1, ARGV[1])
-    local delivery_count = 0
-    if pending[1] then
-      delivery_count = pending[1][4]
+    -- A never-delivered entry ('>') has just been delivered for the first time.
+    local delivery_count = 1
+    if ARGV[3] ~= '>' then
+      local pending = redis.call('XPENDING', KEYS[2], ARGV[2], id, id, 1, ARGV[1])
+      delivery_count = 0
+      if pending[1] then
+        delivery_count = pending[1][4]
+      end
     end
     return {id, event_type, data, delivery_count}
   end
