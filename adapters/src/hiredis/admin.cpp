@@ -5,12 +5,11 @@
 
 #include "seqby/core/keys.h"
 #include "seqby/core/naming.h"
+#include "seqby/redis/redis_broker.h"
 #include "seqby/redis/scripts.h"
 
 namespace seqby::redis {
 namespace {
-
-constexpr std::string_view kHaltToken = "__halt__";
 
 std::string lease_of_group(std::string_view category, std::string_view key,
                            std::string_view group) {
@@ -86,16 +85,6 @@ bool is_stream_entry_id(std::string_view id) {
   if (dash == std::string_view::npos) return false;
   std::uint64_t part = 0;
   return parse_uint(id.substr(0, dash), &part) && parse_uint(id.substr(dash + 1), &part);
-}
-
-std::string halt_record_name(std::string_view category, std::string_view key,
-                             std::string_view group) {
-  std::string name = partition_stream_name(category, key);
-  name += ':';
-  name += kHaltToken;
-  name += ':';
-  name += group;
-  return name;
 }
 
 Result<Reply> Admin::run(const Command& command) {
@@ -235,6 +224,7 @@ Result<std::vector<GroupView>> Admin::groups_of(std::string_view category, std::
   }
   std::sort(groups.begin(), groups.end(),
             [](const GroupView& a, const GroupView& b) { return a.name < b.name; });
+  const PartitionRef partition{std::string(category), std::string(key)};
   for (GroupView& group : groups) {
     Result<std::optional<LeaseView>> lease = lease_at(lease_of_group(category, key, group.name));
     if (!lease.ok()) return lease.error();
@@ -242,7 +232,7 @@ Result<std::vector<GroupView>> Admin::groups_of(std::string_view category, std::
     Result<std::optional<HeadView>> head = head_of(stream, group.name);
     if (!head.ok()) return head.error();
     group.head = std::move(head).value();
-    Result<std::optional<HaltView>> halt = halt_of(halt_record_name(category, key, group.name));
+    Result<std::optional<HaltView>> halt = halt_of(halt_key_name(partition, group.name));
     if (!halt.ok()) return halt.error();
     group.halt = std::move(halt).value();
   }
@@ -415,9 +405,10 @@ Result<SkipOutcome> Admin::skip(std::string_view category, std::string_view key,
   if (!chosen.ok()) return chosen.error();
   const char* source = script_source("admin_skip");
   SEQBY_CHECK(source != nullptr);
-  Result<Reply> reply = redis_.execute({"EVAL", source, "2", partition_stream_name(category, key),
-                                        halt_record_name(category, key, chosen.value()),
-                                        chosen.value(), std::string(id)});
+  const PartitionRef partition{std::string(category), std::string(key)};
+  Result<Reply> reply =
+      redis_.execute({"EVAL", source, "2", partition.stream(),
+                      halt_key_name(partition, chosen.value()), chosen.value(), std::string(id)});
   if (!reply.ok()) return reply.error();
   if (reply.value().is_error()) return script_refusal(reply.value());
   if (reply.value().kind != Reply::Kind::integer) return unexpected("admin_skip", reply.value());
@@ -432,9 +423,10 @@ Result<DlqOutcome> Admin::dlq(std::string_view category, std::string_view key,
   if (!chosen.ok()) return chosen.error();
   const char* source = script_source("admin_dlq");
   SEQBY_CHECK(source != nullptr);
-  const std::string dlq = dlq_stream_name(category, key);
-  Result<Reply> reply = redis_.execute({"EVAL", source, "3", partition_stream_name(category, key),
-                                        halt_record_name(category, key, chosen.value()), dlq,
+  const PartitionRef partition{std::string(category), std::string(key)};
+  const std::string dlq = partition.dlq();
+  Result<Reply> reply = redis_.execute({"EVAL", source, "3", partition.stream(),
+                                        halt_key_name(partition, chosen.value()), dlq,
                                         chosen.value(), std::string(id)});
   if (!reply.ok()) return reply.error();
   const Reply& r = reply.value();

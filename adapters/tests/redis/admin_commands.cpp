@@ -16,6 +16,7 @@
 #include "../../../apps/tests/unit/cli_run.h"
 #include "redis_server.h"
 #include "seqby/redis/admin.h"
+#include "seqby/redis/redis_broker.h"
 #include "seqby/redis/scripts.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby/sim/sim_redis.h"
@@ -76,7 +77,7 @@ class AdminCommands : public ::testing::Test {
     }
     run({"SET", stream(key) + ":__lease__", "w1:3", "PX", "60000"});
     run({"SET", stream(key) + ":__fence__", "3"});
-    run({"HSET", halt_record_name(category_, key, kGroup), "id", "1-1", "reason", kReason,
+    run({"HSET", halt_key_name({category_, key}, kGroup), "id", "1-1", "reason", kReason,
          "since_ms", "1764538800000", "owner", "w1:3", "delivery_count", "3"});
   }
 
@@ -248,7 +249,7 @@ TEST_F(AdminCommands, SkipAcknowledgesTheHeadAndTheNextEventFollows) {
   ASSERT_TRUE(done.ok()) << done.error().message;
   EXPECT_TRUE(done.value().halted);
   EXPECT_EQ(run({"XPENDING", stream("client-B"), kGroup}).elements.at(0).integer, 0);
-  EXPECT_EQ(run({"EXISTS", halt_record_name(category_, "client-B", kGroup)}).integer, 0);
+  EXPECT_EQ(run({"EXISTS", halt_key_name({category_, "client-B"}, kGroup)}).integer, 0);
   EXPECT_EQ(run({"EXISTS", stream("client-B") + ":dlq"}).integer, 0);
   // The owner's next read gets the next event, in order.
   Reply next = run(
@@ -313,7 +314,7 @@ TEST_F(AdminCommands, DlqMovesTheHeadWithItsProvenanceAndAcknowledgesIt) {
       "reason",    kReason,  "delivery_count", "3"};
   EXPECT_EQ(fields, expected);
   EXPECT_EQ(run({"XPENDING", stream("client-B"), kGroup}).elements.at(0).integer, 0);
-  EXPECT_EQ(run({"EXISTS", halt_record_name(category_, "client-B", kGroup)}).integer, 0);
+  EXPECT_EQ(run({"EXISTS", halt_key_name({category_, "client-B"}, kGroup)}).integer, 0);
   EXPECT_EQ(run({"XLEN", stream("client-B")}).integer, 2);  // the partition keeps its history
   // The DLQ is not a partition: the listing does not show it.
   Result<CategoryView> view = admin_->partitions(category_);
@@ -358,7 +359,7 @@ TEST_F(AdminCommands, TheScriptsAnswerTheSameOnTheSimulatedRedis) {
   } clock;
   sim::SimRedis sim(clock);
   const std::string s = stream("k");
-  const std::string halt = halt_record_name(category_, "k", kGroup);
+  const std::string halt = halt_key_name({category_, "k"}, kGroup);
   const std::string skip = script_source("admin_skip");
   const std::string dlq = script_source("admin_dlq");
   const std::vector<Command> commands = {
@@ -519,7 +520,7 @@ TEST(AdminWithAWorker, TheOwnerGoesOnAfterSkipAndDlq) {
     return scenarios::run_command(d.seqby_binary(), args);
   };
   auto halted = [&d](const std::string& key) {
-    return d.run({"EXISTS", halt_record_name(d.category(), key, d.group())}).integer == 1;
+    return d.run({"EXISTS", halt_key_name({d.category(), key}, d.group())}).integer == 1;
   };
   ASSERT_TRUE(d.wait_until([&] { return halted("client-B") && halted("client-C"); })) << d.logs();
 

@@ -23,10 +23,6 @@
 
 namespace seqby::redis {
 
-// `C:K:__halt__:G`: the hash the owner writes when its partition halts for group G.
-std::string halt_record_name(std::string_view category, std::string_view key,
-                             std::string_view group);
-
 // A lease value `O:N` read from `C:K:__lease__` (or `C:K:__lease__:G`).
 struct LeaseView {
   std::string owner;             // O
@@ -34,7 +30,7 @@ struct LeaseView {
   std::int64_t ttl_ms = -1;      // PTTL: time left; -1 when the key has no expiry
 };
 
-// The halt record `C:K:__halt__:G`, as the owner wrote it.
+// The halt record `C:K:__halt__:G` (halt_key_name in redis_broker.h), as the owner wrote it.
 struct HaltView {
   std::string id;             // the head entry the partition halted on
   std::string reason;         // the handler's last error
