@@ -477,6 +477,10 @@ void LuaScripting::open() {
   lua_setfield(L, LUA_REGISTRYINDEX, "__seqby_tostring");
   lua_pushcfunction(L, error_handler);
   handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushliteral(L, "KEYS");
+  keys_name_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushliteral(L, "ARGV");
+  argv_name_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 
   // Redis 7.0's allow list of base functions; everything else in the base library goes.
   static const char* const kRemoved[] = {"print", "dofile", "loadfile", "setfenv", "require",
@@ -580,7 +584,7 @@ Reply LuaScripting::run(std::string_view sha, std::span<const std::string> keys,
   const int base = lua_gettop(L);
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   for (const auto* list : {&keys, &args}) {
-    lua_pushstring(L, list == &keys ? "KEYS" : "ARGV");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, list == &keys ? keys_name_ref_ : argv_name_ref_);
     lua_createtable(L, static_cast<int>(list->size()), 0);
     for (std::size_t i = 0; i < list->size(); i++) {
       push_string(L, (*list)[i]);
