@@ -4,6 +4,7 @@
 // lua_error is raised from a function whose C++ locals are already destroyed.
 #include <lua.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -140,6 +141,8 @@ Reply to_reply(lua_State* L, int depth) {
       }
       lua_pop(L, 1);
       std::vector<Reply> elements;
+      // A hint only (the loop below stops at the first nil, as Redis does).
+      elements.reserve(std::min<std::size_t>(lua_objlen(L, -1), 1024));
       for (int j = 1;; j++) {
         lua_pushnumber(L, j);
         lua_rawget(L, -2);
