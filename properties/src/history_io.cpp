@@ -2,6 +2,7 @@
 
 #include "seqby/core/json_flat.h"
 
+#include <charconv>
 #include <fstream>
 #include <istream>
 #include <limits>
@@ -33,21 +34,44 @@ Error field_error(std::string_view file_name, std::uint64_t line_number, std::st
 
 }  // namespace
 
-std::string record_to_jsonl(const HistoryRecord& r) {
-  std::string out;
-  out.reserve(160);
-  out += "{\"index\":" + std::to_string(r.index);
-  out += ",\"time\":" + std::to_string(r.time_ms);
+namespace {
+
+void append_number(std::string& out, std::string_view name_colon, std::int64_t value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  out += name_colon;
+  out.append(digits, static_cast<std::size_t>(end - digits));
+}
+
+void append_unsigned(std::string& out, std::string_view name_colon, std::uint64_t value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  out += name_colon;
+  out.append(digits, static_cast<std::size_t>(end - digits));
+}
+
+// record_to_jsonl's bytes, appended to `out` (no string per record or per number).
+void append_record_jsonl(std::string& out, const HistoryRecord& r) {
+  append_unsigned(out, "{\"index\":", r.index);
+  append_unsigned(out, ",\"time\":", r.time_ms);
   append_string_field(out, "node", r.node);
   append_string_field(out, "op", history_op_name(r.op));
   append_string_field(out, "category", r.category);
   append_string_field(out, "key", r.key);
   append_string_field(out, "group", r.group);
-  if (r.generation != 0) out += ",\"generation\":" + std::to_string(r.generation);
+  if (r.generation != 0) append_unsigned(out, ",\"generation\":", r.generation);
   append_string_field(out, "event", r.event_id);
-  if (r.seq != -1) out += ",\"seq\":" + std::to_string(r.seq);
+  if (r.seq != -1) append_number(out, ",\"seq\":", r.seq);
   append_string_field(out, "detail", r.detail);
   out.push_back('}');
+}
+
+}  // namespace
+
+std::string record_to_jsonl(const HistoryRecord& r) {
+  std::string out;
+  out.reserve(160);
+  append_record_jsonl(out, r);
   return out;
 }
 
@@ -55,7 +79,7 @@ std::string history_to_jsonl(const std::vector<HistoryRecord>& history) {
   std::string out;
   out.reserve(history.size() * 120);
   for (const HistoryRecord& record : history) {
-    out += record_to_jsonl(record);
+    append_record_jsonl(out, record);
     out.push_back('\n');
   }
   return out;
@@ -66,11 +90,20 @@ void write_history(std::ostream& out, const std::vector<HistoryRecord>& history)
 }
 
 std::string history_sha256(const std::vector<HistoryRecord>& history) {
+  // The lines go through one buffer, hashed every kBatchBytes: the digest of the same bytes.
+  constexpr std::size_t kBatchBytes = 64 << 10;
   Sha256 hasher;
+  std::string batch;
+  batch.reserve(kBatchBytes + 1024);
   for (const HistoryRecord& record : history) {
-    hasher.update(record_to_jsonl(record));
-    hasher.update("\n");
+    append_record_jsonl(batch, record);
+    batch.push_back('\n');
+    if (batch.size() >= kBatchBytes) {
+      hasher.update(batch);
+      batch.clear();
+    }
   }
+  hasher.update(batch);
   return digest_hex(hasher.finish());
 }
 
