@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "options.h"
 #include "seqby/scenarios/catalog.h"
+#include "seqby/scenarios/ops_reap_race.h"
 
 namespace seqby::apps {
 namespace {
@@ -22,7 +23,25 @@ struct ScenarioOptions {
   std::string name;
   std::string redis_url;
   std::uint64_t seed = 1;
+  std::string seeds;  // A..B: cold_partition_reaping's reap race campaign on the simulator
 };
+
+// The reap race campaign over a seed range (cold_partition_reaping --seeds A..B).
+int run_reap_race(const ScenarioOptions& options) {
+  SeedRange range;
+  if (options.name != "cold_partition_reaping" || !options.redis_url.empty() ||
+      !parse_seed_range(options.seeds, &range)) {
+    std::cerr << "seqby scenario run: --seeds A..B runs only cold_partition_reaping's reap race "
+                 "campaign, on the simulator\n";
+    return kExitUsage;
+  }
+  const scenarios::ReapRaceResult r = scenarios::run_reap_race(range.first, range.last, 2);
+  std::cout << scenarios::render_reap_race(r);
+  const bool passed = r.failed_seeds.empty() && r.generation_reuses == 0 && r.reaps > 0;
+  std::cout << "scenario cold_partition_reaping (sim, seeds " << options.seeds
+            << "): " << (passed ? "passed" : "failed") << "\n";
+  return passed ? kExitOk : kExitFailed;
+}
 
 // The path of this very executable (real-Redis scenarios spawn `seqby worker` processes).
 std::string self_path() {
@@ -49,6 +68,7 @@ int list_scenarios() {
 }
 
 int run_scenario(const ScenarioOptions& options) {
+  if (!options.seeds.empty()) return run_reap_race(options);
   const scenarios::Scenario* scenario = scenarios::find_scenario(options.name);
   if (scenario == nullptr) {
     std::cerr << "seqby scenario run: unknown scenario '" << options.name
@@ -93,6 +113,9 @@ void add_scenario_command(CLI::App& app, int& exit_code) {
   run->add_option("--seed", options->seed, "The simulator seed (ignored with --redis)")
       ->type_name("N")
       ->capture_default_str();
+  run->add_option("--seeds", options->seeds,
+                  "cold_partition_reaping only: the reap race campaign over seeds A..B")
+      ->type_name("A..B");
   run->callback([&exit_code, options] { exit_code = run_scenario(*options); });
 }
 

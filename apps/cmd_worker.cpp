@@ -36,6 +36,8 @@ struct WorkerOptions {
   std::uint64_t heartbeat_interval_ms = 1000;
   std::uint64_t discovery_interval_ms = 1000;
   std::uint32_t retry_count_max = 3;
+  std::uint64_t reap_idle_ms = 0;
+  std::uint32_t partitions_warn_threshold = 0;
   std::string history_stream = std::string(redis::kDefaultHistoryStream);
 };
 
@@ -86,6 +88,8 @@ int run_worker(const WorkerOptions& o) {
   options.heartbeat_interval_ms = o.heartbeat_interval_ms;
   options.discovery_interval_ms = o.discovery_interval_ms;
   options.retry_count_max = o.retry_count_max;
+  options.reap_idle_ms = o.reap_idle_ms;
+  options.partitions_warn_threshold = o.partitions_warn_threshold;
   if (Status valid = validate_engine_options(options); !valid.ok()) {
     std::fprintf(stderr, "seqby worker: %s\n", valid.error().message.c_str());
     return kExitUsage;
@@ -106,13 +110,19 @@ int run_worker(const WorkerOptions& o) {
     redis::HiredisLink link(runtime, config.value());
     redis::RedisBroker broker(link);
     redis::RedisHistorySink history(runtime, link, o.history_stream);
-    redis::RecordHandler handler(runtime, link, history, owner, options.lease_ttl_ms);
-    Engine engine(runtime, broker, history, handler, options);
+    // warn, halt, resume and reap records also go to stderr, for operators.
+    redis::LoggedHistorySink logged(history,
+                                    [&owner](const std::string& line) { log_line(owner, line); });
+    redis::RecordHandler handler(runtime, link, logged, owner, options.lease_ttl_ms);
+    Engine engine(runtime, broker, logged, handler, options);
 
     log_line(owner, "event=start redis=" + redis::redacted_url(config.value()) +
                         " category=" + o.category + " group=" + o.group +
                         " sequential_by=" + o.sequential_by + " handler=" + o.handler +
                         " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
+                        " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
+                        " partitions_warn_threshold=" +
+                        std::to_string(options.partitions_warn_threshold) +
                         " history_stream=" + o.history_stream);
     runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
                         std::atomic<bool>& stop, const std::string& id) -> Task<void> {
@@ -157,6 +167,13 @@ void add_worker_command(CLI::App& app, int& exit_code) {
       ->type_name("N");
   cmd->add_option("--retry-count-max", options->retry_count_max,
                   "Handler retries before the partition halts")
+      ->type_name("N");
+  cmd->add_option("--reap-idle-ms", options->reap_idle_ms,
+                  "Reap an owned partition once it is empty, fully acked and idle this long "
+                  "(0: never)")
+      ->type_name("N");
+  cmd->add_option("--partitions-warn-threshold", options->partitions_warn_threshold,
+                  "Warn once when the category's live partitions pass N (0: never)")
       ->type_name("N");
   cmd->add_option("--history-stream", options->history_stream,
                   "The Redis stream the history is appended to")

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include "seqby/core/history.h"
 #include "seqby/properties/checker.h"
+#include "seqby/redis/reply.h"
 #include "seqby/scenarios/catalog.h"
 #include "seqby/sim/sim_case.h"
 
@@ -47,6 +49,14 @@ struct Outcome {
   std::map<std::string, std::int64_t> dlq_length;
   std::string dlq_name_of_first_key;  // for messages: C:K:dlq of the case's first key
   bool liveness_reached = false;
+  std::string logs;  // the workers' stderr (real Redis); "" on the simulator
+};
+
+// What an operator's tool printed: `seqby admin ...` on real Redis, the admin script's reply on
+// the simulator.
+struct ToolRun {
+  int exit_code = -1;
+  std::string out;
 };
 
 class EngineBackend {
@@ -79,6 +89,24 @@ class EngineBackend {
   virtual std::string stall(const std::string& owner, const std::string& key) = 0;
   // Runs to the end: every committable event committed (bounded), graceful stop, the outcome.
   virtual Outcome finish(Checks& checks) = 0;
+
+  // --- operating a run (issue 7) ---
+  // The category the instances serve (real Redis: the run's own).
+  virtual std::string category() const = 0;
+  // Runs one command on the server the instances use (an error or a failure: a nil reply).
+  virtual redis::Reply run(const redis::Command& command) = 0;
+  // Lets the run go on until `done` holds or `limit_ms` passed (run time); false on the bound.
+  virtual bool wait_for(const std::function<bool()>& done, std::uint64_t limit_ms) = 0;
+  // Publishes `events` now (after start), each with its publish record; false when it failed.
+  virtual bool publish_now(const std::vector<sim::CaseEvent>& events, Checks& checks) = 0;
+  // The operator's `seqby admin ACTION C args...` on the run's category (real Redis: the
+  // command as a process, --redis added). On the simulator only "skip" and "dlq" exist (the
+  // admin scripts run on the world's server: args are KEY ID); others return exit code -1.
+  virtual ToolRun admin(const std::string& action, const std::vector<std::string>& args) = 0;
+  // Appends a record made outside the instances (an operator's skip or dlq) to the history.
+  virtual void record(HistoryRecord record) = 0;
+  // The run's clock now, for such records.
+  virtual std::uint64_t now_ms() = 0;
 };
 
 std::unique_ptr<EngineBackend> make_sim_backend(std::uint64_t seed);

@@ -1,9 +1,12 @@
 // The simulator backend of the engine scenarios: one World per run, faults injected at the
 // moment the scenario asks, deterministic for a seed.
+#include <algorithm>
 #include <memory>
 
 #include "engine_backend.h"
 #include "seqby/redis/redis_broker.h"
+#include "seqby/redis/scripts.h"
+#include "seqby/sim/test_handler.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/world.h"
 
@@ -86,7 +89,7 @@ class SimBackend final : public EngineBackend {
   Outcome finish(Checks&) override {
     sim::World& world = *world_;
     const sim::SimCase& c = world.sim_case();
-    world.run_active();
+    if (world.now_ms() < c.run_ms) world.run_active();  // a scenario may have waited past it
     world.run_liveness();
     world.stop_engines();
     Outcome o;
@@ -105,7 +108,7 @@ class SimBackend final : public EngineBackend {
       o.dlq_length[key] = world.redis().execute(xlen).integer;
       if (o.dlq_name_of_first_key.empty()) o.dlq_name_of_first_key = p.dlq();
     }
-    o.history = world.take_history();
+    o.history = merged(world.take_history());
     for (const auto& r : o.history) {
       if (r.op == HistoryOp::publish) o.published[r.key].push_back(r.event_id);
     }
@@ -113,7 +116,82 @@ class SimBackend final : public EngineBackend {
     return o;
   }
 
+  std::string category() const override { return world_->sim_case().category; }
+
+  redis::Reply run(const redis::Command& command) override {
+    redis::Reply r = world_->redis().execute(command);
+    return r.is_error() ? redis::Reply{} : r;
+  }
+
+  bool wait_for(const std::function<bool()>& done, std::uint64_t limit_ms) override {
+    return world_->run_until(done, world_->now_ms() + limit_ms);
+  }
+
+  // The publish script on the world's server, as the publisher runs it (the world's publisher
+  // only publishes the case's events).
+  bool publish_now(const std::vector<sim::CaseEvent>& events, Checks& checks) override {
+    const sim::SimCase& c = world_->sim_case();
+    for (const sim::CaseEvent& e : events) {
+      const PartitionRef p{c.category, e.key};
+      const redis::Reply id = world_->redis().execute({"EVAL", redis::script_source("publish"), "2",
+                                                       p.stream(), p.index(), e.key, e.type,
+                                                       sim::event_data_json(e.key, e.seq)});
+      if (!checks.expect(id.kind == redis::Reply::Kind::bulk, "publish",
+                         e.key + " seq " + std::to_string(e.seq) + ": " + id.str)) {
+        return false;
+      }
+      HistoryRecord r;
+      r.time_ms = world_->now_ms();
+      r.op = HistoryOp::publish;
+      r.category = c.category;
+      r.key = e.key;
+      r.event_id = id.str;
+      r.seq = e.seq;
+      if (e.behaviour.poison) r.detail = "poison";
+      extras_.push_back(std::move(r));
+    }
+    return true;
+  }
+
+  // What `seqby admin skip|dlq` runs: the admin script, acting only on the head.
+  ToolRun admin(const std::string& action, const std::vector<std::string>& args) override {
+    if ((action != "skip" && action != "dlq") || args.size() != 2) return ToolRun{};
+    const sim::SimCase& c = world_->sim_case();
+    const PartitionRef p{c.category, args[0]};
+    const char* script = action == "skip" ? "admin_skip" : "admin_dlq";
+    redis::Command command{"EVAL", redis::script_source(script), action == "skip" ? "2" : "3",
+                           p.stream(), redis::halt_key_name(p, c.group)};
+    if (action == "dlq") command.push_back(p.dlq());
+    command.push_back(c.group);
+    command.push_back(args[1]);
+    const redis::Reply r = world_->redis().execute(command);
+    if (r.is_error()) return ToolRun{1, r.str};
+    const std::string what = action == "skip" ? "acknowledged without processing"
+                                              : "moved to " + p.dlq() + " as " +
+                                                    (r.elements.empty() ? "" : r.elements[0].str) +
+                                                    " and acknowledged";
+    return ToolRun{0, args[1] + " on " + p.stream() + " for group " + c.group + ": " + what +
+                          " (admin script on the simulated server)"};
+  }
+
+  void record(HistoryRecord record) override { extras_.push_back(std::move(record)); }
+  std::uint64_t now_ms() override { return world_->now_ms(); }
+
  private:
+  // The world's history with the records made outside it, each placed after every record of the
+  // world decided at or before its time (the world decides nothing while a scenario acts).
+  std::vector<HistoryRecord> merged(std::vector<HistoryRecord> history) {
+    for (HistoryRecord& extra : extras_) {
+      const auto at = std::upper_bound(
+          history.begin(), history.end(), extra.time_ms,
+          [](std::uint64_t t, const HistoryRecord& r) { return t < r.time_ms; });
+      history.insert(at, std::move(extra));
+    }
+    extras_.clear();
+    for (std::size_t i = 0; i < history.size(); ++i) history[i].index = i;
+    return history;
+  }
+
   std::optional<std::uint32_t> instance_of(const std::string& owner) const {
     for (std::uint32_t i = 0; i < world_->sim_case().instance_count; ++i) {
       if (world_->owner_id(i) == owner) return i;
@@ -123,6 +201,7 @@ class SimBackend final : public EngineBackend {
 
   std::uint64_t seed_;
   std::unique_ptr<sim::World> world_;
+  std::vector<HistoryRecord> extras_;
 };
 
 }  // namespace

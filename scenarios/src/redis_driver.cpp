@@ -88,7 +88,7 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
                              const std::string& owner, const WorkerSettings& s,
                              const std::string& log_path)
     : owner_(owner), log_path_(log_path) {
-  const std::vector<std::string> args{binary,
+  std::vector<std::string> args{binary,
                                       "worker",
                                       "--redis",
                                       url,
@@ -110,6 +110,14 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
                                       std::to_string(s.retry_count_max),
                                       "--history-stream",
                                       history_stream};
+  if (s.reap_idle_ms > 0) {
+    args.push_back("--reap-idle-ms");
+    args.push_back(std::to_string(s.reap_idle_ms));
+  }
+  if (s.partitions_warn_threshold > 0) {
+    args.push_back("--partitions-warn-threshold");
+    args.push_back(std::to_string(s.partitions_warn_threshold));
+  }
   pid_ = spawn(args, "", log_path_);
 }
 

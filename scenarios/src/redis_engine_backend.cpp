@@ -9,6 +9,7 @@
 // event, at a moment (found by stopping the worker and comparing) when the history stream
 // already holds every commit, read and ack Redis decided.
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "engine_backend.h"
@@ -37,6 +38,10 @@ class RedisBackend final : public EngineBackend {
 
   bool start(const sim::SimCase& c, Checks& checks) override {
     case_ = c;
+    WorkerSettings settings = driver_.settings();
+    settings.reap_idle_ms = c.engine.reap_idle_ms;
+    settings.partitions_warn_threshold = c.engine.partitions_warn_threshold;
+    driver_.set_settings(settings);
     const Status ready = driver_.ready();
     if (!checks.expect(ready.ok(), "real redis-server and seqby command",
                        ready.ok() ? driver_.category() + " on " + driver_.url()
@@ -179,6 +184,7 @@ class RedisBackend final : public EngineBackend {
                                      driver_.history_stream()
                                : history.error().message);
     if (history.ok()) o.history = std::move(history.value());
+    o.logs = driver_.logs();
     for (const std::string& key : case_.keys) {
       o.effects[key] = driver_.effects(key);
       o.dlq_length[key] = driver_.dlq_length(key);
@@ -195,6 +201,40 @@ class RedisBackend final : public EngineBackend {
       out_ << properties::render_report_text(o.report, &o.history) << driver_.logs();
     }
     return o;
+  }
+
+  std::string category() const override { return driver_.category(); }
+  redis::Reply run(const redis::Command& command) override { return driver_.run(command); }
+  bool wait_for(const std::function<bool()>& done, std::uint64_t limit_ms) override {
+    return driver_.wait_until(done, limit_ms);
+  }
+
+  bool publish_now(const std::vector<sim::CaseEvent>& events, Checks& checks) override {
+    std::vector<PublishSpec> specs;
+    for (const sim::CaseEvent& e : events) {
+      specs.push_back(PublishSpec{e.key, e.seq, e.behaviour.duration_ms + e.behaviour.slow_ms,
+                                  e.behaviour.poison});
+      case_.events.push_back(e);
+    }
+    return publish(specs, checks);
+  }
+
+  ToolRun admin(const std::string& action, const std::vector<std::string>& args) override {
+    std::vector<std::string> argv{"admin", "--redis", driver_.url(), action, driver_.category()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const CommandRun r = run_command(driver_.seqby_binary(), argv);
+    return ToolRun{r.exit_code, r.out + r.err};
+  }
+
+  void record(HistoryRecord record) override {
+    record.time_ms = now_ms();
+    driver_.append_history(record);
+  }
+
+  std::uint64_t now_ms() override {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
   }
 
  private:

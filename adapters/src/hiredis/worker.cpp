@@ -89,4 +89,29 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
   co_return result;
 }
 
+LoggedHistorySink::LoggedHistorySink(HistorySink& inner,
+                                     std::function<void(const std::string&)> log)
+    : inner_(inner), log_(std::move(log)) {}
+
+void LoggedHistorySink::record(HistoryRecord record) {
+  const std::string line = operator_log_line(record);
+  if (!line.empty() && log_) log_(line);
+  inner_.record(std::move(record));
+}
+
+std::string operator_log_line(const HistoryRecord& r) {
+  if (r.op != HistoryOp::warn && r.op != HistoryOp::halt && r.op != HistoryOp::resume &&
+      r.op != HistoryOp::reap) {
+    return "";
+  }
+  std::string line = "event=" + std::string(history_op_name(r.op)) + " category=" + r.category;
+  if (!r.key.empty()) line += " key=" + r.key;
+  if (!r.group.empty()) line += " group=" + r.group;
+  if (r.generation > 0) line += " generation=" + std::to_string(r.generation);
+  if (!r.event_id.empty()) line += " event_id=" + r.event_id;
+  if (r.seq > 0) line += " seq=" + std::to_string(r.seq);
+  if (!r.detail.empty()) line += " detail=\"" + r.detail + "\"";
+  return line;
+}
+
 }  // namespace seqby::redis

@@ -42,7 +42,9 @@ INSTANTIATE_TEST_SUITE_P(Adr, RealRedisScenario,
                                            "cross_key_parallelism", "poison_halt",
                                            "crash_failover", "stall_failover",
                                            "registration_validation", "capability_gating",
-                                           "one_key_per_category", "unsafe_keys"));
+                                           "one_key_per_category", "unsafe_keys",
+                                           "operator_skip_head", "operator_dlq_head",
+                                           "cold_partition_reaping", "partition_count_warning"));
 
 TEST(RealRedisScenarioCommand, EveryScenarioButProcessManagersHasARealRedisForm) {
   for (const Scenario& s : all_scenarios()) {

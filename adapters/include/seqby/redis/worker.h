@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "seqby/core/handler.h"
@@ -38,5 +39,24 @@ class RecordHandler final : public Handler {
   std::string owner_id_;
   std::uint64_t marker_ttl_ms_;
 };
+
+// A history sink that forwards every record to `inner` and, for the records an operator must
+// see (warn, halt, resume, reap), also writes one key=value line to `log` (stderr in `seqby
+// worker`). It adds no Redis round trip, so a halt line carries the halt record's figures (event,
+// seq, generation, reason) but not the group's pending count or lag: `seqby admin partitions`
+// shows those.
+class LoggedHistorySink final : public HistorySink {
+ public:
+  // REQUIRES: `inner` outlives the sink. `log` receives each line without its newline.
+  LoggedHistorySink(HistorySink& inner, std::function<void(const std::string&)> log);
+  void record(HistoryRecord record) override;
+
+ private:
+  HistorySink& inner_;
+  std::function<void(const std::string&)> log_;
+};
+
+// The log line of `record` ("event=halt category=C key=K ..."), or "" for an op not logged.
+std::string operator_log_line(const HistoryRecord& record);
 
 }  // namespace seqby::redis

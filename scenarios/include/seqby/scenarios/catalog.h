@@ -42,5 +42,6 @@ const Scenario* find_scenario(std::string_view name);
 // Scenario groups, each defined in its own file under scenarios/src/.
 std::vector<Scenario> domain_scenarios();  // registration, capability, one key, unsafe keys
 std::vector<Scenario> engine_scenarios();  // order, entry, parallelism, poison, crash, stall
+std::vector<Scenario> ops_scenarios();     // operator skip and dlq, reaping, partition count
 
 }  // namespace seqby::scenarios

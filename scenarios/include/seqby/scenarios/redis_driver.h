@@ -32,6 +32,8 @@ struct WorkerSettings {
   std::uint64_t heartbeat_interval_ms = 250;
   std::uint64_t discovery_interval_ms = 250;
   std::uint32_t retry_count_max = 3;
+  std::uint64_t reap_idle_ms = 0;               // 0: the workers never reap (--reap-idle-ms)
+  std::uint32_t partitions_warn_threshold = 0;  // 0: no warning (--partitions-warn-threshold)
 };
 
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
@@ -102,6 +104,8 @@ class RedisScenarioDriver {
   const std::string& group() const { return settings_.group; }
   const std::string& history_stream() const { return history_stream_; }
   const WorkerSettings& settings() const { return settings_; }
+  // For the workers started from now on.
+  void set_settings(const WorkerSettings& settings) { settings_ = settings; }
   const std::string& seqby_binary() const { return binary_; }
   std::uint64_t wait_max_ms() const { return wait_max_ms_; }
 
