@@ -69,6 +69,11 @@ void wait_for_signal(std::atomic<bool>* stop, std::atomic<bool>* done) {
 }
 
 
+Task<void> log_halt_figures(redis::RedisLink& link, HistoryRecord halt, std::string owner) {
+  const std::string line = co_await redis::halt_figures_line(link, std::move(halt));
+  log_line(owner, line);
+}
+
 int run_worker(const WorkerOptions& o) {
   if (o.handler != "record") {
     std::fprintf(stderr, "seqby worker: --handler: unknown handler '%s'; known: record\n",
@@ -110,9 +115,13 @@ int run_worker(const WorkerOptions& o) {
     redis::HiredisLink link(runtime, config.value());
     redis::RedisBroker broker(link);
     redis::RedisHistorySink history(runtime, link, o.history_stream);
-    // warn, halt, resume and reap records also go to stderr, for operators.
-    redis::LoggedHistorySink logged(history,
-                                    [&owner](const std::string& line) { log_line(owner, line); });
+    // warn, halt, resume and reap records also go to stderr, for operators; a halt is followed
+    // by the group's pending count and lag, read by a task of its own.
+    auto log = [&owner, &runtime, &link](const HistoryRecord& r, const std::string& line) {
+      log_line(owner, line);
+      if (r.op == HistoryOp::halt) runtime.spawn("halt_figures", log_halt_figures(link, r, owner));
+    };
+    redis::LoggedHistorySink logged(history, log);
     redis::RecordHandler handler(runtime, link, logged, owner, options.lease_ttl_ms);
     Engine engine(runtime, broker, logged, handler, options);
 

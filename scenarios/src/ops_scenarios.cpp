@@ -235,6 +235,7 @@ ScenarioResult operator_resolves_head(ScenarioContext& ctx, EngineBackend& b,
       o.effects.count(kB) && o.published.count(kB) && o.effects.at(kB) == o.published.at(kB),
       "client-B unaffected", "client-B applied all " + std::to_string(per_key) + " in order");
   expect_log_line(checks, b, o, "halt", kA);
+  expect_log_line(checks, b, o, "halt_figures", kA);
   expect_log_line(checks, b, o, "resume", kA);
   expect_checker(checks, o);
   return checks.result();

@@ -89,14 +89,44 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
   co_return result;
 }
 
-LoggedHistorySink::LoggedHistorySink(HistorySink& inner,
-                                     std::function<void(const std::string&)> log)
+LoggedHistorySink::LoggedHistorySink(HistorySink& inner, Log log)
     : inner_(inner), log_(std::move(log)) {}
 
 void LoggedHistorySink::record(HistoryRecord record) {
   const std::string line = operator_log_line(record);
-  if (!line.empty() && log_) log_(line);
+  if (!line.empty() && log_) log_(record, line);
   inner_.record(std::move(record));
+}
+
+Task<std::string> halt_figures_line(RedisLink& link, HistoryRecord halt) {
+  const PartitionRef partition{halt.category, halt.key};
+  std::int64_t pending = -1;
+  std::int64_t lag = -1;
+  Command summary{"XPENDING", partition.stream(), halt.group};
+  Result<Reply> pending_reply = co_await link.execute(std::move(summary));
+  if (pending_reply.ok() && !pending_reply.value().elements.empty() &&
+      pending_reply.value().elements[0].kind == Reply::Kind::integer) {
+    pending = pending_reply.value().elements[0].integer;
+  }
+  Command groups{"XINFO", "GROUPS", partition.stream()};
+  Result<Reply> groups_reply = co_await link.execute(std::move(groups));
+  if (groups_reply.ok()) {
+    for (const Reply& group : groups_reply.value().elements) {
+      bool ours = false;
+      std::int64_t group_lag = -1;
+      for (std::size_t i = 0; i + 1 < group.elements.size(); i += 2) {
+        const Reply& value = group.elements[i + 1];
+        if (group.elements[i].str == "name") ours = value.str == halt.group;
+        if (group.elements[i].str == "lag" && value.kind == Reply::Kind::integer) {
+          group_lag = value.integer;
+        }
+      }
+      if (ours) lag = group_lag;
+    }
+  }
+  co_return "event=halt_figures category=" + halt.category + " key=" + halt.key +
+      " group=" + halt.group + " event_id=" + halt.event_id + " pending=" +
+      std::to_string(pending) + " lag=" + std::to_string(lag);
 }
 
 std::string operator_log_line(const HistoryRecord& r) {

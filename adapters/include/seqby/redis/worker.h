@@ -41,22 +41,26 @@ class RecordHandler final : public Handler {
 };
 
 // A history sink that forwards every record to `inner` and, for the records an operator must
-// see (warn, halt, resume, reap), also writes one key=value line to `log` (stderr in `seqby
-// worker`). It adds no Redis round trip, so a halt line carries the halt record's figures (event,
-// seq, generation, reason) but not the group's pending count or lag: `seqby admin partitions`
-// shows those.
+// see (warn, halt, resume, reap), also hands `log` the record and its key=value line (stderr in
+// `seqby worker`). It makes no Redis call itself: the group's pending count and lag for a halt
+// come from halt_figures_line(), which the worker runs as a task of its own.
 class LoggedHistorySink final : public HistorySink {
  public:
+  using Log = std::function<void(const HistoryRecord&, const std::string&)>;
   // REQUIRES: `inner` outlives the sink. `log` receives each line without its newline.
-  LoggedHistorySink(HistorySink& inner, std::function<void(const std::string&)> log);
+  LoggedHistorySink(HistorySink& inner, Log log);
   void record(HistoryRecord record) override;
 
  private:
   HistorySink& inner_;
-  std::function<void(const std::string&)> log_;
+  Log log_;
 };
 
 // The log line of `record` ("event=halt category=C key=K ..."), or "" for an op not logged.
 std::string operator_log_line(const HistoryRecord& record);
+
+// "event=halt_figures category=C key=K group=G pending=N lag=M" for a halt record, read from
+// XPENDING and XINFO GROUPS (-1 for a figure Redis did not give).
+Task<std::string> halt_figures_line(RedisLink& link, HistoryRecord halt);
 
 }  // namespace seqby::redis
