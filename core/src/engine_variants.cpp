@@ -68,7 +68,7 @@ Task<void> Engine::process_message_lock(Slot& slot) {
       const StreamEntry entry = std::move(*read.value());
       record(HistoryOp::read, &slot.lease, entry.id,
              "delivery=" + std::to_string(entry.delivery_count));
-      step = co_await run_one(slot, entry, false, &failure);
+      step = co_await run_one(slot, entry, &failure);
       if (step == Step::failed) {
         failures = entry.id == failing_id ? failures + 1 : 1;
         failing_id = entry.id;
@@ -94,7 +94,7 @@ Task<void> Engine::process_message_lock(Slot& slot) {
 // batch_unfenced (ADR decision 5, "the stale owner never reaches the next event"): after a
 // fenced read of a new entry, the rest of the batch is read at once, so the whole batch rides
 // on one lease check; process() then enters the handler for each of them without checking the
-// lease again (run_one with batched = true).
+// lease again.
 Task<void> Engine::read_batch_rest(Slot& slot, std::deque<StreamEntry>* batch) {
   while (batch->size() + 1 < kBatchEntryCount) {
     Result<std::optional<StreamEntry>> read =

@@ -1,6 +1,6 @@
 // The partition worker (DESIGN section 4): on acquire it creates the group at id 0, reclaims the
 // older consumers' pending entries, drops empty old consumers, then processes its own pending
-// entries in id order before new ones, ONE event in flight: fenced read, lease check, handler,
+// entries in id order before new ones, ONE event in flight: fenced read (the lease check), handler,
 // fenced ack. A FENCED reply anywhere ends it at once; a head that fails past the retry budget
 // halts the partition (decision 6).
 #include "seqby/core/engine.h"
@@ -80,9 +80,10 @@ Task<void> Engine::process(Slot& slot) {
       }
       continue;
     }
-    const bool batched = !batch.empty();
     StreamEntry entry;
-    if (batched) {
+    if (!batch.empty()) {
+      // KNOWN-BROKEN batch_unfenced: this entry was read with its batch, long before, and it
+      // enters the handler with no lease check since.
       entry = std::move(batch.front());
       batch.pop_front();
     } else {
@@ -123,7 +124,7 @@ Task<void> Engine::process(Slot& slot) {
       }
     }
     std::string failure;
-    const Step step = co_await run_one(slot, entry, batched, &failure);
+    const Step step = co_await run_one(slot, entry, &failure);
     if (step == Step::lost || step == Step::gave_up) co_return;
     if (step == Step::done) {
       failing_id.clear();
@@ -158,14 +159,11 @@ Task<void> Engine::process(Slot& slot) {
   }
 }
 
-Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, bool batched,
-                                   std::string* failure) {
-  // KNOWN-BROKEN batch_unfenced: an entry of a batch enters the handler without a lease check
-  // (the batch's one check was at its first read).
-  if (!batched) {
-    const Step checked = co_await enter_check(slot, entry);
-    if (checked != Step::done) co_return checked;
-  }
+Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, std::string* failure) {
+  // The lease check right before entering (DESIGN section 4) is the fenced read that returned
+  // `entry`: it reads ONE entry, and nothing is awaited between its reply and the handler, so a
+  // stale owner never reaches a next event (KNOWN-BROKEN batch_unfenced breaks exactly this).
+  if (slot.lost) co_return Step::lost;
   const Event event{
       slot.lease.partition.category, slot.lease.partition.key, entry.id, entry.type, entry.data,
       entry.delivery_count};
@@ -181,27 +179,6 @@ Task<Engine::Step> Engine::run_one(Slot& slot, const StreamEntry& entry, bool ba
   }
   if (slot.lost) co_return Step::lost;
   co_return co_await ack(slot, entry);
-}
-
-// Right before entering the handler: a stale owner must never reach a next event.
-Task<Engine::Step> Engine::enter_check(Slot& slot, const StreamEntry& entry) {
-  // KNOWN-BROKEN variant no_fence (ADR "Alternatives Considered", fencing tokens): no lease
-  // check before the handler, so a stale owner enters it. shared_group and message_lock have
-  // no partition lease to check.
-  if (options_.variant == Variant::no_fence || lease_free()) {
-    co_return slot.lost ? Step::lost : Step::done;
-  }
-  for (std::uint32_t attempt = 1;; ++attempt) {
-    if (slot.lost) co_return Step::lost;
-    Status held = co_await broker_.check_lease(slot.lease);
-    if (held.ok()) co_return Step::done;
-    if (held.code() == Errc::fenced) {
-      lose(slot, "lease check fenced before " + entry.id);
-      co_return Step::lost;
-    }
-    if (attempt >= options_.transport_retry_count_max) co_return Step::gave_up;
-    co_await transport_backoff(attempt);
-  }
 }
 
 // XACK is idempotent, so an ack whose reply was lost is simply sent again.

@@ -1,7 +1,7 @@
 // Engine: the ownership engine of one instance (ADR decisions 5, 6, 7; DESIGN section 4). It
 // discovers the category's partitions from the maintained index, takes a fair share of their
 // leases, renews them on a heartbeat, and runs one worker per owned partition with ONE event in
-// flight: fenced read, lease check, handler, fenced ack. A FENCED reply or a refused renew ends
+// flight: fenced read (the lease check before entering), handler, fenced ack. A FENCED reply or a refused renew ends
 // that worker at once. A head that keeps failing halts its partition (nothing goes to a DLQ).
 //
 // It guarantees, through the broker's fence, that a stale instance never reads, acks or commits
@@ -93,8 +93,7 @@ class Engine {
   // Worker steps, each small and replaceable (variants swap single steps).
   Task<bool> prepare(Slot& slot);
   Task<void> process(Slot& slot);
-  Task<Step> run_one(Slot& slot, const StreamEntry& entry, bool batched, std::string* failure);
-  Task<Step> enter_check(Slot& slot, const StreamEntry& entry);
+  Task<Step> run_one(Slot& slot, const StreamEntry& entry, std::string* failure);
   Task<Step> ack(Slot& slot, const StreamEntry& entry);
   Task<void> finish(const SlotPtr& slot);
 
