@@ -1,5 +1,6 @@
 // Generic keyspace commands (PING, TYPE, DEL, KEYS, EXPIRE family, ...) and strings (GET, SET,
 // INCR family), following Redis 7.0's argument checks, reply shapes and error texts.
+#include <algorithm>
 #include <climits>
 
 #include "seqby/sim/sim_redis_engine.h"
@@ -63,12 +64,16 @@ Reply SimRedisEngine::cmd_exists(const Command& a) {
 
 // Real Redis returns keys in hash-table order; this returns them sorted.
 Reply SimRedisEngine::cmd_keys(const Command& a) {
-  std::vector<Reply> out;
+  std::vector<std::string> matched;
   const bool all = a[1] == "*";
   for (const auto& [key, value] : keys_) {
     if (expired(value)) continue;
-    if (all || parse::glob_match(a[1], key)) out.push_back(Reply::bulk(key));
+    if (all || parse::glob_match(a[1], key)) matched.push_back(key);
   }
+  std::sort(matched.begin(), matched.end());
+  std::vector<Reply> out;
+  out.reserve(matched.size());
+  for (auto& key : matched) out.push_back(Reply::bulk(std::move(key)));
   return Reply::array(std::move(out));
 }
 

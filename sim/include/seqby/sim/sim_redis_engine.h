@@ -219,7 +219,10 @@ class SimRedisEngine {
   Clock& clock_;
   std::uint64_t now_ms_ = 0;  // read once per client command; frozen while a script runs
   bool in_script_ = false;
-  std::map<std::string, Value> keys_;
+  // Hashed: a lookup is one hash, not a string compare per tree level over keys that share long
+  // prefixes. Nothing depends on its iteration order: counting and expiring visit every key,
+  // and KEYS sorts what it returns.
+  std::unordered_map<std::string, Value> keys_;
   // Looked up by a lower-cased std::string_view (no key string is built per command).
   struct NameHash {
     using is_transparent = void;
