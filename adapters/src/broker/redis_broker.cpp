@@ -110,22 +110,34 @@ Task<Result<Reply>> RedisBroker::eval(const char* source, const std::vector<std:
   co_return co_await link_.execute(std::move(command));
 }
 
+std::size_t RedisBroker::script_index(std::string_view name) {
+  for (std::size_t i = 0; i < scripts_.size(); ++i) {
+    if (scripts_[i].name == name) return i;
+  }
+  for (const EmbeddedScript& embedded : embedded_scripts()) {
+    if (name == embedded.name) {
+      scripts_.push_back(LoadedScript{embedded.name, embedded.source, ""});
+      return scripts_.size() - 1;
+    }
+  }
+  SEQBY_CHECK(false && "no embedded script of that name");
+  return 0;
+}
+
 Task<Result<Reply>> RedisBroker::run_script(std::string_view name, std::vector<std::string> keys,
                                             std::vector<std::string> args) {
-  const std::string script(name);
-  const char* source = script_source(script);
-  SEQBY_CHECK(source != nullptr);
+  // By index, never by reference: scripts_ may grow while this call waits for a reply.
+  const std::size_t index = script_index(name);
+  const char* source = scripts_[index].source;
   if (!script_load_refused_) {
-    std::string sha;
-    if (auto it = shas_.find(script); it != shas_.end()) {
-      sha = it->second;
-    } else {
+    std::string sha = scripts_[index].sha;
+    if (sha.empty()) {
       Command command{"SCRIPT", "LOAD", source};
       Result<Reply> loaded = co_await link_.execute(std::move(command));
       if (!loaded.ok()) co_return loaded.error();
       if (loaded.value().kind == Reply::Kind::bulk) {
         sha = loaded.value().str;
-        shas_[script] = sha;
+        scripts_[index].sha = sha;
       } else {
         script_load_refused_ = true;
       }
@@ -133,7 +145,8 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, std::vector<s
     if (!sha.empty()) {
       Result<Reply> reply = co_await eval(source, keys, args, sha);
       if (!reply.ok() || !reply.value().is_error_with("NOSCRIPT")) co_return reply;
-      shas_.erase(script);  // the server lost its script cache: EVAL now, load again next time
+      // The server lost its script cache: EVAL now, load again next time.
+      scripts_[index].sha.clear();
     }
   }
   co_return co_await eval(source, keys, args, {});

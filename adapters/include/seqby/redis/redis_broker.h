@@ -100,7 +100,15 @@ class RedisBroker final : public Broker {
 
   RedisLink& link_;
   RedisBrokerOptions options_;
-  std::map<std::string, std::string, std::less<>> shas_;  // script name -> SHA1 once loaded
+  struct LoadedScript {
+    std::string_view name;  // the embedded script's name (static storage)
+    const char* source = nullptr;
+    std::string sha;  // "" until SCRIPT LOAD answered (or after NOSCRIPT)
+  };
+  // Index into scripts_ of `name`, added on first use. A flat list: a broker runs about a dozen
+  // scripts, and this is looked up on every call.
+  std::size_t script_index(std::string_view name);
+  std::vector<LoadedScript> scripts_;
   bool script_load_refused_ = false;
 };
 
