@@ -1,13 +1,44 @@
 # Generates a C++ source holding every Lua script under adapters/lua as a string, so the engine
 # and the simulated Redis load the very same text. Run as: cmake -DOUT=... -DSCRIPTS=a;b -P this.
+#
+# The KNOWN-BROKEN variants' unfenced_read, unfenced_ack and unfenced_commit are not files: each
+# is generated here from its fenced_* script by deleting the script's lease check (the three
+# lines below), so the two can never drift apart. A fenced script without that exact check
+# fails the build.
+cmake_policy(SET CMP0057 NEW)  # if(IN_LIST) in script mode
+set(lease_check "if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+end
+")
+set(unfenced_of_fenced read ack commit)
+
+set(names "")
+foreach(path IN LISTS SCRIPTS)
+  get_filename_component(name ${path} NAME_WE)
+  file(READ ${path} text_${name})
+  list(APPEND names ${name})
+  string(REGEX REPLACE "^fenced_" "" step ${name})
+  if(name MATCHES "^fenced_" AND step IN_LIST unfenced_of_fenced)
+    string(FIND "${text_${name}}" "${lease_check}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${path}: no lease check to remove for unfenced_${step}")
+    endif()
+    string(REPLACE "${lease_check}" "" stripped "${text_${name}}")
+    set(text_unfenced_${step}
+        "-- unfenced_${step}: the KNOWN-BROKEN variants' ${name}.lua without its lease check (generated
+-- by cmake/embed_scripts.cmake; selected only by RedisBrokerOptions::unfenced in simulated runs).
+-- Rejected by the ADR (decision 5, \"The generation is the fence\"): a stale owner would go on.
+${stripped}")
+    list(APPEND names unfenced_${step})
+  endif()
+endforeach()
+
 set(body "// Generated from adapters/lua/*.lua by cmake/embed_scripts.cmake. Do not edit.\n")
 string(APPEND body "#include \"seqby/redis/scripts.h\"\n\nnamespace seqby::redis {\nnamespace {\n")
 set(table "")
-list(SORT SCRIPTS)
-foreach(path IN LISTS SCRIPTS)
-  get_filename_component(name ${path} NAME_WE)
-  file(READ ${path} text)
-  string(APPEND body "constexpr char k_${name}[] = R\"seqbylua(${text})seqbylua\";\n")
+list(SORT names)
+foreach(name IN LISTS names)
+  string(APPEND body "constexpr char k_${name}[] = R\"seqbylua(${text_${name}})seqbylua\";\n")
   string(APPEND table "    {\"${name}\", k_${name}},\n")
 endforeach()
 string(APPEND body "constexpr EmbeddedScript kScripts[] = {\n${table}};\n}  // namespace\n\n")

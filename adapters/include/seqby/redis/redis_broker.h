@@ -42,8 +42,8 @@ struct RedisBrokerOptions {
   std::uint32_t reclaim_calls_per_script = 10;  // XAUTOCLAIM calls inside one reclaim script
   std::uint32_t reclaim_scripts_max = 1000;     // reclaim scripts per reclaim() at most
   // KNOWN-BROKEN variants no_fence, shared_group, message_lock (seqby/core/variant.h): read,
-  // ack and commit run the unfenced_*.lua scripts, which skip the lease check. Simulated runs
-  // only; never by default.
+  // ack and commit run the unfenced_* scripts (the fenced ones with the lease check cut out by
+  // cmake/embed_scripts.cmake). Simulated runs only; never by default.
   bool unfenced = false;
   // Where ensure_group creates the group: "0" (the design: the whole backlog is delivered).
   // "$" only for the KNOWN-BROKEN variant group_at_dollar.
