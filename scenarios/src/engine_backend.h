@@ -109,6 +109,16 @@ class EngineBackend {
   virtual std::uint64_t now_ms() = 0;
 };
 
+// Helpers every engine scenario file shares (engine_scenario_common.cpp).
+// The history checker's verdict as one assertion: every judged property holds, or what failed.
+void expect_checker(Checks& checks, const Outcome& o);
+// The accepted commit seqs of `key`, in history order.
+std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key);
+// A scenario written once against EngineBackend, in both forms: on the simulator (run_sim) and
+// on real Redis (run_redis), with the same function.
+using EngineScenarioFn = ScenarioResult (*)(ScenarioContext&, EngineBackend&);
+Scenario both_forms(const char* name, const char* summary, EngineScenarioFn fn);
+
 std::unique_ptr<EngineBackend> make_sim_backend(std::uint64_t seed);
 // REQUIRES: ctx.redis_url and ctx.seqby_binary set. `label`: the scenario's name.
 std::unique_ptr<EngineBackend> make_redis_backend(const ScenarioContext& ctx,

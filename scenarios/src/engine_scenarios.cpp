@@ -21,6 +21,9 @@ namespace {
 using engine::Checks;
 using engine::EngineBackend;
 using engine::Outcome;
+using engine::both_forms;
+using engine::commits_of;
+using engine::expect_checker;
 
 constexpr const char* kA = "client-A";
 constexpr const char* kB = "client-B";
@@ -62,27 +65,6 @@ sim::EventBehaviour& behaviour_of(sim::SimCase& c, const std::string& key, std::
   }
   SEQBY_CHECK(false);
   return c.events.front().behaviour;
-}
-
-void expect_checker(Checks& checks, const Outcome& o) {
-  std::string violated;
-  for (const auto& f : o.report.violations) {
-    violated += std::string(violated.empty() ? "" : "; ") + properties::property_name(f.property) +
-                (f.key.empty() ? "" : " " + f.key) + ": " + f.explanation;
-  }
-  checks.expect(o.report.ok(), "history checker",
-                o.report.ok() ? "order, fence, exclusion, no_loss, poison_halt, parallel hold (" +
-                                    std::to_string(o.report.counters.records) + " records)"
-                              : violated);
-}
-
-// Accepted commit seqs of `key`, in history order.
-std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key) {
-  std::vector<std::int64_t> out;
-  for (const auto& r : o.history) {
-    if (r.op == HistoryOp::commit && r.key == key) out.push_back(r.seq);
-  }
-  return out;
 }
 
 std::vector<std::int64_t> one_to(std::int64_t n) {
@@ -371,22 +353,6 @@ ScenarioResult stall_failover(ScenarioContext& ctx, EngineBackend& b) {
   expect_applied_in_order(checks, o, kA, 20, "committed order intact");
   expect_checker(checks, o);
   return checks.result();
-}
-
-using EngineScenarioFn = ScenarioResult (*)(ScenarioContext&, EngineBackend&);
-
-// The two forms of one scenario: the same function on the simulator and on real Redis.
-Scenario both_forms(const char* name, const char* summary, EngineScenarioFn fn) {
-  return Scenario{
-      name, summary,
-      [fn](ScenarioContext& ctx) {
-        auto backend = engine::make_sim_backend(ctx.seed);
-        return fn(ctx, *backend);
-      },
-      [fn, name](ScenarioContext& ctx) {
-        auto backend = engine::make_redis_backend(ctx, name);
-        return fn(ctx, *backend);
-      }};
 }
 
 }  // namespace

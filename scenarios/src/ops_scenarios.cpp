@@ -18,6 +18,9 @@ namespace {
 using engine::Checks;
 using engine::EngineBackend;
 using engine::Outcome;
+using engine::both_forms;
+using engine::commits_of;
+using engine::expect_checker;
 using engine::ToolRun;
 
 constexpr const char* kA = "client-A";
@@ -73,26 +76,6 @@ std::map<std::string, std::string> hash_of(const redis::Reply& r) {
   std::map<std::string, std::string> out;
   for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2)
     out[r.elements[i].str] = r.elements[i + 1].str;
-  return out;
-}
-
-void expect_checker(Checks& checks, const Outcome& o) {
-  std::string violated;
-  for (const auto& f : o.report.violations) {
-    violated += std::string(violated.empty() ? "" : "; ") + properties::property_name(f.property) +
-                (f.key.empty() ? "" : " " + f.key) + ": " + f.explanation;
-  }
-  checks.expect(o.report.ok(), "history checker",
-                o.report.ok() ? "every property holds (" +
-                                    std::to_string(o.report.counters.records) + " records)"
-                              : violated);
-}
-
-std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key) {
-  std::vector<std::int64_t> out;
-  for (const auto& r : o.history) {
-    if (r.op == HistoryOp::commit && r.key == key) out.push_back(r.seq);
-  }
   return out;
 }
 
@@ -370,20 +353,6 @@ ScenarioResult partition_count_warning(ScenarioContext& ctx, EngineBackend& b) {
   }
   expect_checker(checks, o);
   return checks.result();
-}
-
-using EngineScenarioFn = ScenarioResult (*)(ScenarioContext&, EngineBackend&);
-
-Scenario both_forms(const char* name, const char* summary, EngineScenarioFn fn) {
-  return Scenario{name, summary,
-                  [fn](ScenarioContext& ctx) {
-                    auto backend = engine::make_sim_backend(ctx.seed);
-                    return fn(ctx, *backend);
-                  },
-                  [fn, name](ScenarioContext& ctx) {
-                    auto backend = engine::make_redis_backend(ctx, name);
-                    return fn(ctx, *backend);
-                  }};
 }
 
 }  // namespace
