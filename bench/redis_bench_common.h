@@ -7,6 +7,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -212,6 +214,35 @@ inline CommandStats command_stats(BlockingRedis& redis) {
 inline void reset_command_stats(BlockingRedis& redis) {
   Command command{"CONFIG", "RESETSTAT"};
   (void)redis.execute(command);
+}
+
+// A measured run that takes longer than this is cut (and reported incomplete).
+inline constexpr std::uint64_t kRunWaitMaxUs = 300ull * 1000 * 1000;
+
+// What the server did during one measured window.
+struct Window {
+  std::uint64_t elapsed_us = 0;
+  std::uint64_t server_cpu_us = 0;
+  CommandStats commands;
+};
+
+// One measured window, the same for every throughput program: resets the server's command
+// counters, lets the workers loose through `go`, polls `finished()` every 200 us until it is true
+// or kRunWaitMaxUs passed, then reads the elapsed time, the server's CPU and its counters.
+template <typename Finished>
+Window measure_window(BlockingRedis& admin, std::atomic<bool>& go, Finished finished) {
+  Window out;
+  reset_command_stats(admin);
+  const std::uint64_t cpu_before = server_cpu_us(admin);
+  const std::uint64_t start_us = steady_now_us();
+  go.store(true);
+  while (!finished() && steady_now_us() - start_us < kRunWaitMaxUs) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  out.elapsed_us = steady_now_us() - start_us;
+  out.server_cpu_us = server_cpu_us(admin) - cpu_before;
+  out.commands = command_stats(admin);
+  return out;
 }
 
 // Deletes every key matching `pattern` (SCAN + UNLINK, bounded), so that a run leaves the

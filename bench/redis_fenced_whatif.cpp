@@ -4,7 +4,8 @@
 // event in flight per partition, the effect committed through the fenced sink) runs as a bare
 // per-partition loop over RedisBroker, in four shapes:
 // - engine:   the Engine itself with the trivial handler (as in bench_redis_throughput);
-// - 4 scripts: fenced_read, check_lease, fenced_commit, fenced_ack (the engine's steps, no Engine);
+// - 4 scripts: fenced_read, check_lease, fenced_commit, fenced_ack (the engine's steps before it
+//   dropped check_lease, no Engine);
 // - 3 scripts: the same without check_lease (the read has just checked the lease);
 // - 2 scripts: fenced_commit, then one script that acks this event and reads the next, fenced.
 // The bare loops record no history and handle no failure: they bound what the engine could reach
@@ -34,7 +35,6 @@ namespace {
 constexpr const char* kProgram = "bench_redis_fenced_whatif";
 constexpr const char* kGroup = "bench";
 constexpr std::uint64_t kLeaseTtlMs = 60000;  // the bare loops hold leases without a heartbeat
-constexpr std::uint64_t kRunWaitMaxUs = 300ull * 1000 * 1000;
 
 // Fenced: acknowledges ARGV[3] (unless "") and reads the next new entry for consumer ARGV[1].
 // KEYS[1] = lease key, KEYS[2] = C:K; ARGV[1] = token O:N, ARGV[2] = group, ARGV[3] = id or "".
@@ -63,7 +63,7 @@ enum class Shape : std::uint8_t { engine, four, three, two };
 
 const char* shape_name(Shape shape) {
   switch (shape) {
-    case Shape::engine: return "engine (4 scripts)";
+    case Shape::engine: return "engine (3 scripts)";
     case Shape::four: return "bare loop, 4 scripts";
     case Shape::three: return "bare loop, 3 scripts";
     case Shape::two: return "bare loop, 2 scripts";
@@ -268,17 +268,12 @@ Figures run_shape(const RedisConfig& config, const Options& o, const std::string
                          std::cref(sha), &shared, &instance[i]);
   }
   while (shared.ready.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  reset_command_stats(admin);
-  const std::uint64_t cpu_before = server_cpu_us(admin);
-  const std::uint64_t start_us = steady_now_us();
-  shared.go.store(true);
-  while (shared.committed.load() < total && shared.failures.load() == 0 &&
-         steady_now_us() - start_us < kRunWaitMaxUs) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  const std::uint64_t elapsed_us = steady_now_us() - start_us;
-  const std::uint64_t server_us = server_cpu_us(admin) - cpu_before;
-  const CommandStats stats = command_stats(admin);
+  const Window window = measure_window(admin, shared.go, [&] {
+    return shared.committed.load() >= total || shared.failures.load() != 0;
+  });
+  const std::uint64_t elapsed_us = window.elapsed_us;
+  const std::uint64_t server_us = window.server_cpu_us;
+  const CommandStats& stats = window.commands;
   shared.done.store(true);
   for (auto& thread : threads) thread.join();
   (void)unlink_matching(admin, category + "*");

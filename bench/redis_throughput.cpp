@@ -33,7 +33,6 @@ namespace seqby::redis::bench {
 namespace {
 
 constexpr const char* kProgram = "bench_redis_throughput";
-constexpr std::uint64_t kRunWaitMaxUs = 300ull * 1000 * 1000;  // a run that takes longer is cut
 
 struct Options {
   std::uint32_t partitions = 64;
@@ -164,16 +163,10 @@ RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::st
 
   RunFigures out;
   out.load = load_average();
-  reset_command_stats(admin);
-  const std::uint64_t cpu_before = server_cpu_us(admin);
-  const std::uint64_t start_us = steady_now_us();
-  go.store(true);
-  while (committed.load() < total && steady_now_us() - start_us < kRunWaitMaxUs) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  out.elapsed_us = steady_now_us() - start_us;
-  out.server_cpu_us = server_cpu_us(admin) - cpu_before;
-  out.commands = command_stats(admin);
+  const Window window = measure_window(admin, go, [&] { return committed.load() >= total; });
+  out.elapsed_us = window.elapsed_us;
+  out.server_cpu_us = window.server_cpu_us;
+  out.commands = window.commands;
   out.events = committed.load();
   out.complete = out.events == total;
   all_committed.store(true);
@@ -348,16 +341,10 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
 
   RunFigures out;
   out.load = load_average();
-  reset_command_stats(admin);
-  const std::uint64_t cpu_before = server_cpu_us(admin);
-  const std::uint64_t start_us = steady_now_us();
-  go.store(true);
-  while (acked.load() < total && steady_now_us() - start_us < kRunWaitMaxUs) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  out.elapsed_us = steady_now_us() - start_us;
-  out.server_cpu_us = server_cpu_us(admin) - cpu_before;
-  out.commands = command_stats(admin);
+  const Window window = measure_window(admin, go, [&] { return acked.load() >= total; });
+  out.elapsed_us = window.elapsed_us;
+  out.server_cpu_us = window.server_cpu_us;
+  out.commands = window.commands;
   out.events = acked.load();
   out.complete = out.events == total;
   for (auto& thread : threads) thread.join();
