@@ -35,6 +35,7 @@ struct WorkerOptions {
   std::uint64_t lease_ttl_ms = 3000;
   std::uint64_t heartbeat_interval_ms = 1000;
   std::uint64_t discovery_interval_ms = 1000;
+  std::uint64_t poll_interval_ms = EngineOptions{}.poll_interval_ms;
   std::uint32_t retry_count_max = 3;
   std::uint64_t reap_idle_ms = 0;
   std::uint32_t partitions_warn_threshold = 0;
@@ -92,6 +93,7 @@ int run_worker(const WorkerOptions& o) {
   options.lease_ttl_ms = o.lease_ttl_ms;
   options.heartbeat_interval_ms = o.heartbeat_interval_ms;
   options.discovery_interval_ms = o.discovery_interval_ms;
+  options.poll_interval_ms = o.poll_interval_ms;
   options.retry_count_max = o.retry_count_max;
   options.reap_idle_ms = o.reap_idle_ms;
   options.partitions_warn_threshold = o.partitions_warn_threshold;
@@ -173,6 +175,9 @@ void add_worker_command(CLI::App& app, int& exit_code) {
       ->type_name("N");
   cmd->add_option("--discovery-interval-ms", options->discovery_interval_ms,
                   "Partition discovery period")
+      ->type_name("N");
+  cmd->add_option("--poll-interval-ms", options->poll_interval_ms,
+                  "Idle wait between reads that found nothing new")
       ->type_name("N");
   cmd->add_option("--retry-count-max", options->retry_count_max,
                   "Handler retries before the partition halts")

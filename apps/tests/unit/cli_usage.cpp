@@ -88,6 +88,14 @@ TEST(CliUsage, MissingRequiredOptionExitsTwoNamingIt) {
   EXPECT_NE(run.err.find("--category is required"), std::string::npos) << run.err;
 }
 
+TEST(CliUsage, WorkerRefusesAZeroPollIntervalBeforeConnecting) {
+  // Port 1 would refuse a connection: the options are judged first.
+  const auto run = run_seqby({"worker", "--redis", "redis://127.0.0.1:1", "--category", "c",
+                              "--group", "g", "--sequential-by", "id", "--poll-interval-ms", "0"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("poll_interval_ms is 0"), std::string::npos) << run.err;
+}
+
 TEST(CliUsage, BadRedisUrlExitsTwoNamingIt) {
   const auto run = run_seqby({"publish", "--redis", "http://x", "--category", "c", "--key", "k"});
   EXPECT_EQ(run.exit_code, 2);
