@@ -15,6 +15,7 @@ TEST_P(EngineScenario, PassesOnTheSimulator) {
   const Scenario* s = find_scenario(GetParam());
   ASSERT_NE(s, nullptr) << GetParam();
   ASSERT_TRUE(s->run_sim);
+  ASSERT_TRUE(s->run_redis) << GetParam() << " has no real-Redis form";
   std::ostringstream out;
   ScenarioContext ctx{out, "", 1, ""};
   const ScenarioResult r = s->run_sim(ctx);
@@ -28,6 +29,9 @@ INSTANTIATE_TEST_SUITE_P(Adr, EngineScenario,
                          ::testing::Values("per_key_order", "no_concurrent_entry",
                                            "cross_key_parallelism", "poison_halt",
                                            "crash_failover", "stall_failover"));
+INSTANTIATE_TEST_SUITE_P(Issue7, EngineScenario,
+                         ::testing::Values("operator_skip_head", "operator_dlq_head",
+                                           "cold_partition_reaping", "partition_count_warning"));
 
 TEST(EngineScenarioCatalog, ListsEveryScenarioInDesignOrder) {
   std::vector<std::string> names;
