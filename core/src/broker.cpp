@@ -1,5 +1,6 @@
 #include "seqby/core/broker.h"
 
+#include "seqby/core/check.h"
 #include "seqby/core/lease.h"
 
 namespace seqby {
@@ -15,7 +16,19 @@ std::string lease_key_for(const PartitionRef& partition, std::string_view scope)
 
 std::string Lease::token() const { return owner_id + ":" + std::to_string(generation); }
 
-std::string Lease::key() const { return lease_key_for(partition, scope); }
+PartitionRef Lease::unit() const {
+  if (process_manager.empty()) return partition;
+  return PartitionRef{pm_lease_category(process_manager), partition.key};
+}
+
+std::string Lease::key() const { return lease_key_for(unit(), scope); }
+
+Lease Lease::on(std::string_view category) const {
+  SEQBY_CHECK(!process_manager.empty());
+  Lease out = *this;
+  out.partition.category = std::string(category);
+  return out;
+}
 
 const char* commit_outcome_name(CommitOutcome outcome) {
   switch (outcome) {

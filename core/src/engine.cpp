@@ -27,7 +27,9 @@ Engine::Engine(Runtime& runtime, Broker& broker, HistorySink& history, Handler& 
       broker_(broker),
       history_(history),
       handler_(handler),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      unit_category_(options_.pm_categories.empty() ? options_.category
+                                                     : pm_lease_category(options_.group)) {
   SEQBY_CHECK(validate_engine_options(options_).ok());
 }
 
@@ -46,14 +48,21 @@ Task<void> Engine::stop() {
   while (tasks_alive_ > 0 && runtime_.clock().now_ms() - start_ms < options_.stop_wait_max_ms) {
     co_await runtime_.sleep_ms(options_.poll_interval_ms);
   }
-  (void)co_await broker_.leave_members(options_.category, options_.group, options_.owner_id);
+  (void)co_await broker_.leave_members(unit_category_, options_.group, options_.owner_id);
 }
 
 std::vector<PartitionStatus> Engine::held() const {
   std::vector<PartitionStatus> out;
   for (const auto& [key, slot] : slots_) {
     if (slot->lost || slot->released) continue;
-    out.push_back(PartitionStatus{key, slot->lease.generation, slot->halted, slot->halt_id});
+    PartitionStatus status{key, slot->lease.generation, false, ""};
+    for (const Lane& lane : slot->lanes) {
+      if (lane.halted && !status.halted) {
+        status.halted = true;
+        status.halt_id = lane.halt_id;
+      }
+    }
+    out.push_back(std::move(status));
   }
   return out;
 }
@@ -63,7 +72,7 @@ void Engine::record(HistoryOp op, const Lease* lease, std::string event_id, std:
   r.time_ms = runtime_.clock().now_ms();
   r.node = options_.owner_id;
   r.op = op;
-  r.category = options_.category;
+  r.category = lease != nullptr ? lease->partition.category : unit_category_;
   r.group = options_.group;
   if (lease != nullptr) {
     r.key = lease->partition.key;
@@ -113,7 +122,7 @@ std::vector<std::string> Engine::acquire_order(std::vector<std::string> keys) co
 
 Task<std::uint64_t> Engine::live_member_count() {
   Result<std::vector<std::string>> members =
-      co_await broker_.live_members(options_.category, options_.group);
+      co_await broker_.live_members(unit_category_, options_.group);
   // Unknown membership: count only ourselves (never hold back partitions for lack of a reply).
   if (!members.ok()) co_return 1;
   const auto& names = members.value();
@@ -122,12 +131,18 @@ Task<std::uint64_t> Engine::live_member_count() {
 }
 
 Task<void> Engine::discover_once() {
-  Result<std::vector<std::string>> index = co_await broker_.partitions(options_.category);
-  if (!index.ok()) co_return;
+  // A process manager's units are the correlation values found in any of its categories.
   std::vector<std::string> keys;
-  for (const auto& key : index.value()) {
-    if (validate_partition_key(key).ok()) keys.push_back(key);
+  const std::vector<std::string> own{options_.category};
+  for (const std::string& category : process_manager() ? options_.pm_categories : own) {
+    Result<std::vector<std::string>> index = co_await broker_.partitions(category);
+    if (!index.ok()) co_return;
+    for (const auto& key : index.value()) {
+      if (validate_partition_key(key).ok()) keys.push_back(key);
+    }
   }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   warn_partition_count(keys.size());
   if (lease_free()) {  // KNOWN-BROKEN shared_group, message_lock: every instance serves every key
     for (const auto& key : keys) {
@@ -178,8 +193,22 @@ void Engine::warn_partition_count(std::size_t count) {
       "live partitions " + std::to_string(count) + " over threshold " + std::to_string(threshold));
 }
 
+Engine::SlotPtr Engine::make_slot(Lease lease) const {
+  auto slot = std::make_shared<Slot>();
+  if (process_manager()) {
+    lease.process_manager = options_.group;
+    for (const std::string& category : options_.pm_categories) {
+      slot->lanes.emplace_back().lease = lease.on(category);
+    }
+  } else {
+    slot->lanes.emplace_back().lease = lease;
+  }
+  slot->lease = std::move(lease);
+  return slot;
+}
+
 Task<bool> Engine::try_acquire(const std::string& key) {
-  const PartitionRef partition{options_.category, key};
+  const PartitionRef partition{unit_category_, key};
   const std::string scope = options_.lease_per_group ? options_.group : std::string();
   const std::uint64_t sent_ms = runtime_.clock().now_ms();
   Result<std::optional<Lease>> got =
@@ -190,8 +219,7 @@ Task<bool> Engine::try_acquire(const std::string& key) {
     (void)co_await broker_.release(lease);
     co_return false;
   }
-  auto slot = std::make_shared<Slot>();
-  slot->lease = std::move(lease);
+  SlotPtr slot = make_slot(std::move(lease));
   slot->last_renew_ok_ms = sent_ms;
   slot->active_ms = sent_ms;
   slots_[key] = slot;
@@ -207,7 +235,7 @@ Task<bool> Engine::try_acquire(const std::string& key) {
 Task<void> Engine::heartbeat_loop() {
   while (!(stopping_ && workers_alive_ == 0)) {
     if (!stopping_) {
-      (void)co_await broker_.announce_member(options_.category, options_.group, options_.owner_id,
+      (void)co_await broker_.announce_member(unit_category_, options_.group, options_.owner_id,
                                              options_.lease_ttl_ms);
     }
     std::vector<SlotPtr> snapshot;

@@ -1,5 +1,7 @@
 #include "seqby/core/engine_options.h"
 
+#include "seqby/core/keys.h"
+
 namespace seqby {
 namespace {
 
@@ -14,7 +16,23 @@ Status validate_engine_options(const EngineOptions& o) {
   if (o.owner_id.find(':') != std::string::npos) {
     return invalid("owner_id \"" + o.owner_id + "\" contains ':'");
   }
-  if (o.category.empty()) return invalid("category is empty");
+  if (o.pm_categories.empty() && o.category.empty()) return invalid("category is empty");
+  if (!o.pm_categories.empty()) {
+    if (!o.category.empty()) {
+      return invalid("category must be empty for a process manager (pm_categories name them)");
+    }
+    for (std::size_t i = 0; i < o.pm_categories.size(); ++i) {
+      const std::string& c = o.pm_categories[i];
+      if (Status s = validate_category_name(c); !s.ok()) {
+        return invalid("pm_categories: " + s.error().message);
+      }
+      for (std::size_t j = 0; j < i; ++j) {
+        if (o.pm_categories[j] == c) return invalid("pm_categories lists \"" + c + "\" twice");
+      }
+    }
+    if (o.lease_per_group) return invalid("lease_per_group does not apply to a process manager");
+    if (o.reap_idle_ms > 0) return invalid("reap_idle_ms does not apply to a process manager");
+  }
   if (o.group.empty()) return invalid("group is empty");
   if (o.group.find(':') != std::string::npos) return invalid("group contains ':'");
   if (o.lease_ttl_ms == 0) return invalid("lease_ttl_ms is 0");

@@ -21,8 +21,7 @@ bool Engine::lease_free() const {
 // the one shared group, so the group hands different entries of the key to different
 // instances. Generation 0 marks the missing lease (the heartbeat and finish() skip it).
 void Engine::serve_without_lease(const std::string& key) {
-  auto slot = std::make_shared<Slot>();
-  slot->lease = Lease{PartitionRef{options_.category, key}, "", options_.owner_id, 0};
+  SlotPtr slot = make_slot(Lease{PartitionRef{unit_category_, key}, "", options_.owner_id, 0, ""});
   slots_[key] = slot;
   ++tasks_alive_;
   ++workers_alive_;
@@ -34,58 +33,63 @@ void Engine::serve_without_lease(const std::string& key) {
 // renewed), reads the next entry as its shared-group consumer, runs it, acks it and releases
 // the lock. A handler slower than the lock's TTL lets another instance take the lock and run
 // the key's next event while the first still runs the previous one.
+// A process manager's lock is its correlation value's lease key, taken for one event of any of
+// its streams, round robin.
 Task<void> Engine::process_message_lock(Slot& slot) {
-  const Lease consumer = slot.lease;  // generation 0: this instance's consumer "O:0"
   const std::string scope = options_.lease_per_group ? options_.group : std::string();
-  ReadFrom from = ReadFrom::pending;
-  std::string failing_id;
-  std::uint32_t failures = 0;
+  std::size_t at = 0;
   while (active(slot)) {
-    if (slot.halted) {  // as in process(): the key stays where it halted
+    Lane& lane = slot.lanes[at];
+    at = (at + 1) % slot.lanes.size();
+    if (lane.halted) {  // as in process(): the key stays where it halted
       co_await runtime_.sleep_ms(options_.poll_interval_ms);
       continue;
     }
+    const Lease consumer = lane.lease;  // generation 0: this instance's consumer "O:0"
     Result<std::optional<Lease>> locked = co_await broker_.acquire(
-        consumer.partition, scope, options_.owner_id, options_.lease_ttl_ms);
+        consumer.unit(), scope, options_.owner_id, options_.lease_ttl_ms);
     if (!locked.ok() || !locked.value().has_value()) {
       co_await runtime_.sleep_ms(options_.poll_interval_ms);
       continue;
     }
-    slot.lease = std::move(*locked.value());  // reads, commits and acks are recorded under it
-    record(HistoryOp::acquire, &slot.lease, "", "message lock");
+    // Reads, commits and acks are recorded under the lock.
+    lane.lease = std::move(*locked.value());
+    lane.lease.process_manager = consumer.process_manager;
+    lane.lease.partition = consumer.partition;
+    record(HistoryOp::acquire, &lane.lease, "", "message lock");
     Result<std::optional<StreamEntry>> read =
-        co_await broker_.fenced_read(consumer, options_.group, from);
+        co_await broker_.fenced_read(consumer, options_.group, lane.from);
     Step step = Step::done;
     bool idle = false;
     std::string failure;
     if (!read.ok()) {
-      from = ReadFrom::pending;  // a lost reply may have left the entry pending for us
+      lane.from = ReadFrom::pending;  // a lost reply may have left the entry pending for us
       idle = true;
     } else if (!read.value().has_value()) {
-      idle = from == ReadFrom::new_entries;
-      from = ReadFrom::new_entries;
+      idle = lane.from == ReadFrom::new_entries;
+      lane.from = ReadFrom::new_entries;
     } else {
       const StreamEntry entry = std::move(*read.value());
-      record(HistoryOp::read, &slot.lease, entry.id,
+      record(HistoryOp::read, &lane.lease, entry.id,
              "delivery=" + std::to_string(entry.delivery_count));
-      step = co_await run_one(slot, entry, &failure);
+      step = co_await run_one(slot, lane, entry, &failure);
       if (step == Step::failed) {
-        failures = entry.id == failing_id ? failures + 1 : 1;
-        failing_id = entry.id;
-        from = ReadFrom::pending;
-        if (failures > options_.retry_count_max) {
-          slot.halted = true;
-          slot.halt_id = entry.id;
-          record(HistoryOp::halt, &slot.lease, entry.id, "failed: " + failure);
+        lane.failures = entry.id == lane.failing_id ? lane.failures + 1 : 1;
+        lane.failing_id = entry.id;
+        lane.from = ReadFrom::pending;
+        if (lane.failures > options_.retry_count_max) {
+          lane.halted = true;
+          lane.halt_id = entry.id;
+          record(HistoryOp::halt, &lane.lease, entry.id, "failed: " + failure);
         }
       } else {
-        failing_id.clear();
-        failures = 0;
+        lane.failing_id.clear();
+        lane.failures = 0;
       }
     }
-    Result<bool> released = co_await broker_.release(slot.lease);
-    if (released.ok() && released.value()) record(HistoryOp::release, &slot.lease, "", "");
-    slot.lease = consumer;
+    Result<bool> released = co_await broker_.release(lane.lease);
+    if (released.ok() && released.value()) record(HistoryOp::release, &lane.lease, "", "");
+    lane.lease = consumer;
     if (step == Step::lost || step == Step::gave_up) co_return;
     if (idle || step == Step::failed) co_await runtime_.sleep_ms(options_.poll_interval_ms);
   }
@@ -95,15 +99,15 @@ Task<void> Engine::process_message_lock(Slot& slot) {
 // fenced read of a new entry, the rest of the batch is read at once, so the whole batch rides
 // on one lease check; process() then enters the handler for each of them without checking the
 // lease again.
-Task<void> Engine::read_batch_rest(Slot& slot, std::deque<StreamEntry>* batch) {
-  while (batch->size() + 1 < kBatchEntryCount) {
+Task<void> Engine::read_batch_rest(Lane& lane) {
+  while (lane.batch.size() + 1 < kBatchEntryCount) {
     Result<std::optional<StreamEntry>> read =
-        co_await broker_.fenced_read(slot.lease, options_.group, ReadFrom::new_entries);
+        co_await broker_.fenced_read(lane.lease, options_.group, ReadFrom::new_entries);
     if (!read.ok() || !read.value().has_value()) co_return;
     StreamEntry entry = std::move(*read.value());
-    record(HistoryOp::read, &slot.lease, entry.id,
+    record(HistoryOp::read, &lane.lease, entry.id,
            "delivery=" + std::to_string(entry.delivery_count));
-    batch->push_back(std::move(entry));
+    lane.batch.push_back(std::move(entry));
   }
 }
 

@@ -152,7 +152,14 @@ Status validate_partition_key(std::optional<std::string_view> value, const KeyRu
 }
 
 Status validate_category_name(std::string_view category) {
-  return validate_name("category", category, /*colon_allowed=*/true);
+  if (Status s = validate_name("category", category, /*colon_allowed=*/true); !s.ok()) return s;
+  // __pm__:P is where process manager P keeps its leases (naming.h).
+  const std::string_view first = category.substr(0, category.find(':'));
+  if (first == "__pm__") {
+    return name_error("category", category, "not_reserved",
+                      "the __pm__ namespace holds process managers' leases");
+  }
+  return Status::Ok();
 }
 
 Status validate_group_name(std::string_view group) {

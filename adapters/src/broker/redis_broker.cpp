@@ -225,7 +225,7 @@ Task<Result<std::optional<Lease>>> RedisBroker::acquire(const PartitionRef& part
   if (r.is_nil()) co_return std::optional<Lease>();
   if (r.kind != Reply::Kind::integer || r.integer < 1) co_return shape_error("acquire", r);
   co_return std::optional<Lease>(Lease{partition, std::string(scope), std::string(owner_id),
-                                       static_cast<std::uint64_t>(r.integer)});
+                                       static_cast<std::uint64_t>(r.integer), ""});
 }
 
 Task<Status> RedisBroker::renew(const Lease& lease, std::uint64_t ttl_ms) {

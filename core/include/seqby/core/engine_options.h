@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "seqby/core/result.h"
 #include "seqby/core/variant.h"
@@ -12,8 +13,16 @@ namespace seqby {
 
 struct EngineOptions {
   std::string owner_id;  // unique per instance incarnation (a restart takes a new one); no colon
-  std::string category;  // the stream category served
-  std::string group;     // the handler group (consumer group name)
+  std::string category;  // the stream category served ("" for a process manager)
+  std::string group;     // the handler group (consumer group name); a process manager's name
+
+  // A process manager (ADR decision 2): the categories it subscribes, each partitioned by the
+  // correlation value (so X's events are on C:X for every C here). Non-empty makes this engine
+  // the process manager named `group`: its unit is a correlation value X, one lease
+  // __pm__:G:X:__lease__ spans the streams C:X of all these categories, and the owner applies
+  // them one event at a time (round robin between the streams, each stream in order). Needs
+  // `category` empty, lease_per_group off and reap_idle_ms 0.
+  std::vector<std::string> pm_categories;
 
   // Lease per group (C:K:__lease__:G) instead of DESIGN's per-partition C:K:__lease__. Needed
   // when several partitioned handler groups consume one category.

@@ -62,7 +62,8 @@ Status validate_partition_key(std::optional<std::string_view> value, const KeyRu
 // True when `name` has the reserved `__*__` sentinel form (see the header comment).
 bool is_sentinel_name(std::string_view name);
 
-// A category: non-empty, no control characters. It may contain colons.
+// A category: non-empty, no control characters, not "__pm__" nor under "__pm__:" (the process
+// managers' lease namespace, naming.h). It may contain colons.
 Status validate_category_name(std::string_view category);
 
 // A consumer group (handler) name: non-empty, no control characters, no colon (so that the

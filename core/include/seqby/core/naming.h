@@ -9,6 +9,9 @@
 //   C:K:dlq         the partition's DLQ       C:__partitions__ the category's partition index
 //   C:K:__lease__   the partition's lease     C:K:__fence__    the partition's generation counter
 //   C               the category stream       C:S, C:dlq       the category's own lane and DLQ
+// and for process manager P, correlation value X (ADR decision 2):
+//   __pm__:P:X:__lease__  the lease of X      __pm__:P:X:__fence__  X's generation counter
+// (the lease namespace __pm__:P is a reserved category: validate_category_name refuses it).
 #pragma once
 
 #include <compare>
@@ -24,6 +27,7 @@ namespace seqby {
 inline constexpr std::string_view kLeaseToken = "__lease__";
 inline constexpr std::string_view kFenceToken = "__fence__";
 inline constexpr std::string_view kPartitionIndexToken = "__partitions__";
+inline constexpr std::string_view kProcessManagerToken = "__pm__";
 
 std::string partition_stream_name(std::string_view category, std::string_view key);
 std::string backfill_lane_name(std::string_view category, std::string_view key,
@@ -32,6 +36,9 @@ std::string dlq_stream_name(std::string_view category, std::string_view key);
 std::string lease_key_name(std::string_view category, std::string_view key);
 std::string fence_key_name(std::string_view category, std::string_view key);
 std::string partition_index_name(std::string_view category);
+// "__pm__:P": the namespace of process manager P's leases and membership; its leases are
+// lease_key_name(pm_lease_category(P), X) and fence_key_name(pm_lease_category(P), X).
+std::string pm_lease_category(std::string_view process_manager);
 
 // One partition: a category and a (valid) key.
 struct PartitionRef {
