@@ -4,6 +4,11 @@
 // assertions on the Outcome. A backend runs it on the simulator (a World) or on a real
 // redis-server (two `seqby worker` processes, SIGKILL, SIGSTOP/SIGCONT). Private to
 // scenarios/src; a backend reports what went wrong while driving through Checks.
+//
+// A process-manager case (SimCase::pm_categories non-empty) runs the same way: its keys are
+// correlation values, an event is named by (key, seq, category), the lease, marker and holder of
+// a key are the process manager's for that correlation value, and Outcome's maps are keyed by
+// the stream "C:K" instead of the key.
 #pragma once
 
 #include <cstdint>
@@ -44,8 +49,9 @@ class Checks {
 struct Outcome {
   std::vector<HistoryRecord> history;
   properties::CheckReport report;
-  std::map<std::string, std::vector<std::string>> published;  // key -> entry ids in order
-  std::map<std::string, std::vector<std::string>> effects;    // key -> effects (entry ids)
+  // key (a process-manager case: "C:K") -> entry ids in order, and -> effects (entry ids)
+  std::map<std::string, std::vector<std::string>> published;
+  std::map<std::string, std::vector<std::string>> effects;
   std::map<std::string, std::int64_t> dlq_length;
   std::string dlq_name_of_first_key;  // for messages: C:K:dlq of the case's first key
   bool liveness_reached = false;
@@ -70,9 +76,12 @@ class EngineBackend {
   // Starts the instances and the publisher of `c`. False (reported in `checks`) when it could not.
   virtual bool start(const sim::SimCase& c, Checks& checks) = 0;
   // Waits (bounded) until some instance is inside event `seq` of `key`; its owner id.
-  virtual std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq) = 0;
+  // `category` "" is the case's category (a process-manager case names one of its categories).
+  virtual std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq,
+                                                 const std::string& category = "") = 0;
   // Waits (bounded) until `key` committed `seq` and no instance is inside that event any more.
-  virtual bool wait_done(const std::string& key, std::int64_t seq) = 0;
+  virtual bool wait_done(const std::string& key, std::int64_t seq,
+                         const std::string& category = "") = 0;
   // The in-progress marker of `key` now, "OWNER:EVENT_ID"; nullopt when none is set, or when the
   // backend keeps no such marker (has_inprogress_marker() false).
   virtual bool has_inprogress_marker() const = 0;
@@ -80,7 +89,8 @@ class EngineBackend {
   // The owner id holding `key`'s lease now ("" when nobody).
   virtual std::string lease_owner(const std::string& key) = 0;
   // The entry id of event `seq` of `key` ("" when not published yet).
-  virtual std::string event_id(const std::string& key, std::int64_t seq) = 0;
+  virtual std::string event_id(const std::string& key, std::int64_t seq,
+                               const std::string& category = "") = 0;
   // Kills `owner` at once; with `restart_after_ms` > 0 a new instance comes up (the simulator:
   // after that long; real Redis: a new worker process at once, under a new owner id).
   virtual void crash(const std::string& owner, std::uint64_t restart_after_ms) = 0;

@@ -30,7 +30,8 @@ class SimBackend final : public EngineBackend {
     return true;
   }
 
-  std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq) override {
+  std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq,
+                                         const std::string& /*category*/) override {
     std::int64_t inside_seq = 0;
     const bool caught = world_->run_until(
         [&] { return world_->inside(key, &inside_seq).has_value() && inside_seq == seq; },
@@ -39,7 +40,8 @@ class SimBackend final : public EngineBackend {
     return world_->owner_id(*world_->inside(key));
   }
 
-  bool wait_done(const std::string& key, std::int64_t seq) override {
+  bool wait_done(const std::string& key, std::int64_t seq,
+                 const std::string& /*category*/) override {
     return world_->run_until(
         [&] {
           std::int64_t inside_seq = 0;
@@ -59,7 +61,8 @@ class SimBackend final : public EngineBackend {
     return r.str.substr(0, r.str.rfind(':'));
   }
 
-  std::string event_id(const std::string& key, std::int64_t seq) override {
+  std::string event_id(const std::string& key, std::int64_t seq,
+                       const std::string& /*category*/) override {
     const sim::SimCase& c = world_->sim_case();
     const redis::Reply r =
         world_->redis().execute({"XRANGE", PartitionRef{c.category, key}.stream(), "-", "+"});

@@ -91,7 +91,8 @@ class RedisBackend final : public EngineBackend {
     return publish(rest, checks);
   }
 
-  std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq) override {
+  std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq,
+                                         const std::string& /*category*/) override {
     const std::string id = event_id(key, seq);
     std::string owner;
     const bool caught = driver_.wait_until([&] {
@@ -108,7 +109,8 @@ class RedisBackend final : public EngineBackend {
     return owner;
   }
 
-  bool wait_done(const std::string& key, std::int64_t seq) override {
+  bool wait_done(const std::string& key, std::int64_t seq,
+                 const std::string& /*category*/) override {
     const std::string id = event_id(key, seq);
     return driver_.wait_until([&] {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
@@ -122,7 +124,8 @@ class RedisBackend final : public EngineBackend {
   }
   std::string lease_owner(const std::string& key) override { return driver_.lease_owner(key); }
 
-  std::string event_id(const std::string& key, std::int64_t seq) override {
+  std::string event_id(const std::string& key, std::int64_t seq,
+                       const std::string& /*category*/) override {
     auto it = ids_.find(key);
     if (it == ids_.end() || seq < 1 || static_cast<std::size_t>(seq) > it->second.size()) return "";
     return it->second[static_cast<std::size_t>(seq - 1)];

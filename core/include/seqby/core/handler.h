@@ -46,6 +46,9 @@ class HandlerContext {
   HandlerContext& operator=(const HandlerContext&) = delete;
 
   const PartitionRef& partition() const { return lease_.partition; }
+  // What the lease is of: the partition, or for a process manager {__pm__:G, correlation value}
+  // (where a cross-instance marker of the unit belongs).
+  PartitionRef unit() const { return lease_.unit(); }
   const std::string& group() const { return group_; }
   const std::string& owner_id() const { return lease_.owner_id; }
   std::uint64_t generation() const { return lease_.generation; }
