@@ -93,7 +93,7 @@ class RedisBackend final : public EngineBackend {
 
   std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq,
                                          const std::string& /*category*/) override {
-    const std::string id = event_id(key, seq);
+    const std::string id = event_id(key, seq, "");
     std::string owner;
     const bool caught = driver_.wait_until([&] {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
@@ -111,7 +111,7 @@ class RedisBackend final : public EngineBackend {
 
   bool wait_done(const std::string& key, std::int64_t seq,
                  const std::string& /*category*/) override {
-    const std::string id = event_id(key, seq);
+    const std::string id = event_id(key, seq, "");
     return driver_.wait_until([&] {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
       return driver_.last_seq(key) >= seq && !(marker && marker->ends_with(":" + id));
