@@ -122,8 +122,32 @@ class EngineBackend {
 // Helpers every engine scenario file shares (engine_scenario_common.cpp).
 // The history checker's verdict as one assertion: every judged property holds, or what failed.
 void expect_checker(Checks& checks, const Outcome& o);
-// The accepted commit seqs of `key`, in history order.
-std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key);
+// The accepted commit seqs of `key` (of `category` when given), in history order.
+std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key,
+                                     const std::string& category = "");
+
+// One handler execution in the history: enter..exit, or enter..crash of its node.
+struct Execution {
+  std::string node;
+  std::string category;
+  std::string event;
+  std::uint64_t generation = 0;
+  std::uint64_t begin = 0;  // history index of the enter
+  std::uint64_t end = ~0ull;
+};
+// The executions of `key` (every category: a process manager's correlation value spans them).
+std::vector<Execution> executions(const Outcome& o, const std::string& key);
+// Pairs (x in a, y in b) whose executions overlap in history order; with `different_events`
+// only pairs of different events count.
+std::uint64_t overlapping_pairs(const std::vector<Execution>& a, const std::vector<Execution>& b,
+                                bool different_events);
+// The ADR's cross-instance in-progress marker, asserted directly: while event `seq` of `key`
+// (in `category`, "" = the case's) is in a handler, the marker names the owning instance and
+// the event, and the lease holder is that instance; once the event is committed and its handler
+// returned, the marker is gone or names a later event. (The simulator keeps no such Redis key:
+// there the world's own view of who is inside stands in.)
+void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::string& key,
+                              std::int64_t seq, const std::string& category = "");
 // A scenario written once against EngineBackend, in both forms: on the simulator (run_sim) and
 // on real Redis (run_redis), with the same function.
 using EngineScenarioFn = ScenarioResult (*)(ScenarioContext&, EngineBackend&);

@@ -1,6 +1,9 @@
-// What the engine scenario files (engine_scenarios.cpp, ops_scenarios.cpp) share: the checker's
-// verdict as an assertion, a key's commit seqs, and the two forms of a scenario.
+// What the engine scenario files (engine_scenarios.cpp, ops_scenarios.cpp, pm_scenarios.cpp)
+// share: the checker's verdict as an assertion, a key's commit seqs and handler executions, the
+// in-progress marker check, and the two forms of a scenario.
 #include "engine_backend.h"
+
+#include <map>
 
 namespace seqby::scenarios::engine {
 
@@ -16,12 +19,79 @@ void expect_checker(Checks& checks, const Outcome& o) {
                               : violated);
 }
 
-std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key) {
+std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key,
+                                     const std::string& category) {
   std::vector<std::int64_t> out;
   for (const auto& r : o.history) {
-    if (r.op == HistoryOp::commit && r.key == key) out.push_back(r.seq);
+    if (r.op != HistoryOp::commit || r.key != key) continue;
+    if (category.empty() || r.category == category) out.push_back(r.seq);
   }
   return out;
+}
+
+std::vector<Execution> executions(const Outcome& o, const std::string& key) {
+  std::vector<Execution> out;
+  std::map<std::string, std::size_t> open;  // node -> index
+  for (const auto& r : o.history) {
+    if (r.op == HistoryOp::fault && !r.node.empty() && r.detail.rfind("crash", 0) == 0) {
+      auto it = open.find(r.node);
+      if (it != open.end()) out[it->second].end = r.index;
+      open.erase(r.node);
+    }
+    if (r.key != key) continue;
+    if (r.op == HistoryOp::enter) {
+      open[r.node] = out.size();
+      out.push_back(Execution{r.node, r.category, r.event_id, r.generation, r.index});
+    } else if (r.op == HistoryOp::exit) {
+      auto it = open.find(r.node);
+      if (it != open.end()) out[it->second].end = r.index;
+      open.erase(r.node);
+    }
+  }
+  return out;
+}
+
+std::uint64_t overlapping_pairs(const std::vector<Execution>& a, const std::vector<Execution>& b,
+                                bool different_events) {
+  std::uint64_t n = 0;
+  for (const auto& x : a) {
+    for (const auto& y : b) {
+      if (&x == &y) continue;
+      if (different_events && x.event == y.event && x.category == y.category) continue;
+      if (x.begin < y.end && y.begin < x.end) ++n;
+    }
+  }
+  return n;
+}
+
+void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::string& key,
+                              std::int64_t seq, const std::string& category) {
+  const std::string event = (category.empty() ? "" : category + ":") + key + " seq " +
+                            std::to_string(seq);
+  const std::optional<std::string> owner = b.wait_inside(key, seq, category);
+  const std::string id = b.event_id(key, seq, category);
+  if (!checks.expect(owner.has_value(), "in-progress marker",
+                     owner ? event + " inside " + *owner : "no instance seen inside " + event)) {
+    return;
+  }
+  const std::string lease = b.lease_owner(key);
+  if (b.has_inprogress_marker()) {
+    const std::optional<std::string> marker = b.inprogress_marker(key);
+    const std::string expected = *owner + ":" + id;
+    checks.expect(marker == expected && lease == *owner, "in-progress marker names owner and event",
+                  "marker " + marker.value_or("(none)") + ", lease held by " + lease +
+                      ", expected " + expected);
+  } else {
+    checks.expect(lease == *owner, "in-progress owner holds the lease",
+                  *owner + " inside " + event + ", lease held by " + lease +
+                      " (simulator: no Redis marker key)");
+  }
+  const bool done = b.wait_done(key, seq, category);
+  const std::optional<std::string> after = b.inprogress_marker(key);
+  const bool moved = !after || !after->ends_with(":" + id);
+  checks.expect(done && moved, "in-progress marker released once the event is done",
+                done ? event + " committed; marker now " + after.value_or("(none)")
+                     : event + " never finished");
 }
 
 Scenario both_forms(const char* name, const char* summary, EngineScenarioFn fn) {

@@ -23,6 +23,9 @@ using engine::EngineBackend;
 using engine::Outcome;
 using engine::both_forms;
 using engine::commits_of;
+using engine::executions;
+using engine::expect_inprogress_marker;
+using engine::overlapping_pairs;
 using engine::expect_checker;
 
 constexpr const char* kA = "client-A";
@@ -83,84 +86,6 @@ void expect_applied_in_order(Checks& checks, const Outcome& o, const std::string
                     ? key + " applied 1.." + std::to_string(n) + " in published order"
                     : key + " applied " + std::to_string(o.effects.count(key) ? o.effects.at(key).size() : 0) +
                           " effects, commits in history order do not equal 1.." + std::to_string(n));
-}
-
-// Executions (enter..exit, or ..crash of the node) of one key that overlap in history order,
-// among executions of DIFFERENT events. Returns the number of overlapping pairs.
-struct Execution {
-  std::string node;
-  std::string event;
-  std::uint64_t generation = 0;
-  std::uint64_t begin = 0;
-  std::uint64_t end = ~0ull;
-};
-std::vector<Execution> executions(const Outcome& o, const std::string& key) {
-  std::vector<Execution> out;
-  std::map<std::string, std::size_t> open;  // node -> index
-  for (const auto& r : o.history) {
-    if (r.op == HistoryOp::fault && !r.node.empty() && r.detail.rfind("crash", 0) == 0) {
-      auto it = open.find(r.node);
-      if (it != open.end()) out[it->second].end = r.index;
-      open.erase(r.node);
-    }
-    if (r.key != key) continue;
-    if (r.op == HistoryOp::enter) {
-      open[r.node] = out.size();
-      out.push_back(Execution{r.node, r.event_id, r.generation, r.index});
-    } else if (r.op == HistoryOp::exit) {
-      auto it = open.find(r.node);
-      if (it != open.end()) out[it->second].end = r.index;
-      open.erase(r.node);
-    }
-  }
-  return out;
-}
-
-std::uint64_t overlapping_pairs(const std::vector<Execution>& a, const std::vector<Execution>& b,
-                                bool different_events) {
-  std::uint64_t n = 0;
-  for (const auto& x : a) {
-    for (const auto& y : b) {
-      if (&x == &y) continue;
-      if (different_events && x.event == y.event) continue;
-      if (x.begin < y.end && y.begin < x.end) ++n;
-    }
-  }
-  return n;
-}
-
-// The ADR's cross-instance in-progress marker, asserted directly: while event `seq` of `key` is
-// in a handler, the marker C:K:__inprogress__:G names the owning instance and the event; once
-// the event is committed and its handler returned, it is gone or names a later event. (The simulator keeps no such Redis key: there the
-// world's own view of who is inside stands in.)
-void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::string& key,
-                              std::int64_t seq) {
-  const std::optional<std::string> owner = b.wait_inside(key, seq);
-  const std::string id = b.event_id(key, seq);
-  if (!checks.expect(owner.has_value(), "in-progress marker",
-                     owner ? key + " seq " + std::to_string(seq) + " inside " + *owner
-                           : "no instance seen inside " + key + " seq " + std::to_string(seq))) {
-    return;
-  }
-  const std::string lease = b.lease_owner(key);
-  if (b.has_inprogress_marker()) {
-    const std::optional<std::string> marker = b.inprogress_marker(key);
-    const std::string expected = *owner + ":" + id;
-    checks.expect(marker == expected && lease == *owner, "in-progress marker names owner and event",
-                  "marker " + marker.value_or("(none)") + ", lease held by " + lease +
-                      ", expected " + expected);
-  } else {
-    checks.expect(lease == *owner, "in-progress owner holds the lease",
-                  *owner + " inside " + key + " seq " + std::to_string(seq) + ", lease held by " +
-                      lease + " (simulator: no Redis marker key)");
-  }
-  const bool done = b.wait_done(key, seq);
-  const std::optional<std::string> after = b.inprogress_marker(key);
-  const bool moved = !after || !after->ends_with(":" + id);
-  checks.expect(done && moved, "in-progress marker released once the event is done",
-                done ? key + " seq " + std::to_string(seq) + " committed; marker now " +
-                           after.value_or("(none)")
-                     : key + " seq " + std::to_string(seq) + " never finished");
 }
 
 // --- the scenarios --------------------------------------------------------------------------
