@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "seqby/core/keys.h"
 #include "seqby/core/variant.h"
 
 namespace seqby::scenarios {
@@ -290,6 +291,7 @@ Json event_json(const sim::CaseEvent& e) {
   Json j;
   j["at_ms"] = e.at_ms;
   j["key"] = e.key;
+  if (!e.category.empty()) j["category"] = e.category;  // optional: only process-manager cases
   j["seq"] = e.seq;
   j["type"] = e.type;
   j["duration_ms"] = e.behaviour.duration_ms;
@@ -302,17 +304,22 @@ Json event_json(const sim::CaseEvent& e) {
 void read_events(Reader& r, const Json& j, const std::string& p, sim::SimCase* c) {
   if (!j.is_array()) return r.fail(p, "expected an array, got " + j.dump());
   const std::set<std::string> keys(c->keys.begin(), c->keys.end());
-  std::map<std::string, std::int64_t> last_seq;
+  const bool pm = sim::is_process_manager(*c);
+  std::map<std::pair<std::string, std::string>, std::int64_t> last_seq;  // (category, key)
   std::uint64_t last_at = 0;
   for (std::size_t i = 0; i < j.size() && !r.failed(); ++i) {
     const std::string ep = p + "[" + std::to_string(i) + "]";
     const Json& item = j[i];
     if (!r.object(item, ep)) return;
-    r.only(item, ep, {"at_ms", "key", "seq", "type", "duration_ms", "transient_failures", "poison",
-                      "slow_ms"});
+    r.only(item, ep, {"at_ms", "key", "category", "seq", "type", "duration_ms",
+                      "transient_failures", "poison", "slow_ms"});
     sim::CaseEvent e;
     r.u(item, ep, "at_ms", &e.at_ms);
     r.s(item, ep, "key", &e.key);
+    if (pm && !item.contains("category")) {
+      return r.fail(ep + ".category", "missing (a process-manager case names each event's category)");
+    }
+    if (item.contains("category")) r.s(item, ep, "category", &e.category);
     r.i64(item, ep, "seq", &e.seq);
     r.s(item, ep, "type", &e.type);
     r.u(item, ep, "duration_ms", &e.behaviour.duration_ms);
@@ -321,18 +328,54 @@ void read_events(Reader& r, const Json& j, const std::string& p, sim::SimCase* c
     r.u(item, ep, "slow_ms", &e.behaviour.slow_ms);
     if (r.failed()) return;
     if (keys.count(e.key) == 0) return r.fail(ep + ".key", "\"" + e.key + "\" is not in keys");
-    if (e.seq != last_seq[e.key] + 1) {
-      return r.fail(ep + ".seq", "expected " + std::to_string(last_seq[e.key] + 1) + " for key \"" +
-                                     e.key + "\", got " + std::to_string(e.seq));
+    if (pm && std::find(c->pm_categories.begin(), c->pm_categories.end(), e.category) ==
+                  c->pm_categories.end()) {
+      return r.fail(ep + ".category", "\"" + e.category + "\" is not in pm_categories (" +
+                                          join(c->pm_categories) + ")");
+    }
+    if (!pm && !e.category.empty() && e.category != c->category) {
+      return r.fail(ep + ".category", "\"" + e.category + "\" is not the case's category \"" +
+                                          c->category + "\" (only a process-manager case has several)");
+    }
+    const std::string category = sim::category_of(*c, e);
+    std::int64_t& last = last_seq[{category, e.key}];
+    if (e.seq != last + 1) {
+      const std::string stream = pm ? "stream \"" + category + ":" + e.key + "\""
+                                    : "key \"" + e.key + "\"";
+      return r.fail(ep + ".seq", "expected " + std::to_string(last + 1) + " for " + stream +
+                                     ", got " + std::to_string(e.seq));
     }
     if (e.at_ms < last_at) return r.fail(ep + ".at_ms", "events must be sorted by at_ms");
     if (e.behaviour.transient_failures > c->engine.retry_count_max) {
       return r.fail(ep + ".transient_failures", "above engine.retry_count_max (it would halt the key)");
     }
     if (e.type.empty()) return r.fail(ep + ".type", "empty");
-    last_seq[e.key] = e.seq;
+    last = e.seq;
     last_at = e.at_ms;
     c->events.push_back(std::move(e));
+  }
+}
+
+// The optional `pm_categories`: distinct valid category names; the case's `category` is then "".
+void read_pm_categories(Reader& r, const Json& j, sim::SimCase* c) {
+  const std::string p = "pm_categories";
+  if (!j.is_array()) return r.fail(p, "expected an array of strings, got " + j.dump());
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string ip = p + "[" + std::to_string(i) + "]";
+    if (!j[i].is_string()) return r.fail(ip, "expected a string, got " + j[i].dump());
+    const std::string name = j[i].get<std::string>();
+    if (Status valid = validate_category_name(name); !valid.ok()) {
+      return r.fail(ip, valid.error().message);
+    }
+    if (std::find(c->pm_categories.begin(), c->pm_categories.end(), name) !=
+        c->pm_categories.end()) {
+      return r.fail(ip, "duplicate category \"" + name + "\"");
+    }
+    c->pm_categories.push_back(name);
+  }
+  if (!c->pm_categories.empty() && !c->category.empty()) {
+    r.fail("category", "must be \"\" in a process-manager case (pm_categories names its "
+                       "categories), got \"" + c->category + "\"");
   }
 }
 
@@ -377,6 +420,7 @@ std::string case_to_json(const sim::SimCase& c) {
   j["scenario"] = c.scenario;
   j["category"] = c.category;
   j["group"] = c.group;
+  if (!c.pm_categories.empty()) j["pm_categories"] = c.pm_categories;  // optional
   j["instance_count"] = c.instance_count;
   j["run_ms"] = c.run_ms;
   j["liveness_ms"] = c.liveness_ms;
@@ -408,8 +452,9 @@ Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file
   if (!j.is_object()) {
     return make_error(Errc::invalid, file + ": expected a JSON object, got " + j.type_name());
   }
-  r.only(j, "", {"format", "seed", "variant", "scenario", "category", "group", "instance_count",
-                 "run_ms", "liveness_ms", "keys", "engine", "link", "swarm", "schedule", "events"});
+  r.only(j, "", {"format", "seed", "variant", "scenario", "category", "group", "pm_categories",
+                 "instance_count", "run_ms", "liveness_ms", "keys", "engine", "link", "swarm",
+                 "schedule", "events"});
   std::string format;
   r.s(j, "", "format", &format);
   if (!r.failed() && format != kCaseFormat) {
@@ -428,6 +473,7 @@ Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file
   }
   r.s(j, "", "category", &c.category);
   r.s(j, "", "group", &c.group);
+  if (j.contains("pm_categories") && !r.failed()) read_pm_categories(r, j["pm_categories"], &c);
   r.u(j, "", "instance_count", &c.instance_count);
   if (!r.failed() && (c.instance_count == 0 || c.instance_count > 64)) {
     r.fail("instance_count", "expected 1..64, got " + std::to_string(c.instance_count));

@@ -12,8 +12,9 @@ namespace seqby::sim {
 EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id) {
   EngineOptions o;
   o.owner_id = owner_id;
-  o.category = c.category;
+  o.category = is_process_manager(c) ? std::string() : c.category;
   o.group = c.group;
+  o.pm_categories = c.pm_categories;
   o.lease_ttl_ms = c.engine.lease_ttl_ms;
   o.heartbeat_interval_ms = c.engine.heartbeat_interval_ms;
   o.discovery_interval_ms = c.engine.discovery_interval_ms;
@@ -29,6 +30,15 @@ EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id) 
   SEQBY_CHECK(variant.has_value());  // the case loader and the CLI reject unknown names
   o.variant = *variant;
   return o;
+}
+
+std::string category_of(const SimCase& c, const CaseEvent& e) {
+  return e.category.empty() ? c.category : e.category;
+}
+
+std::vector<std::string> categories_of(const SimCase& c) {
+  if (is_process_manager(c)) return c.pm_categories;
+  return {c.category};
 }
 
 SwarmBounds CaseTemplate::default_bounds() {
@@ -59,6 +69,11 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
   SimCase c;
   c.seed = seed;
   c.scenario = t.scenario;
+  const bool pm = !t.pm_categories.empty();
+  if (pm) {
+    c.pm_categories = t.pm_categories;
+    c.category.clear();
+  }
   c.instance_count = t.instance_count;
   c.engine = t.engine;
   c.link = t.link;
@@ -78,24 +93,30 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
   c.swarm.set(FaultKind::handler_poison, poison.enabled,
               std::min(poison.rate_ppm, t.poison_rate_ppm_max));
 
-  // Publish times: uniform over the span, sorted; keys uniform; seq per key in time order.
+  // Publish times: uniform over the span, sorted; keys uniform (a PM case: categories uniform,
+  // from their own sub-stream, so a non-PM case draws exactly as before); seq per stream in
+  // time order.
   Rng times = root.derive("case/times");
   Rng keys = root.derive("case/keys");
   Rng durations = root.derive("case/durations");
+  Rng categories = root.derive("case/categories");
   std::vector<std::uint64_t> at(t.event_count);
   for (auto& a : at) a = t.publish_span_ms == 0 ? 0 : times.below(t.publish_span_ms);
   std::sort(at.begin(), at.end());
-  std::vector<std::int64_t> next_seq(c.keys.size(), 1);
+  const std::size_t category_count = pm ? c.pm_categories.size() : 1;
+  std::vector<std::int64_t> next_seq(c.keys.size() * category_count, 1);
   const Rng handler_rng = root.derive("case");
   for (std::uint32_t i = 0; i < t.event_count; ++i) {
     CaseEvent e;
     e.at_ms = at[i];
     const std::size_t k = keys.below(c.keys.size());
     e.key = c.keys[k];
-    e.seq = next_seq[k]++;
+    const std::size_t category = pm ? categories.below(category_count) : 0;
+    if (pm) e.category = c.pm_categories[category];
+    e.seq = next_seq[k * category_count + category]++;
     e.behaviour.duration_ms = durations.uniform(t.duration_ms_min, t.duration_ms_max);
     const HandlerFaults f = draw_handler_faults(
-        handler_rng, c.swarm, c.category + ":" + e.key + ":" + std::to_string(e.seq));
+        handler_rng, c.swarm, category_of(c, e) + ":" + e.key + ":" + std::to_string(e.seq));
     e.behaviour.transient_failures = f.transient_failures;
     e.behaviour.poison = f.poison;
     e.behaviour.slow_ms = f.slow_ms;
@@ -106,20 +127,37 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
   return c;
 }
 
-std::vector<CaseEvent> events_of(const SimCase& c, const std::string& key) {
+namespace {
+
+// Whether `e` is on the stream (`category` "": the case's category; every category of a PM case).
+bool on_stream(const SimCase& c, const CaseEvent& e, const std::string& key,
+               const std::string& category) {
+  if (e.key != key) return false;
+  if (category.empty() && is_process_manager(c)) return true;
+  return category_of(c, e) == (category.empty() ? c.category : category);
+}
+
+}  // namespace
+
+std::vector<CaseEvent> events_of(const SimCase& c, const std::string& key,
+                                 const std::string& category) {
   std::vector<CaseEvent> out;
   for (const auto& e : c.events) {
-    if (e.key == key) out.push_back(e);
+    if (on_stream(c, e, key, category)) out.push_back(e);
   }
+  if (category.empty() && is_process_manager(c)) return out;  // publish order
   std::stable_sort(out.begin(), out.end(),
                    [](const CaseEvent& a, const CaseEvent& b) { return a.seq < b.seq; });
   return out;
 }
 
-std::int64_t first_poison_seq(const SimCase& c, const std::string& key) {
+std::int64_t first_poison_seq(const SimCase& c, const std::string& key,
+                              const std::string& category) {
   std::int64_t first = 0;
   for (const auto& e : c.events) {
-    if (e.key == key && e.behaviour.poison && (first == 0 || e.seq < first)) first = e.seq;
+    if (on_stream(c, e, key, category) && e.behaviour.poison && (first == 0 || e.seq < first)) {
+      first = e.seq;
+    }
   }
   return first;
 }
@@ -127,8 +165,15 @@ std::int64_t first_poison_seq(const SimCase& c, const std::string& key) {
 std::string describe_case(const SimCase& c) {
   std::size_t poison = 0;
   for (const auto& e : c.events) poison += e.behaviour.poison ? 1 : 0;
+  std::string pm;
+  if (is_process_manager(c)) {
+    pm = " pm=" + c.group + " categories=";
+    for (std::size_t i = 0; i < c.pm_categories.size(); ++i) {
+      pm += (i == 0 ? "" : ",") + c.pm_categories[i];
+    }
+  }
   return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario + " variant=" + c.variant +
-         " instances=" + std::to_string(c.instance_count) +
+         pm + " instances=" + std::to_string(c.instance_count) +
          " keys=" + std::to_string(c.keys.size()) + " events=" + std::to_string(c.events.size()) +
          " poison=" + std::to_string(poison) + " scheduled_faults=" +
          std::to_string(c.schedule.faults.size()) + " run_ms=" + std::to_string(c.run_ms) +

@@ -4,6 +4,10 @@
 // the generator (generate_case) changes, because nothing in a run is drawn from the seed except
 // link latencies and link faults, which come from named sub-streams of case.seed.
 // It does not say how the run is checked; that is the driver's business (scenarios/run.h).
+//
+// A case may run a process manager (ADR decision 2): `pm_categories` non-empty makes `group` a
+// process manager over those categories; its keys are correlation values, each event names its
+// category, and an event's stream is "category:key", with seq counted per stream.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +31,11 @@ struct EventBehaviour {
 
 struct CaseEvent {
   std::uint64_t at_ms = 0;  // publish time (publisher's clock = global time)
-  std::string key;          // partition key
-  std::int64_t seq = 0;     // per-key sequence number, 1, 2, 3, ... in publish order
+  std::string key;          // partition key (a process manager's correlation value)
+  // The event's category: "" means the case's `category`; in a process-manager case it names
+  // one of `pm_categories`.
+  std::string category;
+  std::int64_t seq = 0;     // per (category, key) sequence number, 1, 2, 3, ... in publish order
   std::string type = "created";
   EventBehaviour behaviour;
   friend bool operator==(const CaseEvent&, const CaseEvent&) = default;
@@ -58,8 +65,11 @@ struct SimCase {
   std::string scenario = "default";
   std::string category = "order";
   std::string group = "billing";
+  // Non-empty: `group` is a process manager over these categories (distinct); `category` is
+  // then "" and every event names its category.
+  std::vector<std::string> pm_categories;
   std::uint32_t instance_count = 3;
-  std::vector<std::string> keys;    // every key that has events, sorted
+  std::vector<std::string> keys;    // every key that has events, sorted (PM: correlation values)
   std::vector<CaseEvent> events;    // sorted by at_ms (ties: generation order)
   CaseEngineOptions engine;
   SimLinkOptions link;
@@ -69,8 +79,15 @@ struct SimCase {
   std::uint64_t liveness_ms = 60'000;  // the liveness phase lasts at most this long
 };
 
-// The engine options of instance `owner_id` in a run of `c`.
+// The engine options of instance `owner_id` in a run of `c` (a process manager's for a PM case).
 EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id);
+
+// Whether `c` runs a process manager.
+inline bool is_process_manager(const SimCase& c) { return !c.pm_categories.empty(); }
+// The category of `e` in `c`: e.category, else c.category.
+std::string category_of(const SimCase& c, const CaseEvent& e);
+// The categories `c` publishes to: pm_categories, else {c.category}.
+std::vector<std::string> categories_of(const SimCase& c);
 
 // How generate_case shapes a seed's case.
 struct CaseTemplate {
@@ -84,6 +101,9 @@ struct CaseTemplate {
   std::uint64_t run_ms = 25'000;
   std::uint64_t liveness_ms = 60'000;
   bool faults = true;                         // false: SwarmConfig::none()
+  // Non-empty: a process-manager case over these categories; each event's category is drawn
+  // uniformly from them (sub-stream "case/categories"), keys are correlation values.
+  std::vector<std::string> pm_categories;
   SwarmBounds bounds = default_bounds();
   std::uint32_t poison_rate_ppm_max = 2'000;  // poison halts a key: keep it rare
   // Idle partitions poll every 200 ms (the engine's default is 50): at 50 ms, empty polls are
@@ -99,13 +119,18 @@ struct CaseTemplate {
 // "schedule", "handler", ...), so adding a component does not reshuffle the others.
 SimCase generate_case(std::uint64_t seed, const CaseTemplate& tmpl = {});
 
-// The events of `key`, in seq order.
-std::vector<CaseEvent> events_of(const SimCase& c, const std::string& key);
+// The events of stream `category`:`key`, in seq order. `category` "" is the case's category;
+// in a process-manager case "" gives every event of correlation value `key`, in publish order.
+std::vector<CaseEvent> events_of(const SimCase& c, const std::string& key,
+                                 const std::string& category = "");
 
-// The seq of the first poison event of `key`, or 0 when there is none.
-std::int64_t first_poison_seq(const SimCase& c, const std::string& key);
+// The seq of the first poison event of stream `category`:`key`, or 0 when there is none.
+// `category` "" as in events_of (a PM case: the lowest poison seq of `key` in any category).
+std::int64_t first_poison_seq(const SimCase& c, const std::string& key,
+                              const std::string& category = "");
 
-// Short summary: "seed=7 scenario=default variant=correct instances=3 keys=16 events=1000 ...".
+// Short summary: "seed=7 scenario=default variant=correct instances=3 keys=16 events=1000 ...";
+// a process-manager case adds "pm=G categories=order,payment" after the variant.
 std::string describe_case(const SimCase& c);
 
 }  // namespace seqby::sim
