@@ -73,6 +73,9 @@ void Checker::prepass() {
     if (is_run_header(r)) {
       const RunHeader header = parse_run_header(r);
       for (const std::string& group : header.process_managers) pm_groups_.insert(group);
+      for (const auto& [group, categories] : header.pm_categories) {
+        pm_categories_[group].insert(categories.begin(), categories.end());
+      }
       for (const std::string& demand : header.require) {
         if (demand == "halt") {
           require_halt_record_ = true;
@@ -95,6 +98,11 @@ void Checker::prepass() {
     }
   }
   if (pm_groups_.empty()) enabled_[static_cast<std::size_t>(Property::pm_exclusion)] = false;
+  // A process manager's lanes on the categories it subscribes are judged even where it never
+  // worked: every stream C:X it should have applied.
+  for (const auto& [group, categories] : pm_categories_) {
+    for (const std::string& category : categories) note_group(category, group);
+  }
 }
 
 void Checker::step(const HistoryRecord& r) {
@@ -492,6 +500,11 @@ void Checker::note_group(const std::string& category, const std::string& group) 
   if (category.empty() || group.empty()) return;
   if (category_group_seen_.emplace(with_sep(category, group), true).second) {
     category_groups_[category].push_back(group);
+    auto declared = pm_categories_.find(group);
+    if (declared != pm_categories_.end() && declared->second.count(category) == 0) {
+      note("process manager " + group + " works on category " + category +
+           ", which its run header does not name");
+    }
   }
 }
 

@@ -36,6 +36,7 @@ void Checker::on_enter(const HistoryRecord& r) {
   e.generation = r.generation;
   e.enter_index = r.index;
   e.stream = stream_of(r.category, r.key);
+  e.spot = spot_of(r, unit, e.stream);
   e.seq = seq_of(r);
 
   // A node under a stale generation may finish only the event it had in flight.
@@ -102,26 +103,31 @@ void Checker::on_enter(const HistoryRecord& r) {
   }
 
   // parallel: an execution starting while another key has one open.
-  Stream& stream = streams_[e.stream];
-  if (!stream.first_enter_index) {
-    stream.first_enter_index = r.index;
-    streams_with_executions_.push_back(e.stream);
-  }
-  if (stream.open_executions == 0) {
-    if (streams_open_ > 0 && !parallel_seen_) {
+  Spot& spot = spots_[e.spot];
+  if (spot.open_executions == 0) {
+    if (spots_open_ > 0 && !parallel_seen_) {
       parallel_seen_ = true;
       for (const Unit& u : units_) {
         for (const Execution& open : u.open) {
-          if (open.stream != e.stream && parallel_witnesses_.empty()) {
+          if (open.spot != e.spot && parallel_witnesses_.empty()) {
             parallel_witnesses_ = {open.enter_index, r.index};
           }
         }
       }
     }
-    ++streams_open_;
+    ++spots_open_;
   }
-  ++stream.open_executions;
+  ++spot.open_executions;
   unit.open.push_back(std::move(e));
+}
+
+int Checker::spot_of(const HistoryRecord& r, const Unit& unit, int stream) {
+  const std::string label = unit.pm ? unit.group + "/" + unit.key
+                                    : streams_[stream].category + ":" + streams_[stream].key;
+  auto [it, inserted] =
+      spot_ids_.emplace((unit.pm ? "pm\x1f" : "\x1f") + label, static_cast<int>(spots_.size()));
+  if (inserted) spots_.push_back(Spot{label, 0, r.index});
+  return it->second;
 }
 
 void Checker::on_exit(const HistoryRecord& r) {
@@ -147,9 +153,9 @@ void Checker::on_crash(const HistoryRecord& r) {
 }
 
 void Checker::close_execution(Unit& unit, std::size_t position) {
-  Stream& stream = streams_[unit.open[position].stream];
-  SEQBY_CHECK(stream.open_executions > 0);
-  if (--stream.open_executions == 0) --streams_open_;
+  Spot& spot = spots_[unit.open[position].spot];
+  SEQBY_CHECK(spot.open_executions > 0);
+  if (--spot.open_executions == 0) --spots_open_;
   unit.open.erase(unit.open.begin() + static_cast<std::ptrdiff_t>(position));
 }
 
@@ -180,7 +186,7 @@ void Checker::judge_parallel() {
     return;
   }
   const std::size_t nodes = lease_node_first_acquire_.size();
-  const std::size_t keys = streams_with_executions_.size();
+  const std::size_t keys = spots_.size();
   if (nodes < 2 || keys < 2) {
     status.note = "not applicable: " + std::to_string(nodes) + " node(s) acquired leases and " +
                   std::to_string(keys) + " key(s) had executions";
@@ -188,14 +194,14 @@ void Checker::judge_parallel() {
   }
   status.checked = true;
   if (parallel_seen_) return;
-  const Stream& a = streams_[streams_with_executions_[0]];
-  const Stream& b = streams_[streams_with_executions_[1]];
+  const Spot& a = spots_[0];
+  const Spot& b = spots_[1];
   violation(Property::parallel, "", "", "",
             {lease_node_first_acquire_[0].second, lease_node_first_acquire_[1].second,
-             *a.first_enter_index, *b.first_enter_index},
+             a.first_enter_index, b.first_enter_index},
             lease_node_first_acquire_[0].first + " and " + lease_node_first_acquire_[1].first +
-                " held leases and " + std::to_string(keys) + " keys had work (" + a.category + ":" +
-                a.key + ", " + b.category + ":" + b.key +
+                " held leases and " + std::to_string(keys) + " keys had work (" + a.label + ", " +
+                b.label +
                 ", ...), yet no two executions of different keys ever overlapped: processing was "
                 "serialized across keys.");
 }

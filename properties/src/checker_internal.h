@@ -1,7 +1,8 @@
 // Private to the checker: the state of one check_history pass, split over checker*.cpp files.
 // Streams (category+key) hold published events; lanes (category+key+group) hold what one handler
 // group committed and acked; units (a lane, or a process manager's group+key) hold leases and
-// handler executions. All are interned to dense ids in order of first appearance, so every walk
+// handler executions; spots (a stream, or a process manager's group+key) are what `parallel`
+// wants to see overlap. All are interned to dense ids in order of first appearance, so every walk
 // over them is deterministic.
 #pragma once
 
@@ -31,8 +32,14 @@ struct Stream {
   std::vector<std::int64_t> poison_seqs;   // ascending
   std::vector<std::uint8_t> resolved_all;  // by seq - 1: skipped/dlq'd by an operator, all groups
   std::vector<int> lanes;
+};
+
+// What parallel counts as one key: a stream, or for a process manager one correlation value (its
+// streams can never overlap one another, whatever the number of instances).
+struct Spot {
+  std::string label;  // "C:K" or "G/X"
   int open_executions = 0;
-  std::optional<std::uint64_t> first_enter_index;
+  std::uint64_t first_enter_index = 0;
 };
 
 struct Lane {
@@ -62,6 +69,7 @@ struct Execution {
   std::uint64_t generation = 0;
   std::uint64_t enter_index = 0;
   int stream = -1;
+  int spot = -1;
   std::int64_t seq = -1;
 };
 
@@ -142,6 +150,8 @@ class Checker {
   int unit_of(const HistoryRecord& r);
   // Remembers that `group` works on `category` (no_loss judges every such lane).
   void note_group(const std::string& category, const std::string& group);
+  // The spot of an execution of `r` (created on first sight; its first enter is `r`).
+  int spot_of(const HistoryRecord& r, const Unit& unit, int stream);
   // The record's seq: its own, else its event's published seq; -1 when unknown.
   std::int64_t seq_of(const HistoryRecord& r);
   bool resolved(const Lane& lane, std::int64_t seq) const;
@@ -159,6 +169,7 @@ class Checker {
   std::array<bool, kPropertyCount> enabled_{};
   std::array<std::uint64_t, kPropertyCount> listed_{};
   std::set<std::string> pm_groups_;
+  std::map<std::string, std::set<std::string>> pm_categories_;  // as the run header names them
   bool require_halt_record_ = false;
   std::set<std::string> lease_nodes_;
 
@@ -176,11 +187,12 @@ class Checker {
   mutable int last_stream_ = -1;  // find_stream's last answer
 
   // parallel
-  int streams_open_ = 0;
+  std::vector<Spot> spots_;  // in order of first execution
+  std::unordered_map<std::string, int> spot_ids_;
+  int spots_open_ = 0;
   bool parallel_seen_ = false;
   std::vector<std::uint64_t> parallel_witnesses_;
   std::vector<std::pair<std::string, std::uint64_t>> lease_node_first_acquire_;
-  std::vector<int> streams_with_executions_;
 };
 
 }  // namespace seqby::properties::detail

@@ -32,7 +32,22 @@ HistoryRecord run_header_record(const RunHeader& header) {
   HistoryRecord record;
   record.op = HistoryOp::fault;
   record.detail = std::string(kRunMarker);
-  if (!header.process_managers.empty()) record.detail += " pm=" + join(header.process_managers);
+  if (!header.process_managers.empty()) {
+    std::vector<std::string> items;
+    for (const std::string& group : header.process_managers) {
+      SEQBY_CHECK(group.find(':') == std::string::npos);
+      items.push_back(group);
+      auto categories = header.pm_categories.find(group);
+      if (categories == header.pm_categories.end() || categories->second.empty()) continue;
+      std::string joined;
+      for (const std::string& category : categories->second) {
+        SEQBY_CHECK(category.find('+') == std::string::npos && !category.empty());
+        joined += (joined.empty() ? "" : "+") + category;
+      }
+      items.back() += ":" + joined;
+    }
+    record.detail += " pm=" + join(items);
+  }
   if (!header.skip.empty()) record.detail += " skip=" + join(header.skip);
   if (!header.require.empty()) record.detail += " require=" + join(header.require);
   for (const auto& [name, value] : header.extra) {
@@ -88,7 +103,15 @@ RunHeader parse_run_header(const HistoryRecord& record) {
     const std::string_view value =
         equals == std::string_view::npos ? std::string_view() : tokens[i].substr(equals + 1);
     if (name == "pm") {
-      for (std::string_view item : split(value, ',')) header.process_managers.emplace_back(item);
+      for (std::string_view item : split(value, ',')) {
+        const std::size_t colon = item.find(':');
+        const std::string group(item.substr(0, colon));
+        header.process_managers.push_back(group);
+        if (colon == std::string_view::npos) continue;
+        const std::vector<std::string_view> categories = split(item.substr(colon + 1), '+');
+        if (categories.empty()) continue;
+        header.pm_categories[group].assign(categories.begin(), categories.end());
+      }
     } else if (name == "skip") {
       for (std::string_view item : split(value, ',')) header.skip.emplace_back(item);
     } else if (name == "require") {

@@ -21,9 +21,10 @@
 // - halt: the group's partition halted on its head (event). dlq: an entry moved to C:K:dlq, detail
 //   says who ("operator ..." or "engine ..."). skip: an operator acknowledged the head. Group "" on
 //   dlq/skip means every group of the partition.
-// - Process managers are declared in a run header (markers.h: "run pm=NAME"); their records carry
-//   the correlation value in `key` and the event's category in `category`; one lease (acquire
-//   category ignored) spans all of the PM's categories for one correlation value.
+// - Process managers are declared in a run header (markers.h: "run pm=NAME" or, naming the
+//   categories it subscribes, "run pm=NAME:order+payment"); their records carry the correlation
+//   value in `key` and the event's category in `category`; one lease (acquire category ignored)
+//   spans all of the PM's categories for one correlation value.
 //
 // A partition of a handler group ("lane") is category+key+group; a lease unit is a lane, or for a
 // process manager group+key. Properties:
@@ -45,13 +46,16 @@
 // - pm_exclusion: the same, for process managers' units (correlation value across categories).
 // - no_loss: at the end, each lane's accepted commits are exactly seqs 1..n in order, where n stops
 //   before the lowest unresolved poison event, leaving out events an operator skipped or dlq'd.
-//   Lanes are the groups seen on a category; a category with events but no group is a violation.
+//   Lanes are the groups seen on a category plus each process manager on the categories its
+//   header names (so a stream the PM never touched is judged too); a category with events but no
+//   group is a violation.
 // - poison_halt: no accepted commit of a seq after an unresolved poison event of its key; dlq only
 //   by an operator. When asked (CheckOptions::require_halt_record or "require=halt" in the run
 //   header), a lane that reached its poison head must have recorded a halt on it: not by default,
 //   because a run may end while the engine is still spending its retries on the head.
 // - parallel: if two or more nodes acquired leases and two or more keys had executions, some
-//   executions of different keys overlap.
+//   executions of different keys overlap. For a process manager a key is a correlation value
+//   (its category streams of one value never overlap).
 #pragma once
 
 #include <array>

@@ -6,8 +6,11 @@
 //   run header     {"op":"fault","detail":"run pm=billing_pm,ship_pm skip=parallel seed=7 ..."}
 //                  Space-separated tokens after "run". `pm=` lists the groups that are process
 //                  managers (their records carry the correlation value in `key`, and one lease
-//                  spans all of the PM's categories). `skip=` lists properties that do not apply to
-//                  the run (e.g. parallel for a single-key scenario). `require=halt` asks that
+//                  spans all of the PM's categories), each as NAME or NAME:CAT+CAT+... naming the
+//                  categories it subscribes ("pm=fulfil:order+payment"): a PM's streams on those
+//                  categories are judged (no_loss) even where it never worked. A group name has
+//                  no colon, so the first colon ends it. `skip=` lists properties that do not apply
+//                  to the run (e.g. parallel for a single-key scenario). `require=halt` asks that
 //                  a lane that reached its poison head recorded a halt on it (for runs that
 //                  end only after the engine had time to spend its retries). Other name=value
 //                  tokens (seed, scenario, variant, instances) are kept for humans and ignored.
@@ -21,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,8 +42,11 @@ inline constexpr std::string_view kOperatorToken = "operator";
 
 struct RunHeader {
   std::vector<std::string> process_managers;  // group names of process managers
-  std::vector<std::string> skip;              // property names that do not apply to this run
-  std::vector<std::string> require;           // extra demands; known: "halt"
+  // The categories a process manager subscribes, when the header names them (by group name;
+  // every name here is also in process_managers). Categories may not contain '+'.
+  std::map<std::string, std::vector<std::string>> pm_categories;
+  std::vector<std::string> skip;     // property names that do not apply to this run
+  std::vector<std::string> require;  // extra demands; known: "halt"
   // Free name=value tokens for humans (seed, scenario, variant, instances). Neither names nor
   // values may contain spaces; values in lists may not contain commas.
   std::vector<std::pair<std::string, std::string>> extra;
