@@ -2,6 +2,10 @@
 // a RealRuntime loop on the main thread, a HiredisLink, a RedisBroker, a history stream in Redis
 // and a built-in test handler. SIGTERM or SIGINT stops it gracefully (leases released, history
 // flushed), exit 0. Log lines on stderr are key=value.
+// With --process-manager it is the process manager named by --group (ADR decision 2) over every
+// --category given: it owns correlation values (one lease per value across those categories)
+// instead of partitions. A bad combination of options exits 2 naming the option, before any
+// connection is made.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -12,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "commands.h"
 #include "options.h"
@@ -27,9 +32,10 @@ namespace {
 
 struct WorkerOptions {
   std::string redis_url;
-  std::string category;
+  std::vector<std::string> categories;  // one; several only for a process manager
   std::string group;
-  std::string sequential_by;
+  std::string sequential_by;  // a field; for a process manager "" or "true"
+  bool process_manager = false;
   std::string handler = "record";
   std::string owner_id;
   std::uint64_t lease_ttl_ms = 3000;
@@ -75,7 +81,49 @@ Task<void> log_halt_figures(redis::RedisLink& link, HistoryRecord halt, std::str
   log_line(owner, line);
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ",") + name;
+  return out;
+}
+
+// The combinations of options CLI11 cannot judge alone: "" when they fit, else the message.
+std::string combination_error(const WorkerOptions& o) {
+  for (std::size_t i = 0; i < o.categories.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (o.categories[j] == o.categories[i]) {
+        return "--category: '" + o.categories[i] + "' is given twice";
+      }
+    }
+  }
+  if (!o.process_manager) {
+    if (o.categories.size() > 1) {
+      return "--category: " + std::to_string(o.categories.size()) + " categories given (" +
+             joined(o.categories) + "); several categories need --process-manager";
+    }
+    if (o.sequential_by.empty()) {
+      return "--sequential-by is required (the event field holding the partition key), "
+             "unless --process-manager";
+    }
+    if (o.sequential_by == "true") {
+      return "--sequential-by: 'true' declares a process manager; add --process-manager";
+    }
+    return "";
+  }
+  if (!o.sequential_by.empty() && o.sequential_by != "true") {
+    return "--sequential-by: a process manager is sequential by its correlation value; give "
+           "'true' or leave it out, not '" +
+           o.sequential_by + "'";
+  }
+  if (o.reap_idle_ms > 0) return "--reap-idle-ms: does not apply to a process manager";
+  return "";
+}
+
 int run_worker(const WorkerOptions& o) {
+  if (const std::string bad = combination_error(o); !bad.empty()) {
+    std::fprintf(stderr, "seqby worker: %s\n", bad.c_str());
+    return kExitUsage;
+  }
   if (o.handler != "record") {
     std::fprintf(stderr, "seqby worker: --handler: unknown handler '%s'; known: record\n",
                  o.handler.c_str());
@@ -88,7 +136,11 @@ int run_worker(const WorkerOptions& o) {
   }
   EngineOptions options;
   options.owner_id = o.owner_id.empty() ? default_owner_id() : o.owner_id;
-  options.category = o.category;
+  if (o.process_manager) {
+    options.pm_categories = o.categories;
+  } else {
+    options.category = o.categories.front();
+  }
   options.group = o.group;
   options.lease_ttl_ms = o.lease_ttl_ms;
   options.heartbeat_interval_ms = o.heartbeat_interval_ms;
@@ -127,9 +179,14 @@ int run_worker(const WorkerOptions& o) {
     redis::RecordHandler handler(runtime, link, logged, owner, options.lease_ttl_ms);
     Engine engine(runtime, broker, logged, handler, options);
 
-    log_line(owner, "event=start redis=" + redis::redacted_url(config.value()) +
-                        " category=" + o.category + " group=" + o.group +
-                        " sequential_by=" + o.sequential_by + " handler=" + o.handler +
+    const std::string serving = o.process_manager
+                                    ? " process_manager=" + o.group +
+                                          " categories=" + joined(o.categories) +
+                                          " sequential_by=true"
+                                    : " category=" + o.categories.front() + " group=" + o.group +
+                                          " sequential_by=" + o.sequential_by;
+    log_line(owner, "event=start redis=" + redis::redacted_url(config.value()) + serving +
+                        " handler=" + o.handler +
                         " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
                         " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
                         " partitions_warn_threshold=" +
@@ -156,14 +213,27 @@ int run_worker(const WorkerOptions& o) {
 void add_worker_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<WorkerOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "worker", "Run one real engine instance: own partitions of a category and process them");
+      "worker",
+      "Run one real engine instance: own partitions of a category and process them, or with "
+      "--process-manager own correlation values across several categories");
   add_redis_option(cmd, options->redis_url);
-  add_category_option(cmd, options->category);
-  cmd->add_option("--group", options->group, "The handler group G")->type_name("G")->required();
-  cmd->add_option("--sequential-by", options->sequential_by,
-                  "The event field holding the partition key")
-      ->type_name("FIELD")
+  cmd->add_option("--category", options->categories,
+                  "The stream category C (repeat it for a process manager's categories)")
+      ->type_name("C")
+      ->required()
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--group", options->group,
+                  "The handler group G (with --process-manager: the process manager's name)")
+      ->type_name("G")
       ->required();
+  cmd->add_option("--sequential-by", options->sequential_by,
+                  "The event field holding the partition key (required unless "
+                  "--process-manager; a process manager takes only true)")
+      ->type_name("FIELD");
+  cmd->add_flag("--process-manager", options->process_manager,
+                "Run the process manager G over every --category: one owner per correlation "
+                "value X applies C:X of each category one event at a time");
   cmd->add_option("--handler", options->handler, "A named test handler: record (default)")
       ->type_name("NAME");
   cmd->add_option("--owner-id", options->owner_id,

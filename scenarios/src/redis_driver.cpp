@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "seqby/properties/markers.h"
 #include "seqby/redis/hiredis_link.h"
 #include "seqby/redis/real_runtime.h"
 #include "seqby/redis/redis_broker.h"
@@ -88,28 +89,20 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
                              const std::string& owner, const WorkerSettings& s,
                              const std::string& log_path)
     : owner_(owner), log_path_(log_path) {
-  std::vector<std::string> args{binary,
-                                      "worker",
-                                      "--redis",
-                                      url,
-                                      "--category",
-                                      category,
-                                      "--group",
-                                      s.group,
-                                      "--sequential-by",
-                                      s.sequential_by,
-                                      "--owner-id",
-                                      owner,
-                                      "--lease-ttl-ms",
-                                      std::to_string(s.lease_ttl_ms),
-                                      "--heartbeat-interval-ms",
-                                      std::to_string(s.heartbeat_interval_ms),
-                                      "--discovery-interval-ms",
-                                      std::to_string(s.discovery_interval_ms),
-                                      "--retry-count-max",
-                                      std::to_string(s.retry_count_max),
-                                      "--history-stream",
-                                      history_stream};
+  std::vector<std::string> args{binary, "worker", "--redis", url};
+  if (s.pm_categories.empty()) {
+    args.insert(args.end(), {"--category", category, "--sequential-by", s.sequential_by});
+  } else {
+    for (const std::string& c : s.pm_categories) args.insert(args.end(), {"--category", c});
+    args.push_back("--process-manager");
+  }
+  args.insert(args.end(), {"--group", s.group,
+                           "--owner-id", owner,
+                           "--lease-ttl-ms", std::to_string(s.lease_ttl_ms),
+                           "--heartbeat-interval-ms", std::to_string(s.heartbeat_interval_ms),
+                           "--discovery-interval-ms", std::to_string(s.discovery_interval_ms),
+                           "--retry-count-max", std::to_string(s.retry_count_max),
+                           "--history-stream", history_stream});
   if (s.reap_idle_ms > 0) {
     args.push_back("--reap-idle-ms");
     args.push_back(std::to_string(s.reap_idle_ms));
@@ -196,7 +189,24 @@ RedisScenarioDriver::~RedisScenarioDriver() {
   if (!redis_) return;
   std::vector<std::string> keys = category_keys();
   keys.push_back(history_stream_);
+  if (process_manager()) {
+    // Only this run's correlation values and owners: another run may share the group's name.
+    const std::string unit_category = pm_lease_category(group());
+    for (const std::string& key : published_keys_) {
+      const PartitionRef unit{unit_category, key};
+      keys.insert(keys.end(), {unit.lease(), unit.fence(), redis::inprogress_key_name(unit, group())});
+    }
+    for (const auto& w : workers_) {
+      keys.push_back(redis::member_key_name(unit_category, group(), w->owner()));
+      run({"SREM", members_set(), w->owner()});
+    }
+  }
   for (const std::string& key : keys) run({"DEL", key});
+}
+
+std::string RedisScenarioDriver::members_set() const {
+  return redis::members_set_name(process_manager() ? pm_lease_category(group()) : category_,
+                                 group());
 }
 
 Status RedisScenarioDriver::ready() {
@@ -223,6 +233,12 @@ redis::Reply RedisScenarioDriver::run(const redis::Command& command) {
 }
 
 WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner) {
+  if (process_manager() && !pm_header_written_) {
+    properties::RunHeader header;
+    header.process_managers = {group()};
+    append_history(properties::run_header_record(header));
+    pm_header_written_ = true;
+  }
   auto w = std::make_unique<WorkerProcess>(binary_, url_, category_, history_stream_, owner,
                                            settings_, log_prefix_ + owner + ".log");
   if (!w->started()) return nullptr;
@@ -294,17 +310,19 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
   std::vector<std::string> ids;
   for (const PublishSpec& e : events) {
     JsonObject data;
-    data[settings_.sequential_by] = e.key;
+    data[settings_.sequential_by] = e.key;  // a process manager's: the correlation value
     data["seq"] = e.seq;
     if (e.delay_ms > 0) data["delay_ms"] = static_cast<std::int64_t>(e.delay_ms);
     if (e.poison) data["poison"] = true;
     const std::string json = encode_json_object(data);
-    const PartitionRef partition{category_, e.key};
+    const PartitionRef partition{e.category.empty() ? category_ : e.category, e.key};
     Result<std::string> id = runtime.block_on(
         redis::publish_recorded(link, partition, "charge", json, history_stream_, "publisher",
                                 e.seq, e.poison ? "poison" : ""));
     if (!id.ok()) return id.error();
     ids.push_back(id.value());
+    auto at = std::lower_bound(published_keys_.begin(), published_keys_.end(), e.key);
+    if (at == published_keys_.end() || *at != e.key) published_keys_.insert(at, e.key);
   }
   return ids;
 }
@@ -324,15 +342,16 @@ bool RedisScenarioDriver::wait_until(const std::function<bool()>& done, std::uin
   return done();
 }
 
-std::int64_t RedisScenarioDriver::last_seq(const std::string& key) {
-  const redis::Reply r =
-      run({"HGET", redis::sink_key_name(PartitionRef{category_, key}, group()), "last_seq"});
+std::int64_t RedisScenarioDriver::last_seq(const std::string& key, const std::string& category) {
+  const PartitionRef partition{category.empty() ? category_ : category, key};
+  const redis::Reply r = run({"HGET", redis::sink_key_name(partition, group()), "last_seq"});
   return r.kind == redis::Reply::Kind::bulk ? std::stoll(r.str) : 0;
 }
 
-std::vector<std::string> RedisScenarioDriver::effects(const std::string& key) {
-  const redis::Reply hash =
-      run({"HGETALL", redis::effects_hash_name(PartitionRef{category_, key}, group())});
+std::vector<std::string> RedisScenarioDriver::effects(const std::string& key,
+                                                      const std::string& category) {
+  const PartitionRef partition{category.empty() ? category_ : category, key};
+  const redis::Reply hash = run({"HGETALL", redis::effects_hash_name(partition, group())});
   std::vector<std::pair<std::int64_t, std::string>> by_seq;
   for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
     by_seq.emplace_back(std::stoll(hash.elements[i].str), hash.elements[i + 1].str);
@@ -343,20 +362,26 @@ std::vector<std::string> RedisScenarioDriver::effects(const std::string& key) {
   return out;
 }
 
+std::int64_t RedisScenarioDriver::dlq_length(const std::string& key, const std::string& category) {
+  return run({"XLEN", PartitionRef{category.empty() ? category_ : category, key}.dlq()}).integer;
+}
+
+std::string RedisScenarioDriver::lease_key(const std::string& key) const {
+  if (process_manager()) return PartitionRef{pm_lease_category(group()), key}.lease();
+  return PartitionRef{category_, key}.lease();
+}
+
 std::string RedisScenarioDriver::lease_owner(const std::string& key) {
-  const redis::Reply r = run({"GET", PartitionRef{category_, key}.lease()});
+  const redis::Reply r = run({"GET", lease_key(key)});
   if (r.kind != redis::Reply::Kind::bulk) return "";
   return r.str.substr(0, r.str.rfind(':'));
 }
 
 std::optional<std::string> RedisScenarioDriver::inprogress_marker(const std::string& key) {
-  const redis::Reply r = run({"GET", redis::inprogress_key_name(PartitionRef{category_, key}, group())});
+  const PartitionRef unit{process_manager() ? pm_lease_category(group()) : category_, key};
+  const redis::Reply r = run({"GET", redis::inprogress_key_name(unit, group())});
   if (r.kind != redis::Reply::Kind::bulk) return std::nullopt;
   return r.str;
-}
-
-std::int64_t RedisScenarioDriver::dlq_length(const std::string& key) {
-  return run({"XLEN", PartitionRef{category_, key}.dlq()}).integer;
 }
 
 std::vector<std::string> RedisScenarioDriver::category_keys() {

@@ -8,6 +8,11 @@
 // strike could lose or delay a decided step's record; strikes therefore land inside a planned
 // event, at a moment (found by stopping the worker and comparing) when the history stream
 // already holds every commit, read and ack Redis decided.
+// A process-manager case runs two workers as process manager `group` over the case's
+// categories, each under the driver's category (category_named: "RUN:order" for "order"), so
+// runs on one server never meet. A key is a correlation value; a lane is a stream C:K. The
+// Outcome names streams by the case's categories ("order:K"), and its history has the run prefix
+// taken off the categories, so that a scenario reads the same names on both backends.
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -41,6 +46,12 @@ class RedisBackend final : public EngineBackend {
     WorkerSettings settings = driver_.settings();
     settings.reap_idle_ms = c.engine.reap_idle_ms;
     settings.partitions_warn_threshold = c.engine.partitions_warn_threshold;
+    if (sim::is_process_manager(c)) {
+      settings.group = c.group;
+      for (const std::string& name : c.pm_categories) {
+        settings.pm_categories.push_back(driver_.category_named(name));
+      }
+    }
     driver_.set_settings(settings);
     const Status ready = driver_.ready();
     if (!checks.expect(ready.ok(), "real redis-server and seqby command",
@@ -56,7 +67,7 @@ class RedisBackend final : public EngineBackend {
     }
     // The run starts with every instance serving (announced as a member), so each discovers
     // the partitions as they are published, and ends its start once every key is owned.
-    const std::string members = redis::members_set_name(driver_.category(), driver_.group());
+    const std::string members = driver_.members_set();
     const bool up = driver_.wait_until([&] {
       return driver_.run({"SCARD", members}).integer >= static_cast<std::int64_t>(c.instance_count);
     });
@@ -66,10 +77,7 @@ class RedisBackend final : public EngineBackend {
       return false;
     }
     std::vector<PublishSpec> specs;
-    for (const sim::CaseEvent& e : c.events) {
-      specs.push_back(PublishSpec{e.key, e.seq, e.behaviour.duration_ms + e.behaviour.slow_ms,
-                                  e.behaviour.poison});
-    }
+    for (const sim::CaseEvent& e : c.events) specs.push_back(spec_of(e));
     // Each key's first event goes first, and the rest once every key is owned: then every key's
     // work starts within a poll interval of the others' (as on the simulator, where both
     // instances pick events up as they are published), not a discovery interval apart.
@@ -92,29 +100,31 @@ class RedisBackend final : public EngineBackend {
   }
 
   std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq,
-                                         const std::string& /*category*/) override {
-    const std::string id = event_id(key, seq, "");
+                                         const std::string& category) override {
+    const std::string id = event_id(key, seq, category);
+    const std::string real = real_category(category);
     std::string owner;
     const bool caught = driver_.wait_until([&] {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
       if (!marker || marker->size() <= id.size() || !marker->ends_with(":" + id)) return false;
       owner = marker->substr(0, marker->find(':'));
-      return seq == 1 || history_has_commit(key, seq - 1);
+      return seq == 1 || history_has_commit(real, key, seq - 1);
     });
     if (!caught) {
-      out_ << "     no instance seen inside " << key << " seq " << seq << " (" << id
-           << "); last committed " << driver_.last_seq(key) << "\n" << driver_.logs();
+      out_ << "     no instance seen inside " << lane_name(category, key) << " seq " << seq
+           << " (" << id << "); last committed " << driver_.last_seq(key, real) << "\n"
+           << driver_.logs();
       return std::nullopt;
     }
     return owner;
   }
 
-  bool wait_done(const std::string& key, std::int64_t seq,
-                 const std::string& /*category*/) override {
-    const std::string id = event_id(key, seq, "");
+  bool wait_done(const std::string& key, std::int64_t seq, const std::string& category) override {
+    const std::string id = event_id(key, seq, category);
+    const std::string real = real_category(category);
     return driver_.wait_until([&] {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
-      return driver_.last_seq(key) >= seq && !(marker && marker->ends_with(":" + id));
+      return driver_.last_seq(key, real) >= seq && !(marker && marker->ends_with(":" + id));
     });
   }
 
@@ -125,8 +135,8 @@ class RedisBackend final : public EngineBackend {
   std::string lease_owner(const std::string& key) override { return driver_.lease_owner(key); }
 
   std::string event_id(const std::string& key, std::int64_t seq,
-                       const std::string& /*category*/) override {
-    auto it = ids_.find(key);
+                       const std::string& category) override {
+    auto it = ids_.find(lane_name(category, key));
     if (it == ids_.end() || seq < 1 || static_cast<std::size_t>(seq) > it->second.size()) return "";
     return it->second[static_cast<std::size_t>(seq - 1)];
   }
@@ -153,25 +163,28 @@ class RedisBackend final : public EngineBackend {
 
   Outcome finish(Checks& checks) override {
     Outcome o;
-    std::set<std::string> poisoned;
+    std::set<std::string> poisoned;  // lane names
     std::map<std::string, std::int64_t> target;
-    for (const std::string& key : case_.keys) {
-      const std::int64_t poison_seq = sim::first_poison_seq(case_, key);
-      target[key] = poison_seq > 0 ? poison_seq - 1 : static_cast<std::int64_t>(ids_[key].size());
-      if (poison_seq > 0) poisoned.insert(key);
+    const std::vector<Lane> all = lanes();
+    for (const Lane& lane : all) {
+      const std::int64_t poison_seq = sim::first_poison_seq(case_, lane.key, lane.case_category);
+      target[lane.name] =
+          poison_seq > 0 ? poison_seq - 1 : static_cast<std::int64_t>(ids_[lane.name].size());
+      if (poison_seq > 0) poisoned.insert(lane.name);
     }
     o.liveness_reached = driver_.wait_until(
         [&] {
-          for (const auto& [key, seq] : target) {
-            if (driver_.last_seq(key) < seq) return false;
+          for (const Lane& lane : all) {
+            if (driver_.last_seq(lane.key, lane.category) < target[lane.name]) return false;
           }
           return poisoned.empty() || halted(poisoned);
         },
         kFinishWaitMaxMs);
     std::string progress;
-    for (const auto& [key, seq] : target) {
-      progress += (progress.empty() ? "" : ", ") + key + " at " +
-                  std::to_string(driver_.last_seq(key)) + " of " + std::to_string(seq);
+    for (const Lane& lane : all) {
+      progress += (progress.empty() ? "" : ", ") + lane.name + " at " +
+                  std::to_string(driver_.last_seq(lane.key, lane.category)) + " of " +
+                  std::to_string(target[lane.name]);
     }
     checks.expect(o.liveness_reached, "every committable event committed",
                   progress + (poisoned.empty() ? "" : ", poisoned keys halted"));
@@ -187,14 +200,20 @@ class RedisBackend final : public EngineBackend {
                                      driver_.history_stream()
                                : history.error().message);
     if (history.ok()) o.history = std::move(history.value());
+    if (process_manager()) {
+      for (HistoryRecord& r : o.history) r.category = case_category_of(r.category);
+    }
     o.logs = driver_.logs();
-    for (const std::string& key : case_.keys) {
-      o.effects[key] = driver_.effects(key);
-      o.dlq_length[key] = driver_.dlq_length(key);
-      if (o.dlq_name_of_first_key.empty()) o.dlq_name_of_first_key = PartitionRef{driver_.category(), key}.dlq();
+    for (const Lane& lane : all) {
+      o.effects[lane.name] = driver_.effects(lane.key, lane.category);
+      o.dlq_length[lane.name] = driver_.dlq_length(lane.key, lane.category);
+      if (o.dlq_name_of_first_key.empty()) {
+        o.dlq_name_of_first_key = PartitionRef{lane.category, lane.key}.dlq();
+      }
     }
     for (const auto& r : o.history) {
-      if (r.op == HistoryOp::publish) o.published[r.key].push_back(r.event_id);
+      if (r.op != HistoryOp::publish) continue;
+      o.published[process_manager() ? r.category + ":" + r.key : r.key].push_back(r.event_id);
     }
     properties::CheckOptions options;
     options.require_halt_record = !poisoned.empty();
@@ -215,8 +234,7 @@ class RedisBackend final : public EngineBackend {
   bool publish_now(const std::vector<sim::CaseEvent>& events, Checks& checks) override {
     std::vector<PublishSpec> specs;
     for (const sim::CaseEvent& e : events) {
-      specs.push_back(PublishSpec{e.key, e.seq, e.behaviour.duration_ms + e.behaviour.slow_ms,
-                                  e.behaviour.poison});
+      specs.push_back(spec_of(e));
       case_.events.push_back(e);
     }
     return publish(specs, checks);
@@ -241,15 +259,76 @@ class RedisBackend final : public EngineBackend {
   }
 
  private:
+  // One stream of the case: its Outcome name (the key; "C:K" in a process-manager case), the
+  // case's category and the run's, and the key.
+  struct Lane {
+    std::string name;
+    std::string case_category;
+    std::string category;
+    std::string key;
+    friend auto operator<=>(const Lane&, const Lane&) = default;
+  };
+
+  bool process_manager() const { return sim::is_process_manager(case_); }
+
+  // The case's category an event or a backend call names ("": the case's own, or in a
+  // process-manager case its first).
+  std::string case_category(const std::string& name) const {
+    if (!name.empty()) return name;
+    return case_.category.empty() && process_manager() ? case_.pm_categories.front()
+                                                       : case_.category;
+  }
+  // The run's category of case category `name` (the driver's own unless a process manager).
+  std::string real_category(const std::string& name) const {
+    return process_manager() ? driver_.category_named(case_category(name)) : driver_.category();
+  }
+  // The case's name of run category `real` (itself when it is none of the case's).
+  std::string case_category_of(const std::string& real) const {
+    const std::string prefix = driver_.category() + ":";
+    return process_manager() && real.starts_with(prefix) ? real.substr(prefix.size()) : real;
+  }
+  std::string lane_name(const std::string& category, const std::string& key) const {
+    return process_manager() ? case_category(category) + ":" + key : key;
+  }
+  // Every stream with events (a partition case: every key), sorted by name.
+  std::vector<Lane> lanes() const {
+    std::set<Lane> out;
+    if (!process_manager()) {
+      for (const std::string& key : case_.keys) {
+        out.insert(Lane{key, case_.category, driver_.category(), key});
+      }
+    }
+    for (const sim::CaseEvent& e : case_.events) {
+      const std::string category = sim::category_of(case_, e);
+      out.insert(Lane{lane_name(category, e.key), case_category(category),
+                      real_category(category), e.key});
+    }
+    return {out.begin(), out.end()};
+  }
+
+  PublishSpec spec_of(const sim::CaseEvent& e) const {
+    PublishSpec spec{e.key, e.seq, e.behaviour.duration_ms + e.behaviour.slow_ms,
+                     e.behaviour.poison, ""};
+    if (process_manager()) spec.category = real_category(sim::category_of(case_, e));
+    return spec;
+  }
+
   bool publish(const std::vector<PublishSpec>& specs, Checks& checks) {
     Result<std::vector<std::string>> ids = driver_.publish(specs);
+    const std::string where =
+        process_manager() ? "the categories of " + driver_.group() : driver_.category();
     if (!checks.expect(ids.ok(), "publish",
-                       ids.ok() ? std::to_string(specs.size()) + " events to " +
-                                      driver_.category() + " with their publish records"
+                       ids.ok() ? std::to_string(specs.size()) + " events to " + where +
+                                      " with their publish records"
                                 : ids.error().message)) {
       return false;
     }
-    for (std::size_t i = 0; i < specs.size(); ++i) ids_[specs[i].key].push_back(ids.value()[i]);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const std::string name = process_manager()
+                                   ? case_category_of(specs[i].category) + ":" + specs[i].key
+                                   : specs[i].key;
+      ids_[name].push_back(ids.value()[i]);
+    }
     return true;
   }
 
@@ -276,17 +355,17 @@ class RedisBackend final : public EngineBackend {
   bool caught_up(const std::string& owner, bool renews) {
     Result<std::vector<HistoryRecord>> history = driver_.read_history();
     if (!history.ok()) return false;
-    for (const std::string& key : case_.keys) {
+    for (const Lane& lane : lanes()) {
       std::int64_t committed = 0;
       std::set<std::string> read, acked;
       for (const HistoryRecord& r : history.value()) {
-        if (r.key != key) continue;
+        if (r.key != lane.key || r.category != lane.category) continue;
         if (r.op == HistoryOp::commit) committed = std::max(committed, r.seq);
         if (r.op == HistoryOp::read) read.insert(r.event_id);
         if (r.op == HistoryOp::ack) acked.insert(r.event_id);
       }
-      if (committed != driver_.last_seq(key)) return false;
-      const PartitionRef partition{driver_.category(), key};
+      if (committed != driver_.last_seq(lane.key, lane.category)) return false;
+      const PartitionRef partition{lane.category, lane.key};
       const std::string delivered = last_delivered_id(partition);
       const redis::Reply pending =
           driver_.run({"XPENDING", partition.stream(), driver_.group(), "-", "+", "10000"});
@@ -294,12 +373,12 @@ class RedisBackend final : public EngineBackend {
       for (const auto& entry : pending.elements) {
         if (!entry.elements.empty()) pending_ids.insert(entry.elements[0].str);
       }
-      for (const std::string& id : ids_[key]) {
+      for (const std::string& id : ids_[lane.name]) {
         if (!stream_id_at_most(id, delivered)) break;
         if (pending_ids.count(id) ? !read.count(id) : !acked.count(id)) return false;
       }
-      if (renews && driver_.lease_owner(key) == owner) {
-        const std::int64_t ttl_left_ms = driver_.run({"PTTL", partition.lease()}).integer;
+      if (renews && driver_.lease_owner(lane.key) == owner) {
+        const std::int64_t ttl_left_ms = driver_.run({"PTTL", driver_.lease_key(lane.key)}).integer;
         const std::int64_t ttl_ms = static_cast<std::int64_t>(driver_.settings().lease_ttl_ms);
         if (ttl_left_ms > ttl_ms - static_cast<std::int64_t>(kRenewQuietMs)) return false;
       }
@@ -336,22 +415,24 @@ class RedisBackend final : public EngineBackend {
     return driver_.start_worker("w" + std::to_string(workers_started_)) != nullptr;
   }
 
-  bool history_has_commit(const std::string& key, std::int64_t seq) {
+  // Whether the history holds an accepted commit of `seq` on stream `category`:`key` (run names).
+  bool history_has_commit(const std::string& category, const std::string& key, std::int64_t seq) {
     Result<std::vector<HistoryRecord>> history = driver_.read_history();
     if (!history.ok()) return false;
     return std::any_of(history.value().begin(), history.value().end(), [&](const HistoryRecord& r) {
-      return r.op == HistoryOp::commit && r.key == key && r.seq == seq;
+      return r.op == HistoryOp::commit && r.category == category && r.key == key && r.seq == seq;
     });
   }
 
-  bool halted(const std::set<std::string>& keys) {
+  // Whether every lane named in `names` recorded a halt.
+  bool halted(const std::set<std::string>& names) {
     Result<std::vector<HistoryRecord>> history = driver_.read_history();
     if (!history.ok()) return false;
     std::set<std::string> seen;
     for (const auto& r : history.value()) {
-      if (r.op == HistoryOp::halt) seen.insert(r.key);
+      if (r.op == HistoryOp::halt) seen.insert(lane_name(case_category_of(r.category), r.key));
     }
-    return std::includes(seen.begin(), seen.end(), keys.begin(), keys.end());
+    return std::includes(seen.begin(), seen.end(), names.begin(), names.end());
   }
 
   // The record handler's SET NX on the in-progress marker found another holder: two instances

@@ -5,8 +5,8 @@
 
 namespace seqby::redis {
 
-std::string inprogress_key_name(const PartitionRef& partition, std::string_view group) {
-  return partition.stream() + ":__inprogress__:" + std::string(group);
+std::string inprogress_key_name(const PartitionRef& unit, std::string_view group) {
+  return unit.stream() + ":__inprogress__:" + std::string(group);
 }
 
 RecordHandler::RecordHandler(Runtime& runtime, RedisLink& link, HistorySink& history,
@@ -37,7 +37,7 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
                       std::holds_alternative<bool>(poison_field->second) &&
                       std::get<bool>(poison_field->second);
 
-  const std::string marker = inprogress_key_name(context.partition(), context.group());
+  const std::string marker = inprogress_key_name(context.unit(), context.group());
   const std::string token = owner_id_ + ":" + event.id;
   // SET NX GET (Redis 7): one atomic step that either marks or names the current holder.
   Command set{"SET", marker, token, "NX", "GET", "PX", std::to_string(marker_ttl_ms_ + delay_ms)};

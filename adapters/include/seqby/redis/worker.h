@@ -1,10 +1,12 @@
 // The built-in test handler of `seqby worker` (handler name "record"): it reads the event's
-// per-key `seq` from its JSON data, marks a cross-instance in-progress key in Redis
-// (C:K:__inprogress__:G, SET NX GET PX: Redis 7) for the time of the call, sleeps `delay_ms` when the data
-// has it, fails always when the data has "poison":true, and commits through the fenced sink
-// (context.commit(seq, event id)). A refused SET NX means another instance is inside the same
-// partition: it records `warn` with detail "inprogress_overlap" and goes on (the test asserts it
-// never happens). It is a test fixture for real-Redis runs, not a production handler.
+// per-key `seq` from its JSON data, marks a cross-instance in-progress key of the lease unit in
+// Redis (SET NX GET PX: Redis 7) for the time of the call, sleeps `delay_ms` when the data has
+// it, fails always when the data has "poison":true, and commits through the fenced sink
+// (context.commit(seq, event id)). The marker is C:K:__inprogress__:G for a partition, and
+// __pm__:G:X:__inprogress__:G for process manager G's correlation value X, the same key for the
+// events of C1:X, C2:X, ... A refused SET NX means another instance is inside the same unit: it
+// records `warn` with detail "inprogress_overlap" and goes on (the tests assert it never
+// happens). It is a test fixture for real-Redis runs, not a production handler.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +22,9 @@ namespace seqby::redis {
 
 inline constexpr std::string_view kInProgressOverlap = "inprogress_overlap";
 
-// C:K:__inprogress__:G
-std::string inprogress_key_name(const PartitionRef& partition, std::string_view group);
+// UNIT:__inprogress__:G for a lease unit (HandlerContext::unit()): C:K:__inprogress__:G for a
+// partition, __pm__:G:X:__inprogress__:G for a process manager's correlation value.
+std::string inprogress_key_name(const PartitionRef& unit, std::string_view group);
 
 class RecordHandler final : public Handler {
  public:

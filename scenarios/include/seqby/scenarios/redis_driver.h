@@ -5,6 +5,10 @@
 // server never meet, and deletes every key under them when destroyed. Every wait polls Redis and
 // is bounded: a wait that runs out returns false (the caller reports it), never hangs. It asserts
 // nothing itself; scenarios and tests judge what it returns.
+// With WorkerSettings::pm_categories the workers are process manager `group` over those
+// categories (named under the driver's own: category_named()); a key is then a correlation value,
+// its lease and in-progress marker are the process manager's, and the history stream opens with
+// a run header naming the process manager (so the checker judges pm_exclusion).
 #pragma once
 
 #include <sys/types.h>
@@ -34,6 +38,9 @@ struct WorkerSettings {
   std::uint32_t retry_count_max = 3;
   std::uint64_t reap_idle_ms = 0;               // 0: the workers never reap (--reap-idle-ms)
   std::uint32_t partitions_warn_threshold = 0;  // 0: no warning (--partitions-warn-threshold)
+  // Non-empty: every worker is the process manager `group` over these categories
+  // (--process-manager, one --category each; sequential_by is then not passed).
+  std::vector<std::string> pm_categories;
 };
 
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
@@ -84,6 +91,7 @@ struct PublishSpec {
   std::int64_t seq = 0;
   std::uint64_t delay_ms = 0;  // the record handler sleeps this long inside the event
   bool poison = false;         // the record handler always fails on it
+  std::string category = {};   // the stream is category:key; "" is the driver's category()
 };
 
 class RedisScenarioDriver {
@@ -101,7 +109,13 @@ class RedisScenarioDriver {
 
   const std::string& url() const { return url_; }
   const std::string& category() const { return category_; }
+  // The category `name` of this run, "C:name" under the driver's category C (so that it is
+  // deleted with it): where a process-manager run's categories live.
+  std::string category_named(const std::string& name) const { return category_ + ":" + name; }
   const std::string& group() const { return settings_.group; }
+  bool process_manager() const { return !settings_.pm_categories.empty(); }
+  // Where the workers announce themselves: C:__members__:G, or __pm__:G:__members__:G.
+  std::string members_set() const;
   const std::string& history_stream() const { return history_stream_; }
   const WorkerSettings& settings() const { return settings_; }
   // For the workers started from now on.
@@ -114,7 +128,8 @@ class RedisScenarioDriver {
   redis::Reply run(const redis::Command& command);
   std::uint64_t transport_errors() const { return transport_errors_; }
 
-  // Starts a worker with owner id `owner`; nullptr when fork failed.
+  // Starts a worker with owner id `owner`; nullptr when fork failed. The first process-manager
+  // worker first appends the run header "run pm=G" to the history.
   WorkerProcess* start_worker(const std::string& owner);
   WorkerProcess* worker(const std::string& owner);
   std::vector<WorkerProcess*> running_workers();
@@ -135,15 +150,18 @@ class RedisScenarioDriver {
   // Polls `done` every 10 ms for at most wait_max_ms (or `limit_ms` when not 0).
   bool wait_until(const std::function<bool()>& done, std::uint64_t limit_ms = 0);
 
-  // The seq the effect sink last accepted for `key` (0: none).
-  std::int64_t last_seq(const std::string& key);
-  // key's committed effects (the entry ids), in seq order.
-  std::vector<std::string> effects(const std::string& key);
+  // The seq the effect sink of stream `category`:`key` last accepted (0: none); `category` ""
+  // is category().
+  std::int64_t last_seq(const std::string& key, const std::string& category = "");
+  // The committed effects of stream `category`:`key` (the entry ids), in seq order.
+  std::vector<std::string> effects(const std::string& key, const std::string& category = "");
+  std::int64_t dlq_length(const std::string& key, const std::string& category = "");
+  // The lease key of `key`: C:K:__lease__, or a process manager's __pm__:G:K:__lease__.
+  std::string lease_key(const std::string& key) const;
   // The owner id holding `key`'s lease ("" when nobody).
   std::string lease_owner(const std::string& key);
-  // The in-progress marker of `key` (C:K:__inprogress__:G), "OWNER:EVENT_ID", when set.
+  // The in-progress marker of `key` (the record handler's, worker.h), "OWNER:EVENT_ID", when set.
   std::optional<std::string> inprogress_marker(const std::string& key);
-  std::int64_t dlq_length(const std::string& key);
   // Every key of the category, sorted (SCAN MATCH C:*).
   std::vector<std::string> category_keys();
 
@@ -162,6 +180,8 @@ class RedisScenarioDriver {
   std::optional<redis::RedisConfig> config_;
   std::unique_ptr<redis::BlockingRedis> redis_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
+  std::vector<std::string> published_keys_;  // sorted: a process manager's keys to delete
+  bool pm_header_written_ = false;
   std::uint64_t transport_errors_ = 0;
 };
 
