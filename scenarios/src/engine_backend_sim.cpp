@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "engine_backend.h"
+#include "seqby/core/naming.h"
 #include "seqby/redis/redis_broker.h"
 #include "seqby/redis/scripts.h"
 #include "seqby/sim/test_handler.h"
@@ -30,23 +31,38 @@ class SimBackend final : public EngineBackend {
     return true;
   }
 
+  // `category` "" is the case's category; in a process-manager case, any of its categories.
   std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq,
-                                         const std::string& /*category*/) override {
-    std::int64_t inside_seq = 0;
+                                         const std::string& category) override {
+    std::optional<std::uint32_t> caught_by;
     const bool caught = world_->run_until(
-        [&] { return world_->inside(key, &inside_seq).has_value() && inside_seq == seq; },
+        [&] {
+          caught_by = inside_event(key, seq, category);
+          return caught_by.has_value();
+        },
         world_->sim_case().run_ms);
     if (!caught) return std::nullopt;
-    return world_->owner_id(*world_->inside(key));
+    return world_->owner_id(*caught_by);
   }
 
-  bool wait_done(const std::string& key, std::int64_t seq,
-                 const std::string& /*category*/) override {
+  bool wait_done(const std::string& key, std::int64_t seq, const std::string& category) override {
+    const sim::SimCase& c = world_->sim_case();
+    std::vector<std::string> streams{category};
+    if (category.empty() && sim::is_process_manager(c)) {
+      // Event `seq` of every category of the correlation value that has one.
+      streams.clear();
+      for (const auto& cat : c.pm_categories) {
+        if (static_cast<std::int64_t>(sim::events_of(c, key, cat).size()) >= seq) {
+          streams.push_back(cat);
+        }
+      }
+    }
     return world_->run_until(
         [&] {
-          std::int64_t inside_seq = 0;
-          const bool in_it = world_->inside(key, &inside_seq).has_value() && inside_seq == seq;
-          return world_->accepted_seq(key) >= seq && !in_it;
+          if (inside_event(key, seq, category).has_value()) return false;
+          return std::all_of(streams.begin(), streams.end(), [&](const std::string& cat) {
+            return world_->accepted_seq(key, cat) >= seq;
+          });
         },
         world_->sim_case().run_ms);
   }
@@ -54,18 +70,21 @@ class SimBackend final : public EngineBackend {
   bool has_inprogress_marker() const override { return false; }
   std::optional<std::string> inprogress_marker(const std::string&) override { return std::nullopt; }
 
+  // The partition's lease, or a process manager's for correlation value `key`.
   std::string lease_owner(const std::string& key) override {
     const sim::SimCase& c = world_->sim_case();
-    const redis::Reply r = world_->redis().execute({"GET", PartitionRef{c.category, key}.lease()});
+    const std::string lease = sim::is_process_manager(c)
+                                  ? lease_key_name(pm_lease_category(c.group), key)
+                                  : PartitionRef{c.category, key}.lease();
+    const redis::Reply r = world_->redis().execute({"GET", lease});
     if (r.kind != redis::Reply::Kind::bulk) return "";
     return r.str.substr(0, r.str.rfind(':'));
   }
 
   std::string event_id(const std::string& key, std::int64_t seq,
-                       const std::string& /*category*/) override {
-    const sim::SimCase& c = world_->sim_case();
+                       const std::string& category) override {
     const redis::Reply r =
-        world_->redis().execute({"XRANGE", PartitionRef{c.category, key}.stream(), "-", "+"});
+        world_->redis().execute({"XRANGE", stream_of(key, category).stream(), "-", "+"});
     if (seq < 1 || static_cast<std::size_t>(seq) > r.elements.size()) return "";
     return r.elements[static_cast<std::size_t>(seq - 1)].elements[0].str;
   }
@@ -78,8 +97,9 @@ class SimBackend final : public EngineBackend {
   }
 
   // The simulator freezes the owner's heartbeat for three lease periods while its handler runs
-  // on: the lease lapses under it exactly as under SIGSTOP, and the handler's late fenced calls
-  // meet the new owner's generation.
+  // on: the lease lapses under it exactly as under SIGSTOP (a process manager's: the one lease of
+  // the correlation value, over all its streams), and the handler's late fenced calls meet the
+  // new owner's generation.
   std::string stall(const std::string& owner, const std::string&) override {
     if (const auto instance = instance_of(owner)) {
       const std::uint64_t ttl_ms = world_->sim_case().engine.lease_ttl_ms;
@@ -97,23 +117,29 @@ class SimBackend final : public EngineBackend {
     world.stop_engines();
     Outcome o;
     o.liveness_reached = world.stats().liveness_reached;
+    const bool pm = sim::is_process_manager(c);
     for (const auto& key : c.keys) {
-      const PartitionRef p{c.category, key};
-      // The sink keeps field seq -> effect (the event id); seq order is commit order.
-      const redis::Command hgetall{"HGETALL", redis::effects_hash_name(p, c.group)};
-      const redis::Reply hash = world.redis().execute(hgetall);
-      std::map<std::int64_t, std::string> by_seq;
-      for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
-        by_seq[std::stoll(hash.elements[i].str)] = hash.elements[i + 1].str;
+      for (const auto& category : sim::categories_of(c)) {
+        if (pm && sim::events_of(c, key, category).empty()) continue;
+        const PartitionRef p{category, key};
+        const std::string name = pm ? p.stream() : key;  // Outcome's maps: "C:K" for a PM
+        // The sink keeps field seq -> effect (the event id); seq order is commit order.
+        const redis::Command hgetall{"HGETALL", redis::effects_hash_name(p, c.group)};
+        const redis::Reply hash = world.redis().execute(hgetall);
+        std::map<std::int64_t, std::string> by_seq;
+        for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
+          by_seq[std::stoll(hash.elements[i].str)] = hash.elements[i + 1].str;
+        }
+        for (const auto& [seq, effect] : by_seq) o.effects[name].push_back(effect);
+        const redis::Command xlen{"XLEN", p.dlq()};
+        o.dlq_length[name] = world.redis().execute(xlen).integer;
+        if (o.dlq_name_of_first_key.empty()) o.dlq_name_of_first_key = p.dlq();
       }
-      for (const auto& [seq, effect] : by_seq) o.effects[key].push_back(effect);
-      const redis::Command xlen{"XLEN", p.dlq()};
-      o.dlq_length[key] = world.redis().execute(xlen).integer;
-      if (o.dlq_name_of_first_key.empty()) o.dlq_name_of_first_key = p.dlq();
     }
     o.history = merged(world.take_history());
     for (const auto& r : o.history) {
-      if (r.op == HistoryOp::publish) o.published[r.key].push_back(r.event_id);
+      if (r.op != HistoryOp::publish) continue;
+      o.published[pm ? PartitionRef{r.category, r.key}.stream() : r.key].push_back(r.event_id);
     }
     o.report = check_run_history(c, o.history);
     return o;
@@ -135,7 +161,7 @@ class SimBackend final : public EngineBackend {
   bool publish_now(const std::vector<sim::CaseEvent>& events, Checks& checks) override {
     const sim::SimCase& c = world_->sim_case();
     for (const sim::CaseEvent& e : events) {
-      const PartitionRef p{c.category, e.key};
+      const PartitionRef p{sim::category_of(c, e), e.key};
       const redis::Reply id = world_->redis().execute({"EVAL", redis::script_source("publish"), "2",
                                                        p.stream(), p.index(), e.key, e.type,
                                                        sim::event_data_json(e.key, e.seq)});
@@ -146,7 +172,7 @@ class SimBackend final : public EngineBackend {
       HistoryRecord r;
       r.time_ms = world_->now_ms();
       r.op = HistoryOp::publish;
-      r.category = c.category;
+      r.category = p.category;
       r.key = e.key;
       r.event_id = id.str;
       r.seq = e.seq;
@@ -156,11 +182,15 @@ class SimBackend final : public EngineBackend {
     return true;
   }
 
-  // What `seqby admin skip|dlq` runs: the admin script, acting only on the head.
+  // What `seqby admin skip|dlq` runs: the admin script, acting only on the head. In a
+  // process-manager case the first argument names the stream "C:K".
   ToolRun admin(const std::string& action, const std::vector<std::string>& args) override {
     if ((action != "skip" && action != "dlq") || args.size() != 2) return ToolRun{};
     const sim::SimCase& c = world_->sim_case();
-    const PartitionRef p{c.category, args[0]};
+    const auto colon = args[0].rfind(':');
+    const PartitionRef p = sim::is_process_manager(c) && colon != std::string::npos
+                               ? PartitionRef{args[0].substr(0, colon), args[0].substr(colon + 1)}
+                               : PartitionRef{c.category, args[0]};
     const char* script = action == "skip" ? "admin_skip" : "admin_dlq";
     redis::Command command{"EVAL", redis::script_source(script), action == "skip" ? "2" : "3",
                            p.stream(), redis::halt_key_name(p, c.group)};
@@ -193,6 +223,24 @@ class SimBackend final : public EngineBackend {
     extras_.clear();
     for (std::size_t i = 0; i < history.size(); ++i) history[i].index = i;
     return history;
+  }
+
+  // The stream `category`:`key` ("" the case's category).
+  PartitionRef stream_of(const std::string& key, const std::string& category) const {
+    return PartitionRef{category.empty() ? world_->sim_case().category : category, key};
+  }
+
+  // The instance inside event `seq` of `key` on `category` ("" the case's category; any category
+  // of a process-manager case), if any.
+  std::optional<std::uint32_t> inside_event(const std::string& key, std::int64_t seq,
+                                            const std::string& category) const {
+    std::int64_t inside_seq = 0;
+    std::string inside_category;
+    const std::optional<std::uint32_t> instance = world_->inside(key, &inside_seq, &inside_category);
+    if (!instance.has_value() || inside_seq != seq) return std::nullopt;
+    const std::string wanted = stream_of(key, category).category;
+    if (!wanted.empty() && inside_category != wanted) return std::nullopt;
+    return instance;
   }
 
   std::optional<std::uint32_t> instance_of(const std::string& owner) const {

@@ -81,19 +81,21 @@ Indices ddmin(std::size_t n, const Test& test) {
   return items;
 }
 
-// `c` with only the events at `keep` (ascending), each key renumbered 1..n in publish order (the
-// checker expects no gap), and `keys` the keys that still have events.
+// `c` with only the events at `keep` (ascending), each stream (category, key) renumbered 1..n in
+// publish order (the checker expects no gap), and `keys` the keys that still have events.
 SimCase with_events(const SimCase& c, const Indices& keep) {
   SimCase out = c;
   out.events.clear();
-  std::map<std::string, std::int64_t> last_seq;
+  std::map<std::pair<std::string, std::string>, std::int64_t> last_seq;  // (category, key)
+  std::set<std::string> keys;
   for (std::size_t i : keep) {
     sim::CaseEvent e = c.events[i];
-    e.seq = ++last_seq[e.key];
+    const std::pair<std::string, std::string> stream{sim::category_of(c, e), e.key};
+    e.seq = ++last_seq[stream];
+    keys.insert(e.key);
     out.events.push_back(std::move(e));
   }
-  out.keys.clear();
-  for (const auto& [key, seq] : last_seq) out.keys.push_back(key);
+  out.keys.assign(keys.begin(), keys.end());
   return out;
 }
 

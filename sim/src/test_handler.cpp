@@ -11,20 +11,23 @@ std::string event_data_json(const std::string& key, std::int64_t seq) {
   return encode_json_object(object);
 }
 
-HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer) : observer_(observer) {
-  for (const CaseEvent& e : c.events) plan_[{e.key, e.seq}] = e.behaviour;
+HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer)
+    : observer_(observer), process_manager_(is_process_manager(c)) {
+  for (const CaseEvent& e : c.events) plan_[{category_of(c, e), e.key, e.seq}] = e.behaviour;
 }
 
-const EventBehaviour& HandlerPlan::behaviour(const std::string& key, std::int64_t seq) const {
-  auto it = plan_.find({key, seq});
+const EventBehaviour& HandlerPlan::behaviour(const std::string& category, const std::string& key,
+                                             std::int64_t seq) const {
+  auto it = plan_.find({category, key, seq});
   return it == plan_.end() ? default_ : it->second;
 }
 
-void HandlerPlan::on_first_call(const std::string& node, const std::string& key,
-                                std::int64_t seq) {
-  if (!seen_.insert({key, seq}).second || observer_ == nullptr) return;
-  const EventBehaviour& b = behaviour(key, seq);
-  const std::string where = "key=" + key + " seq=" + std::to_string(seq);
+void HandlerPlan::on_first_call(const std::string& node, const std::string& category,
+                                const std::string& key, std::int64_t seq) {
+  if (!seen_.insert({category, key, seq}).second || observer_ == nullptr) return;
+  const EventBehaviour& b = behaviour(category, key, seq);
+  const std::string where = (process_manager_ ? "category=" + category + " " : std::string()) +
+                            "key=" + key + " seq=" + std::to_string(seq);
   if (b.transient_failures > 0) {
     observer_->on_fault(FaultKind::handler_transient, node,
                         where + " failures=" + std::to_string(b.transient_failures));
@@ -35,9 +38,10 @@ void HandlerPlan::on_first_call(const std::string& node, const std::string& key,
   }
 }
 
-bool HandlerPlan::take_transient_failure(const std::string& key, std::int64_t seq) {
-  const EventBehaviour& b = behaviour(key, seq);
-  std::uint32_t& failed = failures_[{key, seq}];
+bool HandlerPlan::take_transient_failure(const std::string& category, const std::string& key,
+                                         std::int64_t seq) {
+  const EventBehaviour& b = behaviour(category, key, seq);
+  std::uint32_t& failed = failures_[{category, key, seq}];
   if (failed >= b.transient_failures) return false;
   ++failed;
   return true;
@@ -55,13 +59,13 @@ Task<HandlerResult> TestHandler::handle(const Event& event, HandlerContext& cont
   }
   const std::int64_t seq = std::get<std::int64_t>(field->second);
   ++plan_.calls_;
-  plan_.on_first_call(node_, event.key, seq);
-  const EventBehaviour b = plan_.behaviour(event.key, seq);
-  plan_.inside_[node_] = HandlerPlan::Inside{event.key, seq};
+  plan_.on_first_call(node_, event.category, event.key, seq);
+  const EventBehaviour b = plan_.behaviour(event.category, event.key, seq);
+  plan_.inside_[node_] = HandlerPlan::Inside{event.category, event.key, seq};
   co_await runtime_.sleep_ms(b.duration_ms + b.slow_ms);
   plan_.inside_.erase(node_);
   if (b.poison) co_return HandlerResult::failed("poison");
-  if (plan_.take_transient_failure(event.key, seq)) co_return HandlerResult::failed("transient");
+  if (plan_.take_transient_failure(event.category, event.key, seq)) co_return HandlerResult::failed("transient");
   Result<CommitReply> committed = co_await context.commit(seq, event.id);
   if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
   switch (committed.value().outcome) {

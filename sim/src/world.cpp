@@ -38,10 +38,14 @@ World::World(const SimCase& c)
       rng_(Rng(c.seed).derive("world")) {
   SEQBY_CHECK(case_.instance_count >= 1);
   observer_->set_recorder(recorder_.get());
-  for (const auto& key : case_.keys) {
-    const std::int64_t poison = first_poison_seq(case_, key);
-    const auto events = events_of(case_, key);
-    target_seq_[key] = poison > 0 ? poison - 1 : static_cast<std::int64_t>(events.size());
+  for (const auto& category : categories_of(case_)) {
+    for (const auto& key : case_.keys) {
+      const std::int64_t poison = first_poison_seq(case_, key, category);
+      const auto events = events_of(case_, key, category);
+      if (events.empty() && is_process_manager(case_)) continue;  // X has no events on C
+      target_seq_[{category, key}] =
+          poison > 0 ? poison - 1 : static_cast<std::int64_t>(events.size());
+    }
   }
   std::vector<SimRuntime*> runtimes;
   for (std::uint32_t i = 0; i < case_.instance_count; ++i) {
@@ -115,12 +119,14 @@ std::optional<std::uint32_t> World::holder_of(const std::string& key) const {
   return std::nullopt;
 }
 
-std::optional<std::uint32_t> World::inside(const std::string& key, std::int64_t* seq) const {
+std::optional<std::uint32_t> World::inside(const std::string& key, std::int64_t* seq,
+                                           std::string* category) const {
   for (std::uint32_t i = 0; i < instances_.size(); ++i) {
     if (!instances_[i]->live) continue;
     auto it = plan_.inside().find(owner_id(i));
     if (it != plan_.inside().end() && it->second.key == key) {
       if (seq != nullptr) *seq = it->second.seq;
+      if (category != nullptr) *category = it->second.category;
       return i;
     }
   }
@@ -129,15 +135,16 @@ std::optional<std::uint32_t> World::inside(const std::string& key, std::int64_t*
 
 void World::inject(const TimedFault& fault) { injector_->inject(fault); }
 
-std::int64_t World::accepted_seq(const std::string& key) const {
-  auto it = accepted_seq_.find(key);
+std::int64_t World::accepted_seq(const std::string& key, const std::string& category) const {
+  SEQBY_CHECK(!category.empty() || !is_process_manager(case_));
+  auto it = accepted_seq_.find({category.empty() ? case_.category : category, key});
   return it == accepted_seq_.end() ? 0 : it->second;
 }
 
 bool World::all_committed() const {
   if (!publisher_done_) return false;
-  for (const auto& [key, target] : target_seq_) {
-    if (accepted_seq(key) < target) return false;
+  for (const auto& [stream, target] : target_seq_) {
+    if (accepted_seq(stream.second, stream.first) < target) return false;
   }
   return true;
 }
@@ -147,7 +154,9 @@ FaultCounters World::faults() const { return recorder_->counters(); }
 WorldStats World::stats() const {
   WorldStats s;
   s.events_published = events_published_;
-  for (const auto& [key, seq] : accepted_seq_) s.events_committed += static_cast<std::uint64_t>(seq);
+  for (const auto& [stream, seq] : accepted_seq_) {
+    s.events_committed += static_cast<std::uint64_t>(seq);
+  }
   s.sim_ms = scheduler_.now_ms();
   s.scheduler_steps = scheduler_.step_count();
   s.redis_commands = sink_->command_count();
@@ -217,7 +226,7 @@ Task<void> World::publish_all() {
   for (const CaseEvent& e : case_.events) {
     const std::uint64_t now = rt.clock().now_ms();
     if (e.at_ms > now) co_await rt.sleep_ms(e.at_ms - now);
-    const PartitionRef partition{case_.category, e.key};
+    const PartitionRef partition{category_of(case_, e), e.key};
     const std::string data = event_data_json(e.key, e.seq);
     for (std::uint32_t attempt = 1;; ++attempt) {
       Result<std::string> id = co_await broker.publish(partition, e.type, data);
@@ -226,7 +235,7 @@ Task<void> World::publish_all() {
         HistoryRecord r;
         r.time_ms = rt.clock().now_ms();
         r.op = HistoryOp::publish;
-        r.category = case_.category;
+        r.category = partition.category;
         r.key = e.key;
         r.event_id = id.value();
         r.seq = e.seq;

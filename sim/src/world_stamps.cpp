@@ -129,7 +129,7 @@ redis::Reply World::StampServer::execute(const redis::Command& command) {
       runs_script(command, unfenced_commit_sha_, unfenced_commit_source_)) {
     decided = parse_commit(command, reply, &decision);
     if (decided) {
-      std::int64_t& last = world_.accepted_seq_[decision.key];
+      std::int64_t& last = world_.accepted_seq_[{decision.category, decision.key}];
       last = std::max(last, decision.seq);
     }
   } else if (runs_script(command, ack_sha_, ack_source_) ||
@@ -224,6 +224,7 @@ void World::Sink::record_header() {
   HistoryRecord r;
   r.op = HistoryOp::fault;
   r.detail = "run";
+  if (is_process_manager(c)) r.detail += " pm=" + c.group;
   if (c.instance_count < 2 || c.keys.size() < 2) r.detail += " skip=parallel";
   r.detail += " seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
               " variant=" + c.variant + " instances=" + std::to_string(c.instance_count);
@@ -241,26 +242,30 @@ void World::Sink::record_liveness_marker() {
 std::vector<HistoryRecord> World::Sink::take() {
   // Accepted commits and acks go where the server decided them (the first time, for an ack sent
   // again after a lost reply); those no instance heard of are added, marked as such.
-  // The first decision of each (op, token, key, event), in that order: a sorted flat list of views
-  // into server_commits_ (which stays put until the end of take()).
+  // The first decision of each (op, token, stream, event), in that order: a sorted flat list of
+  // views into server_commits_ (which stays put until the end of take()). The stream is category
+  // and key: a process manager's streams of one key may hold entries with equal ids.
   struct Decided {
     HistoryOp op;
     std::string_view token;
     std::string_view key;
+    std::string_view category;
     std::string_view event_id;
     std::size_t index;
   };
   const auto before = [](const Decided& a, const Decided& b) {
-    return std::tie(a.op, a.token, a.key, a.event_id) < std::tie(b.op, b.token, b.key, b.event_id);
+    return std::tie(a.op, a.token, a.key, a.category, a.event_id) <
+           std::tie(b.op, b.token, b.key, b.category, b.event_id);
   };
   const auto same = [](const Decided& a, const Decided& b) {
-    return std::tie(a.op, a.token, a.key, a.event_id) == std::tie(b.op, b.token, b.key, b.event_id);
+    return std::tie(a.op, a.token, a.key, a.category, a.event_id) ==
+           std::tie(b.op, b.token, b.key, b.category, b.event_id);
   };
   std::vector<Decided> first;
   first.reserve(server_commits_.size());
   for (std::size_t i = 0; i < server_commits_.size(); ++i) {
     const ServerDecision& c = server_commits_[i];
-    first.push_back(Decided{c.op, c.token, c.key, c.event_id, i});
+    first.push_back(Decided{c.op, c.token, c.key, c.category, c.event_id, i});
   }
   std::stable_sort(first.begin(), first.end(), before);
   first.erase(std::unique(first.begin(), first.end(), same), first.end());
@@ -273,7 +278,7 @@ std::vector<HistoryRecord> World::Sink::take() {
     char digits[24];
     const auto end = std::to_chars(digits, digits + sizeof(digits), p.record.generation).ptr;
     token.append(digits, static_cast<std::size_t>(end - digits));
-    const Decided probe{p.record.op, token, p.record.key, p.record.event_id, 0};
+    const Decided probe{p.record.op, token, p.record.key, p.record.category, p.record.event_id, 0};
     const auto it = std::lower_bound(first.begin(), first.end(), probe, before);
     if (it == first.end() || !same(*it, probe) || heard[it->index]) continue;
     heard[it->index] = true;

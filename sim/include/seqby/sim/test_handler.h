@@ -1,5 +1,5 @@
-// TestHandler: the handler every simulated run uses. It reads the event's per-key `seq` from its
-// JSON data, takes the event's planned time (runtime.sleep_ms), fails as its behaviour says
+// TestHandler: the handler every simulated run uses. It reads the event's per-stream `seq` from
+// its JSON data (an event is named by its stream, category and key, and that seq), takes the event's planned time (runtime.sleep_ms), fails as its behaviour says
 // (transient failures counted per event across retries AND instances, poison always), and then
 // commits through the fenced effect sink (HandlerContext::commit(seq, event id)). It succeeds
 // only when the sink accepted the commit or already had it. The plan and the counters live in a
@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
-#include <utility>
+#include <tuple>
 
 #include "seqby/core/handler.h"
 #include "seqby/core/runtime.h"
@@ -26,15 +26,20 @@ class HandlerPlan {
   // null). REQUIRES: `observer` outlives the plan.
   HandlerPlan(const SimCase& c, FaultObserver* observer);
 
-  // The behaviour of (key, seq); the default behaviour when the case has no such event.
-  const EventBehaviour& behaviour(const std::string& key, std::int64_t seq) const;
+  // The behaviour of (category, key, seq); the default behaviour when the case has no such
+  // event.
+  const EventBehaviour& behaviour(const std::string& category, const std::string& key,
+                                  std::int64_t seq) const;
   // Reports the event's handler faults the first time any instance handles it.
-  void on_first_call(const std::string& node, const std::string& key, std::int64_t seq);
+  void on_first_call(const std::string& node, const std::string& category, const std::string& key,
+                     std::int64_t seq);
   // Whether this call must fail as a transient failure (and counts it).
-  bool take_transient_failure(const std::string& key, std::int64_t seq);
+  bool take_transient_failure(const std::string& category, const std::string& key,
+                              std::int64_t seq);
 
   // What each node is handling right now (for scenarios that strike at a moment).
   struct Inside {
+    std::string category;
     std::string key;
     std::int64_t seq = 0;
   };
@@ -43,13 +48,14 @@ class HandlerPlan {
   std::uint64_t calls() const { return calls_; }
 
  private:
-  using EventKey = std::pair<std::string, std::int64_t>;
+  using EventKey = std::tuple<std::string, std::string, std::int64_t>;  // category, key, seq
   std::map<EventKey, EventBehaviour> plan_;
   std::map<EventKey, std::uint32_t> failures_;
   std::set<EventKey> seen_;
   std::map<std::string, Inside> inside_;
   EventBehaviour default_;
   FaultObserver* observer_;
+  bool process_manager_ = false;  // fault details name the category too
   std::uint64_t calls_ = 0;
   friend class TestHandler;
 };

@@ -10,6 +10,11 @@
 // effect sink accepted but whose reply never reached its instance (it crashed, or the reply was
 // lost and no retry told it) is recorded by the world, marked as such. Same case => same history,
 // byte for byte. It does not judge the history: see scenarios/run.h.
+//
+// A process-manager case (SimCase::pm_categories) runs the same way: each event is published to
+// its stream category:key, the engines are the process manager's instances, and whatever the
+// world tracks per event or commit is kept per stream (category, key); a key is a correlation
+// value, held as one unit across its categories.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seqby/core/history.h"
@@ -73,14 +79,18 @@ class World {
   std::uint64_t now_ms() const { return scheduler_.now_ms(); }
   std::string owner_id(std::uint32_t instance) const;
   bool is_down(std::uint32_t instance) const;
-  // The instance whose live engine holds `key` (not halted-aware), if any.
+  // The instance whose live engine holds `key` (not halted-aware), if any; a process manager's:
+  // the instance holding correlation value `key`'s lease.
   std::optional<std::uint32_t> holder_of(const std::string& key) const;
-  // The instance whose handler is inside an event of `key` right now, if any.
-  std::optional<std::uint32_t> inside(const std::string& key, std::int64_t* seq = nullptr) const;
+  // The instance whose handler is inside an event of `key` (any category) right now, if any;
+  // fills the event's seq and category when asked.
+  std::optional<std::uint32_t> inside(const std::string& key, std::int64_t* seq = nullptr,
+                                      std::string* category = nullptr) const;
   // Applies an instance fault now (recorded and counted like a scheduled one).
   void inject(const TimedFault& fault);
-  // Seq of the last commit the effect sink accepted for `key` (0: none).
-  std::int64_t accepted_seq(const std::string& key) const;
+  // Seq of the last commit the effect sink accepted for stream `category`:`key` (0: none).
+  // `category` "" is the case's category. REQUIRES: a process-manager case names the category.
+  std::int64_t accepted_seq(const std::string& key, const std::string& category = "") const;
   // Every event not behind a poison head was published and accepted by the sink.
   bool all_committed() const;
   bool publisher_done() const { return publisher_done_; }
@@ -114,8 +124,11 @@ class World {
   std::vector<std::unique_ptr<Instance>> instances_;
   std::unique_ptr<Instance> publisher_;
   std::unique_ptr<FaultInjector> injector_;
-  std::map<std::string, std::int64_t> accepted_seq_;  // from the server's view of the sink
-  std::map<std::string, std::int64_t> target_seq_;    // what must be accepted in the end
+  // Per stream (category, key): from the server's view of the sink, and what must be accepted
+  // in the end.
+  using StreamRef = std::pair<std::string, std::string>;
+  std::map<StreamRef, std::int64_t> accepted_seq_;
+  std::map<StreamRef, std::int64_t> target_seq_;
   std::uint64_t events_published_ = 0;
   std::uint64_t restarts_ = 0;
   std::uint64_t liveness_ms_used_ = 0;
