@@ -236,6 +236,7 @@ WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner) {
   if (process_manager() && !pm_header_written_) {
     properties::RunHeader header;
     header.process_managers = {group()};
+    header.pm_categories[group()] = settings_.pm_categories;
     append_history(properties::run_header_record(header));
     pm_header_written_ = true;
   }

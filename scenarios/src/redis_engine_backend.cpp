@@ -8,11 +8,12 @@
 // strike could lose or delay a decided step's record; strikes therefore land inside a planned
 // event, at a moment (found by stopping the worker and comparing) when the history stream
 // already holds every commit, read and ack Redis decided.
-// A process-manager case runs two workers as process manager `group` over the case's
+// A process-manager case runs its instances as process manager `group` over the case's
 // categories, each under the driver's category (category_named: "RUN:order" for "order"), so
 // runs on one server never meet. A key is a correlation value; a lane is a stream C:K. The
 // Outcome names streams by the case's categories ("order:K"), and its history has the run prefix
-// taken off the categories, so that a scenario reads the same names on both backends.
+// taken off the categories (of the records and of the run header), so that a scenario reads the
+// same names on both backends.
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -201,7 +202,15 @@ class RedisBackend final : public EngineBackend {
                                : history.error().message);
     if (history.ok()) o.history = std::move(history.value());
     if (process_manager()) {
-      for (HistoryRecord& r : o.history) r.category = case_category_of(r.category);
+      for (HistoryRecord& r : o.history) {
+        r.category = case_category_of(r.category);
+        if (!properties::is_run_header(r)) continue;
+        properties::RunHeader header = properties::parse_run_header(r);
+        for (auto& [group, categories] : header.pm_categories) {
+          for (std::string& category : categories) category = case_category_of(category);
+        }
+        r.detail = properties::run_header_record(header).detail;
+      }
     }
     o.logs = driver_.logs();
     for (const Lane& lane : all) {

@@ -115,12 +115,19 @@ TEST(ProcessManagerWorkers, ApplyEachCorrelationValueOneEventAtATimeAcrossCatego
   Result<std::vector<HistoryRecord>> history = d.read_history();
   ASSERT_TRUE(history.ok()) << history.error().message;
   std::map<std::string, std::set<std::string>> committers;  // key -> nodes
+  std::vector<std::vector<std::string>> header_categories;
   for (const HistoryRecord& r : history.value()) {
+    if (properties::is_run_header(r)) {
+      header_categories.push_back(properties::parse_run_header(r).pm_categories[d.group()]);
+    }
     EXPECT_FALSE(r.op == HistoryOp::warn &&
                  properties::detail_starts_with_word(r.detail, kInProgressOverlap))
         << "record " << r.index << " " << r.node << " " << r.key << " " << r.detail;
     if (r.op == HistoryOp::commit) committers[r.key].insert(r.node);
   }
+  const std::vector<std::string> both = {order, payment};
+  EXPECT_EQ(header_categories, std::vector<std::vector<std::string>>{both})
+      << "one run header naming the process manager and its categories";
   EXPECT_EQ(committers["A"], std::set<std::string>{owner_a});
   EXPECT_EQ(committers["B"], std::set<std::string>{owner_b});
   properties::CheckOptions options;

@@ -8,7 +8,8 @@
 // With WorkerSettings::pm_categories the workers are process manager `group` over those
 // categories (named under the driver's own: category_named()); a key is then a correlation value,
 // its lease and in-progress marker are the process manager's, and the history stream opens with
-// a run header naming the process manager (so the checker judges pm_exclusion).
+// a run header naming the process manager and its categories (so the checker judges
+// pm_exclusion, and no_loss on every stream it subscribes).
 #pragma once
 
 #include <sys/types.h>
@@ -129,7 +130,7 @@ class RedisScenarioDriver {
   std::uint64_t transport_errors() const { return transport_errors_; }
 
   // Starts a worker with owner id `owner`; nullptr when fork failed. The first process-manager
-  // worker first appends the run header "run pm=G" to the history.
+  // worker first appends the run header "run pm=G:C1+C2..." (its categories) to the history.
   WorkerProcess* start_worker(const std::string& owner);
   WorkerProcess* worker(const std::string& owner);
   std::vector<WorkerProcess*> running_workers();
