@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "seqby/properties/checker.h"
+#include "seqby/scenarios/case_io.h"
+#include "seqby/scenarios/hunt.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/sim_case.h"
 #include "seqby/sim/world.h"
@@ -318,6 +320,33 @@ TEST(PmEngine, BrokenVariantsAreCaught) {
     ASSERT_TRUE(caught.has_value()) << variant << " passed " << kSeedsMax << " PM seeds";
     std::cout << "variant " << variant << " caught at seed " << *caught << " by " << by << "\n";
   }
+}
+
+// The shrinker keeps a PM case a valid PM case: seqs renumbered per stream (the case file
+// loader checks them), fewer events, and the shrunk case still violates pm_exclusion.
+TEST(PmEngine, ShrunkCaseStaysAValidProcessManagerCase) {
+  std::optional<SimCase> failing;
+  for (std::uint64_t seed = 1; seed <= 20 && !failing; ++seed) {
+    SimCase c = generate_case(seed, pm_template());
+    c.variant = "no_fence";
+    scenarios::RunOptions quick;
+    quick.compute_history_sha256 = false;
+    if (scenarios::run_case(c, quick).report.status(Property::pm_exclusion).violated()) failing = c;
+  }
+  ASSERT_TRUE(failing.has_value()) << "no_fence violated pm_exclusion on no seed of 1..20";
+  scenarios::ShrinkOptions budget;
+  budget.runs_max = 120;
+  const scenarios::ShrinkResult shrunk =
+      scenarios::shrink_case(*failing, Property::pm_exclusion, budget);
+  std::cout << "shrunk a no_fence PM case from " << failing->events.size() << " to "
+            << shrunk.shrunk.events.size() << " events in " << shrunk.runs << " runs: "
+            << describe_case(shrunk.shrunk) << "\n";
+  EXPECT_TRUE(shrunk.run.report.status(Property::pm_exclusion).violated());
+  EXPECT_EQ(shrunk.shrunk.pm_categories, failing->pm_categories);
+  EXPECT_LT(shrunk.shrunk.events.size(), failing->events.size());
+  const Result<SimCase> reloaded =
+      scenarios::case_from_json(scenarios::case_to_json(shrunk.shrunk), "shrunk.json");
+  EXPECT_TRUE(reloaded.ok()) << reloaded.error().message;
 }
 
 }  // namespace
