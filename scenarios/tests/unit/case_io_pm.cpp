@@ -68,15 +68,18 @@ TEST(CaseIoPm, BadPmFieldsNameTheField) {
   EXPECT_EQ(load_edited([](auto& j) { j["category"] = "order"; }),
             "case.json: field 'category': must be \"\" in a process-manager case (pm_categories "
             "names its categories), got \"order\"");
-  EXPECT_EQ(load_edited([](auto& j) { j["pm_categories"] = {"order", "payment", "order"}; }),
+  EXPECT_EQ(load_edited([](auto& j) {
+              j["pm_categories"] = {"order", "payment", "order"};
+            }),
             "case.json: field 'pm_categories[2]': duplicate category \"order\"");
   EXPECT_EQ(load_edited([](auto& j) { j["pm_categories"] = "order"; }),
             "case.json: field 'pm_categories': expected an array of strings, got \"order\"");
   EXPECT_EQ(load_edited([](auto& j) { j["events"][2].erase("category"); }),
             "case.json: field 'events[2].category': missing (a process-manager case names each "
             "event's category)");
-  EXPECT_EQ(load_edited([](auto& j) { j["events"][0]["seq"] = 2; }).rfind(
-                "case.json: field 'events[0].seq': expected 1 for stream \"", 0),
+  EXPECT_EQ(load_edited([](auto& j) {
+              j["events"][0]["seq"] = 2;
+            }).rfind("case.json: field 'events[0].seq': expected 1 for stream \"", 0),
             0u);
 }
 

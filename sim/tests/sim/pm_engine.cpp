@@ -199,7 +199,9 @@ TEST(PmEngine, CrashOfTheHolderInsideAnEventLosesNothing) {
   std::int64_t seq = 0;
   std::string category;
   const bool caught = world.run_until(
-      [&] { return world.inside(kA, &seq, &category).has_value() && seq == 3 && category == "payment"; },
+      [&] {
+        return world.inside(kA, &seq, &category).has_value() && seq == 3 && category == "payment";
+      },
       c.run_ms);
   ASSERT_TRUE(caught) << "nobody went inside payment:" << kA << " seq 3";
   const std::optional<std::uint32_t> holder = world.holder_of(kA);
@@ -229,7 +231,9 @@ TEST(PmEngine, StallOfTheHolderPastTheLeaseIsFenced) {
   std::int64_t seq = 0;
   std::string category;
   const bool caught = world.run_until(
-      [&] { return world.inside(kA, &seq, &category).has_value() && seq == 3 && category == "order"; },
+      [&] {
+        return world.inside(kA, &seq, &category).has_value() && seq == 3 && category == "order";
+      },
       c.run_ms);
   ASSERT_TRUE(caught) << "nobody went inside order:" << kA << " seq 3";
   const std::uint32_t holder = *world.holder_of(kA);
@@ -339,8 +343,8 @@ TEST(PmEngine, ShrunkCaseStaysAValidProcessManagerCase) {
   const scenarios::ShrinkResult shrunk =
       scenarios::shrink_case(*failing, Property::pm_exclusion, budget);
   std::cout << "shrunk a no_fence PM case from " << failing->events.size() << " to "
-            << shrunk.shrunk.events.size() << " events in " << shrunk.runs << " runs: "
-            << describe_case(shrunk.shrunk) << "\n";
+            << shrunk.shrunk.events.size() << " events in " << shrunk.runs
+            << " runs: " << describe_case(shrunk.shrunk) << "\n";
   EXPECT_TRUE(shrunk.run.report.status(Property::pm_exclusion).violated());
   EXPECT_EQ(shrunk.shrunk.pm_categories, failing->pm_categories);
   EXPECT_LT(shrunk.shrunk.events.size(), failing->events.size());
