@@ -100,32 +100,44 @@ class RedisBackend final : public EngineBackend {
     return publish(rest, checks);
   }
 
+  // `category` "" is the case's category; in a process-manager case, any of its categories.
   std::optional<std::string> wait_inside(const std::string& key, std::int64_t seq,
                                          const std::string& category) override {
-    const std::string id = event_id(key, seq, category);
-    const std::string real = real_category(category);
     std::string owner;
     const bool caught = driver_.wait_until([&] {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
-      if (!marker || marker->size() <= id.size() || !marker->ends_with(":" + id)) return false;
-      owner = marker->substr(0, marker->find(':'));
-      return seq == 1 || history_has_commit(real, key, seq - 1);
+      if (!marker) return false;
+      for (const std::string& name : case_categories(category)) {
+        const std::string id = event_id(key, seq, name);
+        if (id.empty() || marker->size() <= id.size() || !marker->ends_with(":" + id)) continue;
+        owner = marker->substr(0, marker->find(':'));
+        return seq == 1 || history_has_commit(real_category(name), key, seq - 1);
+      }
+      return false;
     });
     if (!caught) {
-      out_ << "     no instance seen inside " << lane_name(category, key) << " seq " << seq
-           << " (" << id << "); last committed " << driver_.last_seq(key, real) << "\n"
+      const std::string what = category.empty() ? key : category + ":" + key;
+      out_ << "     no instance seen inside " << what << " seq " << seq << "; marker "
+           << driver_.inprogress_marker(key).value_or("(none)") << "\n"
            << driver_.logs();
       return std::nullopt;
     }
     return owner;
   }
 
+  // `category` "" as in wait_inside: in a process-manager case, event `seq` of every category of
+  // `key` that has one.
   bool wait_done(const std::string& key, std::int64_t seq, const std::string& category) override {
-    const std::string id = event_id(key, seq, category);
-    const std::string real = real_category(category);
+    const bool any = category.empty() && process_manager();
     return driver_.wait_until([&] {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
-      return driver_.last_seq(key, real) >= seq && !(marker && marker->ends_with(":" + id));
+      for (const std::string& name : case_categories(category)) {
+        const std::string id = event_id(key, seq, name);
+        if (id.empty() && any) continue;  // that category has no event `seq` of `key`
+        if (driver_.last_seq(key, real_category(name)) < seq) return false;
+        if (marker && !id.empty() && marker->ends_with(":" + id)) return false;
+      }
+      return true;
     });
   }
 
@@ -280,12 +292,16 @@ class RedisBackend final : public EngineBackend {
 
   bool process_manager() const { return sim::is_process_manager(case_); }
 
-  // The case's category an event or a backend call names ("": the case's own, or in a
-  // process-manager case its first).
+  // The case's category an event or a backend call names ("": the case's own; "" in a
+  // process-manager case is no stream).
   std::string case_category(const std::string& name) const {
-    if (!name.empty()) return name;
-    return case_.category.empty() && process_manager() ? case_.pm_categories.front()
-                                                       : case_.category;
+    return name.empty() ? case_.category : name;
+  }
+  // The case's categories a backend call's `category` stands for: itself, or for "" in a
+  // process-manager case every one of its categories.
+  std::vector<std::string> case_categories(const std::string& category) const {
+    if (category.empty() && process_manager()) return case_.pm_categories;
+    return {case_category(category)};
   }
   // The run's category of case category `name` (the driver's own unless a process manager).
   std::string real_category(const std::string& name) const {

@@ -4,6 +4,7 @@
 // publish order; the record handler's in-progress marker is the process manager's one key per
 // correlation value; the history checker judges pm_exclusion. Also the worker command's refusals
 // of options that do not fit a process manager. Every wait is bounded.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <map>
@@ -11,8 +12,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "../../../apps/tests/unit/cli_run.h"
 #include "redis_server.h"
@@ -31,7 +30,7 @@ using scenarios::WorkerSettings;
 using seqby::testing::RedisServer;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
-constexpr std::int64_t kSeqMax = 4;         // events per stream
+constexpr std::int64_t kSeqMax = 4;          // events per stream
 constexpr std::uint64_t kSlowDelayMs = 400;  // payment:A seq 2, well inside the 1 s lease
 
 TEST(ProcessManagerWorkers, ApplyEachCorrelationValueOneEventAtATimeAcrossCategories) {
@@ -173,10 +172,10 @@ TEST(ProcessManagerWorkers, TheWorkerRefusesOptionsThatDoNotFitAndNamesTheFlag) 
   }
   // What still fits: a process manager with `--sequential-by true` gets past the options (and
   // then fails only on the poll interval, still before connecting).
-  const auto fits = apps::testing::run_seqby(
-      {"worker", "--redis", "redis://127.0.0.1:1", "--group", "fulfil", "--category", "order",
-       "--category", "payment", "--process-manager", "--sequential-by", "true",
-       "--poll-interval-ms", "0"});
+  const auto fits =
+      apps::testing::run_seqby({"worker", "--redis", "redis://127.0.0.1:1", "--group", "fulfil",
+                                "--category", "order", "--category", "payment", "--process-manager",
+                                "--sequential-by", "true", "--poll-interval-ms", "0"});
   EXPECT_EQ(fits.exit_code, 2);
   EXPECT_NE(fits.err.find("poll_interval_ms is 0"), std::string::npos) << fits.err;
 }
