@@ -224,7 +224,13 @@ void World::Sink::record_header() {
   HistoryRecord r;
   r.op = HistoryOp::fault;
   r.detail = "run";
-  if (is_process_manager(c)) r.detail += " pm=" + c.group;
+  if (is_process_manager(c)) {
+    // "pm=G:C1+C2": the checker judges every stream of the PM's categories (no_loss).
+    r.detail += " pm=" + c.group + ":";
+    for (std::size_t i = 0; i < c.pm_categories.size(); ++i) {
+      r.detail += (i == 0 ? "" : "+") + c.pm_categories[i];
+    }
+  }
   if (c.instance_count < 2 || c.keys.size() < 2) r.detail += " skip=parallel";
   r.detail += " seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
               " variant=" + c.variant + " instances=" + std::to_string(c.instance_count);

@@ -162,7 +162,7 @@ TEST(PmEngine, FaultFreeHoldsEveryPropertyAndRunsCorrelationValuesInParallel) {
   EXPECT_TRUE(world.stats().liveness_reached);
   const std::vector<HistoryRecord> history = world.take_history();
   ASSERT_FALSE(history.empty());
-  EXPECT_EQ(history.front().detail.rfind("run pm=fulfil ", 0), 0u) << history.front().detail;
+  EXPECT_EQ(history.front().detail.rfind("run pm=fulfil:order+payment ", 0), 0u) << history.front().detail;
   const properties::CheckReport report = judge(history);
   expect_all_hold(report, history);
   EXPECT_TRUE(report.status(Property::parallel).checked);

@@ -14,7 +14,8 @@
 // A process-manager case (SimCase::pm_categories) runs the same way: each event is published to
 // its stream category:key, the engines are the process manager's instances, and whatever the
 // world tracks per event or commit is kept per stream (category, key); a key is a correlation
-// value, held as one unit across its categories.
+// value, held as one unit across its categories. The run header names the process manager and
+// its categories ("run pm=G:order+payment ...", properties/markers.h).
 #pragma once
 
 #include <cstdint>
