@@ -7,6 +7,9 @@
 // another part (fault targets, transient failures <= the retry budget): shrinking one part never
 // makes another invalid. Generated engine options always pass validate_engine_options. It makes
 // no claim that a case is interesting; CaseShape asks for the work some properties need.
+// With CaseShape::process_manager the case runs a process manager (ADR decision 2) over 2-3
+// categories: keys are correlation values, events interleave across the categories with seq per
+// (category, key), and shrinking moves events toward the first category and fewer categories.
 #pragma once
 
 #include <rapidcheck.h>
@@ -17,8 +20,10 @@
 #include <cstdio>
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "seqby/sim/faults.h"
@@ -53,6 +58,11 @@ inline constexpr std::uint32_t kKeysMax = 4;
 inline constexpr std::uint64_t kRunMsMin = 1'000;
 inline constexpr std::uint64_t kRunMsMax = 10'000;
 inline constexpr std::uint64_t kLivenessMs = 60'000;
+// A process-manager case's group and its categories (the first 2 or 3 of these).
+inline constexpr const char* kPmGroup = "fulfil";
+inline constexpr const char* kPmCategoryNames[] = {"order", "payment", "shipment"};
+inline constexpr std::uint32_t kPmCategoriesMin = 2;
+inline constexpr std::uint32_t kPmCategoriesMax = std::size(kPmCategoryNames);
 
 // What a property needs of its cases.
 struct CaseShape {
@@ -60,6 +70,8 @@ struct CaseShape {
   // at one moment, without scheduled or link faults: `parallel` claims overlap in fault-free
   // operation (a lost reply may legitimately hold one key back past another's whole burst).
   bool parallel_work = false;
+  // A process manager over 2-3 categories instead of one partitioned handler group.
+  bool process_manager = false;
   std::string variant = sim::kCorrectVariant;  // the engine variant the cases run
 };
 
@@ -111,12 +123,13 @@ inline rc::Gen<sim::EventBehaviour> gen_behaviour() {
       });
 }
 
-// One published event before assembly: which key (mod the key count) and the gap after the
-// previous event.
+// One published event before assembly: which key (mod the key count), which category (mod the
+// case's category count; a process-manager case only) and the gap after the previous event.
 struct EventSpec {
   std::uint32_t key = 0;
   std::uint64_t gap_ms = 0;
   sim::EventBehaviour behaviour;
+  std::uint32_t category = 0;
 };
 
 inline rc::Gen<EventSpec> gen_event_spec() {
@@ -125,6 +138,17 @@ inline rc::Gen<EventSpec> gen_event_spec() {
                       [](const auto& t) {
                         return EventSpec{std::get<0>(t), std::get<1>(t), std::get<2>(t)};
                       });
+}
+
+// An event of a process-manager case: a key spec with a category drawn too (shrinks toward the
+// first category).
+inline rc::Gen<EventSpec> gen_pm_event_spec() {
+  return rc::gen::map(
+      rc::gen::pair(gen_event_spec(), rc::gen::inRange<std::uint32_t>(0, kPmCategoriesMax)),
+      [](std::pair<EventSpec, std::uint32_t> t) {
+        t.first.category = t.second;
+        return t.first;
+      });
 }
 
 // One scheduled fault; its target and time are clamped to the case by build_case. Shrinks
@@ -178,6 +202,7 @@ struct CaseParts {
   std::uint64_t seed = 1;  // link latencies and link faults come from sub-streams of it
   std::uint32_t instance_count = 1;
   std::uint32_t key_count = 1;
+  std::uint32_t pm_category_count = 0;  // 0: a plain case; else a process manager over this many
   std::uint64_t run_ms = kRunMsMin;
   sim::CaseEngineOptions engine;
   std::vector<EventSpec> events;
@@ -191,7 +216,9 @@ inline std::string key_name(std::uint32_t k) {
   return name;
 }
 
-// Assembles a valid case: event times from the gaps, seq 1..n per key, keys = keys with events,
+// Assembles a valid case: event times from the gaps, seq 1..n per stream (category, key), keys =
+// keys with events (a process manager's: correlation values, its categories the first
+// pm_category_count of kPmCategoryNames, every event naming one),
 // transient failures within the retry budget, fault targets and times within the case, the
 // schedule sorted by (at_ms, kind, target). With shape.parallel_work, each key first gets three
 // 1 s events published together at time 0, the generated events follow from 500 ms, and the
@@ -205,6 +232,16 @@ inline sim::SimCase build_case(const CaseParts& p, const CaseShape& shape) {
   c.run_ms = p.run_ms;
   c.liveness_ms = kLivenessMs;
   c.swarm = sim::SwarmConfig::none();
+  const std::uint32_t pm_categories = std::min(p.pm_category_count, kPmCategoriesMax);
+  if (pm_categories > 0) {
+    c.group = kPmGroup;
+    c.category.clear();
+    c.pm_categories.assign(std::begin(kPmCategoryNames),
+                           std::begin(kPmCategoryNames) + pm_categories);
+  }
+  const auto category_name = [&](std::uint32_t index) {
+    return pm_categories == 0 ? std::string() : c.pm_categories[index % pm_categories];
+  };
   std::vector<sim::CaseEvent> events;
   std::uint64_t at_ms = shape.parallel_work ? 500 : 0;
   for (const EventSpec& spec : p.events) {
@@ -212,6 +249,7 @@ inline sim::SimCase build_case(const CaseParts& p, const CaseShape& shape) {
     sim::CaseEvent e;
     e.at_ms = at_ms;
     e.key = key_name(spec.key % p.key_count);
+    e.category = category_name(spec.category);
     e.behaviour = spec.behaviour;
     e.behaviour.transient_failures =
         std::min(e.behaviour.transient_failures, c.engine.retry_count_max);
@@ -223,6 +261,7 @@ inline sim::SimCase build_case(const CaseParts& p, const CaseShape& shape) {
         sim::CaseEvent e;
         e.at_ms = 0;
         e.key = key_name(k);
+        e.category = category_name(static_cast<std::uint32_t>(i));
         e.behaviour.duration_ms = 1'000;  // the burst outlasts a discovery interval
         events.push_back(std::move(e));
       }
@@ -230,10 +269,14 @@ inline sim::SimCase build_case(const CaseParts& p, const CaseShape& shape) {
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const auto& a, const auto& b) { return a.at_ms < b.at_ms; });
-  std::map<std::string, std::int64_t> last_seq;
-  for (auto& e : events) e.seq = ++last_seq[e.key];
+  std::map<std::pair<std::string, std::string>, std::int64_t> last_seq;
+  std::set<std::string> keys;
+  for (auto& e : events) {
+    e.seq = ++last_seq[{e.category, e.key}];
+    keys.insert(e.key);
+  }
   c.events = std::move(events);
-  for (const auto& [key, seq] : last_seq) c.keys.push_back(key);
+  c.keys.assign(keys.begin(), keys.end());
 
   for (sim::TimedFault f : shape.parallel_work ? std::vector<sim::TimedFault>{} : p.faults) {
     f.at_ms %= c.run_ms;
@@ -259,9 +302,15 @@ inline rc::Gen<sim::SimCase> gen_case(CaseShape shape = {}) {
     p.instance_count =
         *rc::gen::inRange<std::uint32_t>(shape.parallel_work ? 2 : 1, kInstancesMax + 1);
     p.key_count = *rc::gen::inRange<std::uint32_t>(shape.parallel_work ? 2 : 1, kKeysMax + 1);
+    if (shape.process_manager) {
+      p.pm_category_count =
+          *rc::gen::inRange<std::uint32_t>(kPmCategoriesMin, kPmCategoriesMax + 1);
+    }
     p.run_ms = *rc::gen::inRange<std::uint64_t>(kRunMsMin, kRunMsMax + 1);
     p.engine = *gen_engine_options();
-    p.events = *rc::gen::scale(0.6, rc::gen::container<std::vector<EventSpec>>(gen_event_spec()));
+    p.events =
+        *rc::gen::scale(0.6, rc::gen::container<std::vector<EventSpec>>(
+                                 shape.process_manager ? gen_pm_event_spec() : gen_event_spec()));
     p.faults =
         *rc::gen::scale(0.15, rc::gen::container<std::vector<sim::TimedFault>>(gen_timed_fault()));
     p.link_rates = *gen_link_rates();

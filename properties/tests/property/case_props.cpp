@@ -6,8 +6,13 @@
 // line and `seqby replay PATH`. One more test drives that failure path on purpose (dlq_continue
 // against poison_halt) and checks the lines and the saved case.
 //
-// Counts: kMaxSuccessDefault cases per property unless RC_PARAMS sets max_success, so the label
-// stays short here; nightly: RC_PARAMS="max_success=2000" ctest -L property.
+// The same properties (pm_exclusion in place of exclusion) hold over process-manager cases
+// (CaseShape::process_manager: 2-3 categories, correlation values as keys), and the failure path
+// works for them too.
+//
+// Counts: kMaxSuccessDefault cases per property (kPmMaxSuccessDefault on process-manager cases)
+// unless RC_PARAMS sets max_success, so the label stays short here; nightly:
+// RC_PARAMS="max_success=2000" ctest -L property.
 // SEQBY_RC_VARIANT=NAME runs the same properties against a known-broken variant instead (they
 // are then expected to fail): a way to watch the generators find, shrink and save a bug.
 #include <gtest/gtest-spi.h>
@@ -17,12 +22,16 @@
 #include <rapidcheck/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "case_gen.h"
 #include "seqby/core/engine_options.h"
@@ -37,6 +46,7 @@ namespace {
 using properties::Property;
 
 constexpr int kMaxSuccessDefault = 300;
+constexpr int kPmMaxSuccessDefault = 150;
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
@@ -87,7 +97,7 @@ void expect_holds_over_cases(Property property, const testing::CaseShape& shape,
   metadata.description = info->name();
   rc::detail::TestParams params = rc::detail::configuration().testParams;
   if (env_or("RC_PARAMS", "").find("max_success") == std::string::npos) {
-    params.maxSuccess = kMaxSuccessDefault;
+    params.maxSuccess = shape.process_manager ? kPmMaxSuccessDefault : kMaxSuccessDefault;
   }
   LastFailure last;
   const auto property_holds = [&] {
@@ -97,6 +107,7 @@ void expect_holds_over_cases(Property property, const testing::CaseShape& shape,
     scenarios::RunResult r = scenarios::run_case(c, options);
     const properties::PropertyStatus& status = r.report.status(property);
     RC_TAG(status.checked ? "judged" : "not applicable");
+    RC_ASSERT(r.report.status(Property::pm_exclusion).checked == sim::is_process_manager(c));
     if (status.violated()) {
       last = LastFailure{true, c, std::move(r.history)};
       RC_FAIL(c.variant + " violates " + std::string(properties::property_name(property)) + ": " +
@@ -139,6 +150,12 @@ testing::CaseShape shape(bool parallel_work = false) {
   return s;
 }
 
+testing::CaseShape pm_shape(bool parallel_work = false) {
+  testing::CaseShape s = shape(parallel_work);
+  s.process_manager = true;
+  return s;
+}
+
 TEST(CaseProps, OrderHolds) { expect_holds_over_cases(Property::order, shape()); }
 TEST(CaseProps, FenceHolds) { expect_holds_over_cases(Property::fence, shape()); }
 TEST(CaseProps, ExclusionHolds) { expect_holds_over_cases(Property::exclusion, shape()); }
@@ -146,18 +163,32 @@ TEST(CaseProps, NoLossHolds) { expect_holds_over_cases(Property::no_loss, shape(
 TEST(CaseProps, PoisonHaltHolds) { expect_holds_over_cases(Property::poison_halt, shape()); }
 TEST(CaseProps, ParallelHolds) { expect_holds_over_cases(Property::parallel, shape(true)); }
 
+TEST(PmCaseProps, PmExclusionHolds) { expect_holds_over_cases(Property::pm_exclusion, pm_shape()); }
+TEST(PmCaseProps, FenceHolds) { expect_holds_over_cases(Property::fence, pm_shape()); }
+TEST(PmCaseProps, OrderHolds) { expect_holds_over_cases(Property::order, pm_shape()); }
+TEST(PmCaseProps, NoLossHolds) { expect_holds_over_cases(Property::no_loss, pm_shape()); }
+TEST(PmCaseProps, PoisonHaltHolds) { expect_holds_over_cases(Property::poison_halt, pm_shape()); }
+// Correlation values run in parallel (a PM's streams of one value never do: the checker counts
+// values, not streams).
+TEST(PmCaseProps, ParallelHolds) {
+  expect_holds_over_cases(Property::parallel, pm_shape(/*parallel_work=*/true));
+}
+
 // The failure path, on a variant known to break poison_halt: the property fails, the message
-// carries both replay lines, and the saved case is the shrunk counterexample, replayable.
-void poison_halt_of_dlq_continue() {
+// carries both replay lines, and the saved case is the shrunk counterexample, replayable (for a
+// process-manager case too: the saved case keeps its categories).
+void poison_halt_of_dlq_continue(bool process_manager) {
   testing::CaseShape s;
   s.variant = "dlq_continue";
+  s.process_manager = process_manager;
   rc::detail::TestListenerAdapter quiet;  // a deliberate failure: no reproduce line at exit
   expect_holds_over_cases(Property::poison_halt, s, &quiet);
 }
 
-TEST(CaseProps, AFailureSavesTheMinimalCaseAndPrintsBothReplayLines) {
+void expect_failure_saved_and_replayable(bool process_manager) {
   if (!parse_variant("dlq_continue").has_value()) GTEST_SKIP() << "no dlq_continue variant";
   if (!rc::detail::configuration().reproduce.empty()) GTEST_SKIP() << "reproducing another test";
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string dir = ::testing::TempDir() + "seqby-rc.XXXXXX";
   ASSERT_NE(::mkdtemp(dir.data()), nullptr);
   ::setenv("SEQBY_RC_SAVE_DIR", dir.c_str(), 1);
@@ -165,13 +196,12 @@ TEST(CaseProps, AFailureSavesTheMinimalCaseAndPrintsBothReplayLines) {
   {
     ::testing::ScopedFakeTestPartResultReporter capture(
         ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
-    poison_halt_of_dlq_continue();
+    poison_halt_of_dlq_continue(process_manager);
   }
   ::unsetenv("SEQBY_RC_SAVE_DIR");
   ASSERT_EQ(failures.size(), 1);
   const std::string message = failures.GetTestPartResult(0).message();
-  const std::string path =
-      dir + "/CaseProps.AFailureSavesTheMinimalCaseAndPrintsBothReplayLines.json";
+  const std::string path = dir + "/" + info->test_suite_name() + "." + info->name() + ".json";
   EXPECT_NE(message.find("replay (rapidcheck): RC_PARAMS=\"reproduce="), std::string::npos)
       << message;
   EXPECT_NE(message.find("replay (seqby): seqby replay " + path + "\n"), std::string::npos)
@@ -180,13 +210,39 @@ TEST(CaseProps, AFailureSavesTheMinimalCaseAndPrintsBothReplayLines) {
   ASSERT_TRUE(saved.ok()) << saved.error().message;
   EXPECT_TRUE(scenarios::run_case(saved.value()).report.status(Property::poison_halt).violated());
   EXPECT_EQ(poisoned_key_count(saved.value()), 1u) << "shrunk to one poison head";
+  EXPECT_EQ(sim::is_process_manager(saved.value()), process_manager);
+  if (process_manager) {
+    EXPECT_EQ(saved.value().group, testing::kPmGroup);
+    for (const sim::CaseEvent& e : saved.value().events) {
+      EXPECT_FALSE(e.category.empty()) << "every event of a PM case names its category";
+    }
+  }
   std::filesystem::remove_all(dir);
+}
+
+TEST(CaseProps, AFailureSavesTheMinimalCaseAndPrintsBothReplayLines) {
+  expect_failure_saved_and_replayable(/*process_manager=*/false);
+}
+
+TEST(PmCaseProps, AFailureSavesTheMinimalCaseAndPrintsBothReplayLines) {
+  expect_failure_saved_and_replayable(/*process_manager=*/true);
 }
 
 // The generators keep their promise: engine options a real engine accepts, and cases that a
 // case file carries unchanged (so a saved minimal case replays exactly).
 RC_GTEST_PROP(CaseGen, GeneratedCasesAreValidCaseFiles, ()) {
-  const sim::SimCase c = *testing::gen_case();
+  testing::CaseShape shape;
+  shape.process_manager = *rc::gen::arbitrary<bool>();
+  const sim::SimCase c = *testing::gen_case(shape);
+  RC_ASSERT(sim::is_process_manager(c) == shape.process_manager);
+  std::map<std::pair<std::string, std::string>, std::int64_t> seqs;
+  for (const sim::CaseEvent& e : c.events) {
+    const std::string category = sim::category_of(c, e);
+    const std::vector<std::string> categories = sim::categories_of(c);
+    RC_ASSERT(std::find(categories.begin(), categories.end(), category) != categories.end());
+    const std::int64_t expected = ++seqs[std::make_pair(category, e.key)];
+    RC_ASSERT(e.seq == expected);  // seq per (category, key), in publish order
+  }
   RC_ASSERT(validate_engine_options(sim::engine_options_for(c, "i0-g1")).ok());
   const Result<sim::SimCase> back = scenarios::case_from_json(scenarios::case_to_json(c), "gen");
   RC_ASSERT(back.ok());
