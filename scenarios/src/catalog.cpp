@@ -25,6 +25,7 @@ const std::vector<Scenario>& all_scenarios() {
     for (auto& s : domain_scenarios()) out.push_back(std::move(s));
     for (auto& s : engine_scenarios()) out.push_back(std::move(s));
     for (auto& s : ops_scenarios()) out.push_back(std::move(s));
+    for (auto& s : pm_scenarios()) out.push_back(std::move(s));
     std::stable_sort(out.begin(), out.end(), [](const Scenario& a, const Scenario& b) {
       return rank(a.name) < rank(b.name);
     });

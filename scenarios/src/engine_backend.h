@@ -86,6 +86,11 @@ class EngineBackend {
   // backend keeps no such marker (has_inprogress_marker() false).
   virtual bool has_inprogress_marker() const = 0;
   virtual std::optional<std::string> inprogress_marker(const std::string& key) = 0;
+  // What the marker of `key` holds while `owner` is inside event `seq` (of `category`, "" = the
+  // case's): "OWNER:EVENT_ID", with the event's category between them in a process-manager
+  // case (entry ids of different streams can be equal). "" when not published yet.
+  virtual std::string marker_value(const std::string& owner, const std::string& key,
+                                   std::int64_t seq, const std::string& category = "") = 0;
   // The owner id holding `key`'s lease now ("" when nobody).
   virtual std::string lease_owner(const std::string& key) = 0;
   // The entry id of event `seq` of `key` ("" when not published yet).

@@ -7,6 +7,7 @@
 #include "seqby/core/naming.h"
 #include "seqby/redis/redis_broker.h"
 #include "seqby/redis/scripts.h"
+#include "seqby/redis/worker.h"
 #include "seqby/sim/test_handler.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/world.h"
@@ -69,6 +70,13 @@ class SimBackend final : public EngineBackend {
 
   bool has_inprogress_marker() const override { return false; }
   std::optional<std::string> inprogress_marker(const std::string&) override { return std::nullopt; }
+  std::string marker_value(const std::string& owner, const std::string& key, std::int64_t seq,
+                           const std::string& category) override {
+    const std::string id = event_id(key, seq, category);
+    if (id.empty()) return "";
+    const bool pm = sim::is_process_manager(world_->sim_case());
+    return redis::inprogress_marker_value(owner, category, id, pm);
+  }
 
   // The partition's lease, or a process manager's for correlation value `key`.
   std::string lease_owner(const std::string& key) override {

@@ -77,7 +77,7 @@ void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::strin
   const std::string lease = b.lease_owner(key);
   if (b.has_inprogress_marker()) {
     const std::optional<std::string> marker = b.inprogress_marker(key);
-    const std::string expected = *owner + ":" + id;
+    const std::string expected = b.marker_value(*owner, key, seq, category);
     checks.expect(marker == expected && lease == *owner, "in-progress marker names owner and event",
                   "marker " + marker.value_or("(none)") + ", lease held by " + lease +
                       ", expected " + expected);
@@ -88,7 +88,8 @@ void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::strin
   }
   const bool done = b.wait_done(key, seq, category);
   const std::optional<std::string> after = b.inprogress_marker(key);
-  const bool moved = !after || !after->ends_with(":" + id);
+  const std::string named = b.marker_value("", key, seq, category);  // ":EVENT_ID" or ":C:ID"
+  const bool moved = !after || !after->ends_with(named);
   checks.expect(done && moved, "in-progress marker released once the event is done",
                 done ? event + " committed; marker now " + after.value_or("(none)")
                      : event + " never finished");

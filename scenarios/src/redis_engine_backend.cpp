@@ -108,8 +108,10 @@ class RedisBackend final : public EngineBackend {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
       if (!marker) return false;
       for (const std::string& name : case_categories(category)) {
-        const std::string id = event_id(key, seq, name);
-        if (id.empty() || marker->size() <= id.size() || !marker->ends_with(":" + id)) continue;
+        const std::string named = marker_value("", key, seq, name);  // ":ID" or ":C:ID"
+        if (named.empty() || marker->size() <= named.size() || !marker->ends_with(named)) {
+          continue;
+        }
         owner = marker->substr(0, marker->find(':'));
         return seq == 1 || history_has_commit(real_category(name), key, seq - 1);
       }
@@ -132,10 +134,10 @@ class RedisBackend final : public EngineBackend {
     return driver_.wait_until([&] {
       const std::optional<std::string> marker = driver_.inprogress_marker(key);
       for (const std::string& name : case_categories(category)) {
-        const std::string id = event_id(key, seq, name);
-        if (id.empty() && any) continue;  // that category has no event `seq` of `key`
+        const std::string named = marker_value("", key, seq, name);  // ":ID" or ":C:ID"
+        if (named.empty() && any) continue;  // that category has no event `seq` of `key`
         if (driver_.last_seq(key, real_category(name)) < seq) return false;
-        if (marker && !id.empty() && marker->ends_with(":" + id)) return false;
+        if (marker && !named.empty() && marker->ends_with(named)) return false;
       }
       return true;
     });
@@ -144,6 +146,12 @@ class RedisBackend final : public EngineBackend {
   bool has_inprogress_marker() const override { return true; }
   std::optional<std::string> inprogress_marker(const std::string& key) override {
     return driver_.inprogress_marker(key);
+  }
+  std::string marker_value(const std::string& owner, const std::string& key, std::int64_t seq,
+                           const std::string& category) override {
+    const std::string id = event_id(key, seq, category);
+    if (id.empty()) return "";
+    return redis::inprogress_marker_value(owner, real_category(category), id, process_manager());
   }
   std::string lease_owner(const std::string& key) override { return driver_.lease_owner(key); }
 

@@ -9,6 +9,18 @@ std::string inprogress_key_name(const PartitionRef& unit, std::string_view group
   return unit.stream() + ":__inprogress__:" + std::string(group);
 }
 
+std::string inprogress_marker_value(std::string_view owner_id, std::string_view category,
+                                    std::string_view event_id, bool process_manager) {
+  std::string value(owner_id);
+  value += ':';
+  if (process_manager) {
+    value += category;
+    value += ':';
+  }
+  value += event_id;
+  return value;
+}
+
 RecordHandler::RecordHandler(Runtime& runtime, RedisLink& link, HistorySink& history,
                              std::string owner_id, std::uint64_t marker_ttl_ms)
     : runtime_(runtime),
@@ -38,7 +50,9 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
                       std::get<bool>(poison_field->second);
 
   const std::string marker = inprogress_key_name(context.unit(), context.group());
-  const std::string token = owner_id_ + ":" + event.id;
+  const bool process_manager = !(context.unit() == context.partition());
+  const std::string token =
+      inprogress_marker_value(owner_id_, event.category, event.id, process_manager);
   // SET NX GET (Redis 7): one atomic step that either marks or names the current holder.
   Command set{"SET", marker, token, "NX", "GET", "PX", std::to_string(marker_ttl_ms_ + delay_ms)};
   Result<Reply> set_reply = co_await link_.execute(std::move(set));

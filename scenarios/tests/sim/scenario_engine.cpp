@@ -1,5 +1,6 @@
-// The six engine scenarios of the ADR's acceptance list, run through the catalog as `seqby
-// scenario run NAME` runs them: each must pass, and each prints one line per assertion.
+// The engine scenarios of the ADR's acceptance list (the process manager's among them) and the
+// operating scenarios, run through the catalog as `seqby scenario run NAME` runs them: each must
+// pass, and each prints one line per assertion.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -29,6 +30,7 @@ INSTANTIATE_TEST_SUITE_P(Adr, EngineScenario,
                          ::testing::Values("per_key_order", "no_concurrent_entry",
                                            "cross_key_parallelism", "poison_halt",
                                            "crash_failover", "stall_failover"));
+INSTANTIATE_TEST_SUITE_P(ProcessManagers, EngineScenario, ::testing::Values("pm_per_instance"));
 INSTANTIATE_TEST_SUITE_P(Issue7, EngineScenario,
                          ::testing::Values("operator_skip_head", "operator_dlq_head",
                                            "cold_partition_reaping", "partition_count_warning"));

@@ -4,7 +4,9 @@
 // it, fails always when the data has "poison":true, and commits through the fenced sink
 // (context.commit(seq, event id)). The marker is C:K:__inprogress__:G for a partition, and
 // __pm__:G:X:__inprogress__:G for process manager G's correlation value X, the same key for the
-// events of C1:X, C2:X, ... A refused SET NX means another instance is inside the same unit: it
+// events of C1:X, C2:X, ... Its value names the event: `O:ID` for a partition, `O:C:ID` for a
+// process manager (entry ids of different streams can be equal, so the stream's category is part
+// of the name). A refused SET NX means another instance is inside the same unit: it
 // records `warn` with detail "inprogress_overlap" and goes on (the tests assert it never
 // happens). It is a test fixture for real-Redis runs, not a production handler.
 #pragma once
@@ -21,6 +23,11 @@
 namespace seqby::redis {
 
 inline constexpr std::string_view kInProgressOverlap = "inprogress_overlap";
+
+// The marker's value while `owner_id` is inside `event_id` of `category`: "O:ID", or "O:C:ID"
+// for a process manager (see the header comment).
+std::string inprogress_marker_value(std::string_view owner_id, std::string_view category,
+                                    std::string_view event_id, bool process_manager);
 
 // UNIT:__inprogress__:G for a lease unit (HandlerContext::unit()): C:K:__inprogress__:G for a
 // partition, __pm__:G:X:__inprogress__:G for a process manager's correlation value.

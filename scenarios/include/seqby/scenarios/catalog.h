@@ -43,5 +43,6 @@ const Scenario* find_scenario(std::string_view name);
 std::vector<Scenario> domain_scenarios();  // registration, capability, one key, unsafe keys
 std::vector<Scenario> engine_scenarios();  // order, entry, parallelism, poison, crash, stall
 std::vector<Scenario> ops_scenarios();     // operator skip and dlq, reaping, partition count
+std::vector<Scenario> pm_scenarios();      // process manager serializes per instance
 
 }  // namespace seqby::scenarios
