@@ -19,6 +19,7 @@ struct HuntOptions {
   std::string seeds;  // A..B
   std::string property;
   bool json = false;
+  bool process_manager = false;
   std::string save_dir;
 };
 
@@ -37,6 +38,8 @@ void add_hunt_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--property", options->property,
                   "Only a violation of this property counts (default: any property)")
       ->type_name("NAME");
+  cmd->add_flag("--process-manager", options->process_manager,
+                "Hunt on process-manager cases (a process manager over order and payment)");
   cmd->add_flag("--json", options->json, "Print one JSON summary object on stdout");
   cmd->add_option("--save", options->save_dir,
                   "Save the shrunk case, its history and the original case in DIR "
@@ -48,6 +51,7 @@ void add_hunt_command(CLI::App& app, int& exit_code) {
     args.seeds = options->seeds;
     args.property = options->property;
     args.json = options->json;
+    args.process_manager = options->process_manager;
     args.save_dir = options->save_dir;
     args.progress = isatty(STDERR_FILENO) != 0;
     exit_code = scenarios::hunt_main(args, std::cout, std::cerr);

@@ -23,6 +23,7 @@ struct SimOptions {
   bool json = false;
   std::string save_failures_dir;
   bool check_determinism = false;
+  bool process_manager = false;
 };
 
 }  // namespace
@@ -43,6 +44,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Engine variant: correct (default) or a known-broken design")
       ->type_name("NAME")
       ->capture_default_str();
+  cmd->add_flag("--process-manager", options->process_manager,
+                "Generate process-manager cases: a process manager over order and payment, keys "
+                "as correlation values");
   cmd->add_option("--jobs", options->jobs, "Run this many seeds in parallel")
       ->type_name("N")
       ->check(CLI::Range(1u, 256u))
@@ -58,6 +62,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
     if (seed->count() > 0) args.seed = options->seed;
     args.seeds = options->seeds;
     args.scenario = options->scenario;
+    args.process_manager = options->process_manager;
     args.variant = options->variant;
     args.jobs = options->jobs;
     args.json = options->json;

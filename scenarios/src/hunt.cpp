@@ -71,14 +71,20 @@ std::string render_case_faults(const sim::SimCase& c) {
 }
 
 // The events a case publishes, per key: "client-02: 1@120ms 2@800ms 3@1900ms".
+// One line per stream with events: "key:" (a process-manager case: "category:key:").
 std::string render_case_events(const sim::SimCase& c) {
+  const bool pm = sim::is_process_manager(c);
   std::string out;
-  for (const auto& key : c.keys) {
-    out += "  " + key + ":";
-    for (const auto& e : sim::events_of(c, key)) {
-      out += " " + std::to_string(e.seq) + "@" + std::to_string(e.at_ms) + "ms";
+  for (const auto& category : sim::categories_of(c)) {
+    for (const auto& key : c.keys) {
+      const std::vector<sim::CaseEvent> events = sim::events_of(c, key, category);
+      if (pm && events.empty()) continue;
+      out += "  " + (pm ? category + ":" : std::string()) + key + ":";
+      for (const auto& e : events) {
+        out += " " + std::to_string(e.seq) + "@" + std::to_string(e.at_ms) + "ms";
+      }
+      out += "\n";
     }
-    out += "\n";
   }
   return out;
 }
@@ -238,16 +244,19 @@ HuntResult hunt(const HuntOptions& options) {
   return out;
 }
 
-std::string render_witness_trace(const RunResult& run, Property property) {
+std::string render_witness_trace(const RunResult& run, Property property, bool process_manager) {
   const properties::Finding* finding = first_violation(run.report, property);
   if (finding == nullptr) return "";
+  const bool pm = process_manager;
   std::string out;
   for (std::uint64_t index : finding->witnesses) {
     if (index >= run.history.size()) continue;
     const HistoryRecord& r = run.history[index];
     out += "  #" + std::to_string(r.index) + " t=" + std::to_string(r.time_ms) + "ms " +
            (r.node.empty() ? std::string("world") : r.node) + " " + history_op_name(r.op);
-    if (!r.key.empty()) out += " " + r.key;
+    // A process manager's records name the stream (category:key) where they act on one.
+    const bool on_stream = pm && !r.category.empty() && !r.category.starts_with("__pm__:");
+    if (!r.key.empty()) out += " " + (on_stream ? r.category + ":" : std::string()) + r.key;
     if (r.generation > 0) out += " gen=" + std::to_string(r.generation);
     if (r.seq >= 0) out += " seq=" + std::to_string(r.seq);
     if (!r.event_id.empty()) out += " (" + r.event_id + ")";
@@ -298,7 +307,7 @@ std::string render_hunt_text(const HuntResult& r, const SavedHunt* saved) {
   out += "correct on the shrunk case: " + std::string(properties::property_name(r.property)) +
          (r.correct_passes_shrunk ? " holds" : " is violated too") + "\n";
   out += "violation: " + r.explanation + "\n";
-  out += "witness records:\n" + render_witness_trace(r.shrunk_run, r.property);
+  out += "witness records:\n" + render_witness_trace(r.shrunk_run, r.property, sim::is_process_manager(r.shrunk));
   out += "faults of the shrunk case:\n" + render_case_faults(r.shrunk);
   out += "events of the shrunk case (seq@publish time):\n" + render_case_events(r.shrunk);
   if (saved != nullptr) {
@@ -344,6 +353,7 @@ int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
   }
   HuntOptions options;
   options.variant = args.variant;
+  if (args.process_manager) options.tmpl = sim::process_manager_template(options.tmpl);
   if (!args.property.empty()) {
     Property property;
     if (!properties::parse_property(args.property, &property)) {

@@ -107,6 +107,17 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
   options.seed_last = range.last;
   options.jobs = args.jobs;
   options.check_determinism = args.check_determinism;
+  if (args.process_manager && !args.scenario.empty() && args.scenario != "default") {
+    err << "seqby sim: --process-manager shapes generated cases; a --scenario '" << args.scenario
+        << "' brings its own\n";
+    return kExitBadInput;
+  }
+  if (args.process_manager) {
+    options.rerun_args += " --process-manager";
+    options.make_case = [](std::uint64_t seed) {
+      return sim::generate_case(seed, sim::process_manager_template());
+    };
+  }
   if (!args.scenario.empty() && args.scenario != "default") {
     if (const Scenario* s = find_scenario(args.scenario)) {
       return run_named_scenario(*s, range, out);

@@ -36,6 +36,11 @@ std::string category_of(const SimCase& c, const CaseEvent& e) {
   return e.category.empty() ? c.category : e.category;
 }
 
+CaseTemplate process_manager_template(CaseTemplate base) {
+  base.pm_categories = {"order", "payment"};
+  return base;
+}
+
 std::vector<std::string> categories_of(const SimCase& c) {
   if (is_process_manager(c)) return c.pm_categories;
   return {c.category};

@@ -96,6 +96,24 @@ TEST(ScenarioCampaign, BadSeedRangesExitTwoNamingTheValue) {
   EXPECT_EQ(parse_seed_range("4").value().first, 4u);
 }
 
+// `seqby sim --process-manager`: generated process-manager cases, judged for pm_exclusion too;
+// with a --scenario it is bad usage (the scenario brings its own case).
+TEST(ScenarioCampaign, ProcessManagerCampaignJudgesPmExclusion) {
+  std::ostringstream out, err;
+  SimArgs args;
+  args.seeds = "1..3";
+  args.process_manager = true;
+  EXPECT_EQ(sim_main(args, out, err), kExitHeld) << out.str() << err.str();
+  EXPECT_NE(out.str().find("pm_exclusion(3)"), std::string::npos) << out.str();
+
+  std::ostringstream err2;
+  args.scenario = "per_key_order";
+  EXPECT_EQ(sim_main(args, out, err2), kExitBadInput);
+  EXPECT_EQ(err2.str(),
+            "seqby sim: --process-manager shapes generated cases; a --scenario 'per_key_order' "
+            "brings its own\n");
+}
+
 TEST(ScenarioCampaign, UnknownVariantAndScenarioListTheKnownNames) {
   std::ostringstream out, err;
   SimArgs args;

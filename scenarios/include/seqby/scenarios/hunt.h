@@ -103,7 +103,9 @@ HuntResult hunt(const HuntOptions& options);
 
 // The witness records of the first violation of `property` in `run`, one readable line each:
 //   #812 t=4210ms i1-g1 commit client-03 gen=2 seq=4 (1-0-5)
-std::string render_witness_trace(const RunResult& run, properties::Property property);
+// `process_manager`: the run is a process manager's, whose records name their stream C:K.
+std::string render_witness_trace(const RunResult& run, properties::Property property,
+                                 bool process_manager = false);
 
 struct SavedHunt {
   std::string case_path;      // DIR/hunt-<variant>-seed-<witness seed>.json (the shrunk case)
@@ -123,6 +125,7 @@ struct HuntArgs {
   std::string variant;
   std::string seeds;     // "A..B" or "N"; "" : 1..200
   std::string property;  // "" : any property
+  bool process_manager = false;  // hunt on process-manager cases (process_manager_template)
   bool json = false;
   std::string save_dir;   // "" : kDefaultFailuresDir
   bool progress = false;  // print progress on `err`

@@ -33,6 +33,7 @@ struct SimArgs {
   std::string seeds;                  // --seeds A..B ("" when not given)
   std::string scenario;               // --scenario FILE|NAME ("" : generated default case)
   std::string variant = "correct";
+  bool process_manager = false;       // generated cases are process-manager cases
   unsigned jobs = 1;
   bool json = false;
   std::string save_failures_dir;      // "" : kDefaultFailuresDir, only written on failure

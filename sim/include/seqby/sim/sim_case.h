@@ -115,6 +115,10 @@ struct CaseTemplate {
   static CaseEngineOptions default_engine();
 };
 
+// `base` made a process manager's template: group over the categories "order" and "payment",
+// keys as correlation values (what `seqby sim|hunt --process-manager` generate).
+CaseTemplate process_manager_template(CaseTemplate base = {});
+
 // Draws a whole case from named sub-streams of `seed` ("case/keys", "case/events", "swarm",
 // "schedule", "handler", ...), so adding a component does not reshuffle the others.
 SimCase generate_case(std::uint64_t seed, const CaseTemplate& tmpl = {});
