@@ -121,6 +121,7 @@ void Checker::step(const HistoryRecord& r) {
     case HistoryOp::renew:
     case HistoryOp::read:
       check_fenced_step(r);
+      on_read(r);
       break;
     case HistoryOp::enter:
       on_enter(r);
@@ -319,6 +320,20 @@ void Checker::on_commit(const HistoryRecord& r) {
   }
   lane.committed_order.push_back(seq);
   lane.committed_order_index.push_back(r.index);
+}
+
+// The last event a node read under a generation while that generation was current: a stale
+// owner may still enter it (the read was its lease check; a stall can fall in between).
+void Checker::on_read(const HistoryRecord& r) {
+  const int unit_id = unit_of(r);
+  if (unit_id < 0 || r.generation == 0) return;
+  Unit& unit = units_[unit_id];
+  if (stale_point(unit, r.generation)) return;
+  NodeGeneration& ng = unit.node_generations[{r.node, r.generation}];
+  ng.read_before_stale = true;
+  ng.last_read_category = r.category;
+  ng.last_read_event = r.event_id;
+  ng.last_read_index = r.index;
 }
 
 void Checker::on_ack(const HistoryRecord& r) {

@@ -39,7 +39,10 @@ void Checker::on_enter(const HistoryRecord& r) {
   e.spot = spot_of(r, unit, e.stream);
   e.seq = seq_of(r);
 
-  // A node under a stale generation may finish only the event it had in flight.
+  // A node under a stale generation may enter one event only: the later of the event it had in
+  // flight and the event it last read while the generation was current (a process manager whose
+  // event failed on one stream reads the next one on another before it goes stale), else, with
+  // neither recorded, the first it enters.
   std::optional<std::uint64_t> stale;
   if (r.generation > 0) {
     stale = stale_point(unit, r.generation);
@@ -47,16 +50,23 @@ void Checker::on_enter(const HistoryRecord& r) {
     if (stale) {
       if (!ng.stale_decided) {
         ng.stale_decided = true;
-        ng.allowed_category = ng.in_flight ? ng.in_flight_category : r.category;
-        ng.allowed_event = ng.in_flight ? ng.in_flight_event : r.event_id;
-        ng.allowed_index = ng.in_flight ? ng.in_flight_index : r.index;
+        if (ng.read_before_stale && (!ng.in_flight || ng.last_read_index > ng.in_flight_index)) {
+          ng.allowed_category = ng.last_read_category;
+          ng.allowed_event = ng.last_read_event;
+          ng.allowed_index = ng.last_read_index;
+        } else {
+          ng.allowed_category = ng.in_flight ? ng.in_flight_category : r.category;
+          ng.allowed_event = ng.in_flight ? ng.in_flight_event : r.event_id;
+          ng.allowed_index = ng.in_flight ? ng.in_flight_index : r.index;
+        }
       }
       if (ng.allowed_category != r.category || ng.allowed_event != r.event_id) {
         violation(property, unit.category, unit.key, unit.group,
                   {ng.allowed_index, *stale, r.index},
                   r.node + " entered " + describe(e) + " on " + where(unit) +
                       ", a generation that record #" + std::to_string(*stale) +
-                      " had ended: a stale owner may finish only the event it had in flight (" +
+                      " had ended: a stale owner may finish only the event it had in flight or "
+                      "had read under its lease (" +
                       ng.allowed_event + ") and must never enter a next one.");
       }
     }

@@ -86,6 +86,10 @@ struct NodeGeneration {
   std::string in_flight_category;
   std::string in_flight_event;
   std::uint64_t in_flight_index = 0;
+  bool read_before_stale = false;  // a read accepted before the generation went stale
+  std::string last_read_category;  // the last such read's event
+  std::string last_read_event;
+  std::uint64_t last_read_index = 0;
   bool stale_decided = false;
   std::string allowed_category;
   std::string allowed_event;
@@ -118,6 +122,7 @@ class Checker {
   void on_acquire(const HistoryRecord& r);
   void on_release(const HistoryRecord& r);
   void check_fenced_step(const HistoryRecord& r);
+  void on_read(const HistoryRecord& r);
   void on_commit(const HistoryRecord& r);
   void on_ack(const HistoryRecord& r);
   void on_resolve(const HistoryRecord& r);

@@ -115,8 +115,8 @@ TEST(CheckerExclusion, StaleOwnerEnteringANextEventIsAViolation) {
             "w1 entered event 2-0 (seq 2) by w1 under generation 1 on orders:A (group billing), a "
             "generation that record #" +
                 std::to_string(taken) +
-                " had ended: a stale owner may finish only the event it had in flight (1-0) and "
-                "must never enter a next one.");
+                " had ended: a stale owner may finish only the event it had in flight or had read "
+                "under its lease (1-0) and must never enter a next one.");
 }
 
 TEST(CheckerExclusion, LateEnterOfTheEventReadBeforeTheLeaseWentStaleIsAllowed) {

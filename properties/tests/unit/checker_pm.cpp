@@ -165,6 +165,50 @@ TEST(CheckerPm, AStaleOwnersReadOnAnotherCategoryAfterALaterAcquireViolatesFence
   }
 }
 
+// Found by `seqby hunt --variant correct --process-manager` (seed 8021): order:X's head fails, the
+// owner reads payment:X's next event under its valid lease and stalls before entering it; the
+// lease passes to w2, and w1 enters the event it read when it resumes (its commit is refused).
+// The event it read is the one it may still enter, not the failed one left pending.
+TEST(CheckerPm, AStaleOwnerMayEnterTheEventItReadOnAnotherStreamBeforeItWentStale) {
+  HistoryBuilder h;
+  h.marker(kHeader);
+  h.publish("order", "X", "1-0");
+  h.publish("payment", "X", "1-0");
+  const Lease w1 = pm_lease("w1", "X", 1);
+  const Lease w2 = pm_lease("w2", "X", 2);
+  h.acquire(w1);
+  h.event_op(HistoryOp::read, w1, "1-0", -1, "", "order");
+  h.event_op(HistoryOp::enter, w1, "1-0", -1, "", "order");
+  h.event_op(HistoryOp::exit, w1, "1-0", -1, "failed: transient", "order");  // stays pending
+  h.event_op(HistoryOp::read, w1, "1-0", -1, "", "payment");
+  h.acquire(w2);  // w1 stalled: its lease lapsed
+  apply(h, w2, "order", "1-0", 1);
+  apply(h, w2, "payment", "1-0", 1);
+  h.event_op(HistoryOp::enter, w1, "1-0", -1, "", "payment");  // w1 resumes
+  h.event_op(HistoryOp::commit_fenced, w1, "1-0", 1, "", "payment");
+  h.event_op(HistoryOp::exit, w1, "1-0", -1, "failed: commit fenced", "payment");
+  const CheckReport report = check(h, {Property::parallel});
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+
+  // Entering anything else after going stale is still a violation: here the failed order event.
+  HistoryBuilder again;
+  again.marker(kHeader);
+  again.publish("order", "X", "1-0");
+  again.publish("payment", "X", "1-0");
+  again.acquire(w1);
+  again.event_op(HistoryOp::read, w1, "1-0", -1, "", "payment");
+  again.event_op(HistoryOp::enter, w1, "1-0", -1, "", "payment");
+  again.event_op(HistoryOp::exit, w1, "1-0", -1, "ok", "payment");
+  again.event_op(HistoryOp::commit, w1, "1-0", 1, "", "payment");
+  again.event_op(HistoryOp::ack, w1, "1-0", -1, "", "payment");
+  const auto read = again.event_op(HistoryOp::read, w1, "1-0", -1, "", "order");
+  const auto taken = again.acquire(w2);
+  const auto wrong = again.event_op(HistoryOp::enter, w1, "1-0", -1, "", "payment");
+  const std::vector<Finding> pm = of(check(again, {Property::no_loss}), Property::pm_exclusion);
+  ASSERT_EQ(pm.size(), 1u);
+  EXPECT_EQ(pm[0].witnesses, (W{read, taken, wrong}));
+}
+
 // The PM handles every order:X but never reads payment:X; another group does work the payment
 // category, so without the header's categories payment:X would be judged for that group only.
 TEST(CheckerPm, APaymentEventThePmNeverEnteredIsLost) {

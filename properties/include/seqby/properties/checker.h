@@ -40,9 +40,11 @@
 //   stale (a later generation was acquired or its generation released before the overlap), the
 //   overlap is a stale_overlap, reported apart, unless that stale execution then gets an accepted
 //   commit. An execution under generation 0 (no lease) is never excused as stale. Independently,
-//   a node under a stale generation may enter only one event after it went stale: the one it had
-//   in flight (entered, not acked), or with none in flight the first it enters (its lease check
-//   ran before the new acquire was decided); entering any other is a violation.
+//   a node under a stale generation may enter only one event after it went stale: the later of
+//   the one it had in flight (entered, not acked) and the one it last read while the generation
+//   was current (the read is the lease check; a stall may fall between it and the enter, and a
+//   process manager whose event failed on one stream reads its next event on another), or with
+//   neither recorded the first it enters; entering any other is a violation.
 // - pm_exclusion: the same, for process managers' units (correlation value across categories).
 // - no_loss: at the end, each lane's accepted commits are exactly seqs 1..n in order, where n stops
 //   before the lowest unresolved poison event, leaving out events an operator skipped or dlq'd.
