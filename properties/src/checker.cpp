@@ -119,6 +119,8 @@ void Checker::step(const HistoryRecord& r) {
       on_release(r);
       break;
     case HistoryOp::renew:
+      check_fenced_step(r);
+      break;
     case HistoryOp::read:
       check_fenced_step(r);
       on_read(r);
