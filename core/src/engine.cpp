@@ -158,6 +158,12 @@ Task<void> Engine::discover_once() {
 
   std::vector<std::string> holding;
   for (const auto& [key, slot] : slots_) {
+    // A correlation value gone from every index was reaped on each of its streams (a reap needs
+    // the process manager's group to have acked everything there): release it. A partition's
+    // own worker ends itself when it reaps, so this only ever applies to process managers.
+    if (process_manager() && !std::binary_search(keys.begin(), keys.end(), key)) {
+      slot->stop_requested = true;
+    }
     if (active(*slot)) holding.push_back(key);
   }
   if (holding.size() > target) {

@@ -17,6 +17,11 @@ Status validate_engine_options(const EngineOptions& o) {
     return invalid("owner_id \"" + o.owner_id + "\" contains ':'");
   }
   if (o.pm_categories.empty() && o.category.empty()) return invalid("category is empty");
+  if (o.pm_categories.empty()) {
+    if (Status s = validate_category_name(o.category); !s.ok()) {
+      return invalid("category: " + s.error().message);
+    }
+  }
   if (!o.pm_categories.empty()) {
     if (!o.category.empty()) {
       return invalid("category must be empty for a process manager (pm_categories name them)");

@@ -41,13 +41,14 @@ Task<void> Engine::process_message_lock(Slot& slot) {
   while (active(slot)) {
     Lane& lane = slot.lanes[at];
     at = (at + 1) % slot.lanes.size();
-    if (lane.halted) {  // as in process(): the key stays where it halted
+    if (lane.halted) {  // the stream stays where it halted (no operator resume in this variant)
       co_await runtime_.sleep_ms(options_.poll_interval_ms);
       continue;
     }
     const Lease consumer = lane.lease;  // generation 0: this instance's consumer "O:0"
-    Result<std::optional<Lease>> locked = co_await broker_.acquire(
-        consumer.unit(), scope, options_.owner_id, options_.lease_ttl_ms);
+    const PartitionRef lock_unit = consumer.unit();
+    Result<std::optional<Lease>> locked =
+        co_await broker_.acquire(lock_unit, scope, options_.owner_id, options_.lease_ttl_ms);
     if (!locked.ok() || !locked.value().has_value()) {
       co_await runtime_.sleep_ms(options_.poll_interval_ms);
       continue;
@@ -97,7 +98,7 @@ Task<void> Engine::process_message_lock(Slot& slot) {
 
 // batch_unfenced (ADR decision 5, "the stale owner never reaches the next event"): after a
 // fenced read of a new entry, the rest of the batch is read at once, so the whole batch rides
-// on one lease check; process() then enters the handler for each of them without checking the
+// on one lease check; take_turn() then enters the handler for each of them without checking the
 // lease again.
 Task<void> Engine::read_batch_rest(Lane& lane) {
   while (lane.batch.size() + 1 < kBatchEntryCount) {

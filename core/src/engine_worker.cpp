@@ -2,7 +2,8 @@
 // older consumers' pending entries, drops empty old consumers, then processes its own pending
 // entries in id order before new ones, ONE event in flight: fenced read (the lease check), handler,
 // fenced ack. A FENCED reply anywhere ends it at once; a head that fails past the retry budget
-// halts the partition (decision 6).
+// halts its stream (decision 6). A process manager's worker does this on each of its correlation
+// value's streams (lanes), taking turns, still one event in flight.
 #include "seqby/core/engine.h"
 
 #include <algorithm>
@@ -83,8 +84,13 @@ Task<void> Engine::process(Slot& slot) {
     idle_in_a_row = turn == Turn::idle ? idle_in_a_row + 1 : 0;
     if (idle_in_a_row < slot.lanes.size()) continue;
     idle_in_a_row = 0;
-    const bool ended = co_await reap_if_cold(slot);
-    if (ended) co_return;
+    // A halted stream is not cold: it waits for an operator (and records its resume first).
+    const bool halted = std::any_of(slot.lanes.begin(), slot.lanes.end(),
+                                    [](const Lane& lane) { return lane.halted; });
+    if (!halted) {
+      const bool ended = co_await reap_if_cold(slot);
+      if (ended) co_return;
+    }
     co_await runtime_.sleep_ms(options_.poll_interval_ms);
   }
 }

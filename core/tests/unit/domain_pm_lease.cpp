@@ -99,6 +99,15 @@ TEST(DomainPmLease, EngineOptionsOfAProcessManager) {
   neither.pm_categories.clear();
   EXPECT_EQ(validate_engine_options(neither).error().message,
             "engine options: category is empty");
+
+  // A handler may not serve the process managers' namespace either (it would join PM G's
+  // membership and lower its fair share).
+  EngineOptions handler = pm_options();
+  handler.pm_categories.clear();
+  handler.category = "__pm__:fulfil";
+  EXPECT_EQ(validate_engine_options(handler).error().message,
+            "engine options: category: invalid category \"__pm__:fulfil\": rule not_reserved: the "
+            "__pm__ namespace holds process managers' leases");
 }
 
 }  // namespace
