@@ -227,6 +227,18 @@ const HandlerMeta* Registry::find_handler(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<std::string> Registry::categories_of(std::string_view handler) const {
+  std::vector<std::string> out;
+  const HandlerMeta* meta = find_handler(handler);
+  if (meta == nullptr) return out;
+  for (const std::string& name : meta->handled_types) {
+    if (const RegisteredType* type = find_type(name)) out.push_back(type->category);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::vector<std::string> Registry::partitioned_categories() const {
   std::vector<std::string> out;
   for (const auto& [category, partition] : partitions_) out.push_back(category);

@@ -232,6 +232,9 @@ TEST_F(DomainRegistry, HandlerAgainstProcessManagerCorrelationConflictsInEitherO
   EXPECT_EQ(error_of(fulfilment()), "ok");
   EXPECT_EQ(registry_.partition_field("order"), "order_id");
   EXPECT_EQ(registry_.partition_field("payment"), "order_ref");
+  // What the process manager's engine serves (EngineOptions::pm_categories).
+  EXPECT_EQ(registry_.categories_of("fulfilment"), (std::vector<std::string>{"order", "payment"}));
+  EXPECT_TRUE(registry_.categories_of("nobody").empty());
   EXPECT_EQ(error_of(by_client),
             "invalid: handler 'by_client' declares sequential_by=\"client_id\" on category "
             "'order', but process manager 'fulfilment' (sequential_by=true) partitions it by its "

@@ -83,6 +83,10 @@ class Registry {
   const std::vector<HandlerMeta>& handlers() const { return handlers_; }
   // Partitioned categories, sorted.
   std::vector<std::string> partitioned_categories() const;
+  // The categories of the types `handler` handles, sorted, without repeats; empty when it is not
+  // registered. For a sequential process manager this is its engine's
+  // EngineOptions::pm_categories (each partitioned by the PM's correlation field).
+  std::vector<std::string> categories_of(std::string_view handler) const;
 
  private:
   Status add_type(RegisteredType type);
