@@ -127,6 +127,12 @@ class EngineBackend {
 // Helpers every engine scenario file shares (engine_scenario_common.cpp).
 // The history checker's verdict as one assertion: every judged property holds, or what failed.
 void expect_checker(Checks& checks, const Outcome& o);
+// The frame of a two-instance engine scenario's case: seed, name, group and keys, with the quick
+// discovery, polls and retries every engine scenario runs with; the caller adds the events,
+// then ends the run 2 s after the last (run_ms) with a 60 s liveness bound.
+sim::SimCase two_instance_case(std::uint64_t seed, const std::string& name,
+                               const std::string& group, std::vector<std::string> keys);
+
 // The accepted commit seqs of `key` (of `category` when given), in history order.
 std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key,
                                      const std::string& category = "");

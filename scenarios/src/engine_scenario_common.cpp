@@ -19,6 +19,21 @@ void expect_checker(Checks& checks, const Outcome& o) {
                               : violated);
 }
 
+sim::SimCase two_instance_case(std::uint64_t seed, const std::string& name,
+                               const std::string& group, std::vector<std::string> keys) {
+  sim::SimCase c;
+  c.seed = seed;
+  c.scenario = name;
+  c.group = group;
+  c.instance_count = 2;
+  c.keys = std::move(keys);
+  c.engine.discovery_interval_ms = 500;
+  c.engine.poll_interval_ms = 20;
+  c.engine.retry_backoff_ms = 50;
+  c.liveness_ms = 60'000;
+  return c;
+}
+
 std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key,
                                      const std::string& category) {
   std::vector<std::int64_t> out;

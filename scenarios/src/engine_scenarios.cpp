@@ -35,16 +35,8 @@ constexpr const char* kB = "client-B";
 // (`gap_ms` apart on the simulator; real Redis publishes them up front).
 sim::SimCase two_key_case(std::uint64_t seed, const std::string& name, std::int64_t per_key,
                           std::uint64_t gap_ms, std::uint64_t duration_ms) {
-  sim::SimCase c;
-  c.seed = seed;
-  c.scenario = name;
+  sim::SimCase c = engine::two_instance_case(seed, name, "billing", {kA, kB});
   c.category = "order";
-  c.group = "billing";
-  c.instance_count = 2;
-  c.keys = {kA, kB};
-  c.engine.discovery_interval_ms = 500;
-  c.engine.poll_interval_ms = 20;
-  c.engine.retry_backoff_ms = 50;
   std::uint64_t at = 100;
   for (std::int64_t seq = 1; seq <= per_key; ++seq) {
     for (const char* key : {kA, kB}) {
@@ -58,7 +50,6 @@ sim::SimCase two_key_case(std::uint64_t seed, const std::string& name, std::int6
     }
   }
   c.run_ms = at + 2000;
-  c.liveness_ms = 60'000;
   return c;
 }
 

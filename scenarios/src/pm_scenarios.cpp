@@ -30,17 +30,9 @@ constexpr std::int64_t kPerStream = 8;
 // Two instances of process manager `fulfil` over order and payment; for seq 1..kPerStream the
 // events order:X1, payment:X1, order:X2, payment:X2 are published `gap_ms` apart.
 sim::SimCase pm_case(std::uint64_t seed) {
-  sim::SimCase c;
-  c.seed = seed;
-  c.scenario = "pm_per_instance";
+  sim::SimCase c = engine::two_instance_case(seed, "pm_per_instance", kPm, {kX1, kX2});
   c.category = "";
-  c.group = kPm;
   c.pm_categories = {kOrder, kPayment};
-  c.instance_count = 2;
-  c.keys = {kX1, kX2};
-  c.engine.discovery_interval_ms = 500;
-  c.engine.poll_interval_ms = 20;
-  c.engine.retry_backoff_ms = 50;
   std::uint64_t at = 100;
   for (std::int64_t seq = 1; seq <= kPerStream; ++seq) {
     for (const char* key : {kX1, kX2}) {
@@ -57,7 +49,6 @@ sim::SimCase pm_case(std::uint64_t seed) {
     }
   }
   c.run_ms = at + 2000;
-  c.liveness_ms = 60'000;
   return c;
 }
 
