@@ -1,0 +1,330 @@
+// A process manager beside an ordinary handler that reaps (ADR decisions 2 and 7): the process
+// manager `fulfil` (one instance, partitions_max 1) and the handler group `billing` (one
+// instance, reap_idle_ms 1000) both consume category order, over one SimRedis through the very
+// Lua scripts real Redis runs. Once correlation value A went cold, billing reaps order:A (stream,
+// index entry, its lease; only possible once fulfil too acked everything). Asserted: the process
+// manager then releases A, as A left every index it subscribes, and serves what comes next: every
+// event of B (waiting since before the reap) and of a new value C is committed by fulfil, in
+// publish order, exactly once, and billing's sinks are complete too. Without that release the
+// one slot of the process manager stays on A, and B and C are never served by it. A disabled
+// test reproduces a loss still open: billing reaps a value the process manager never joined.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "seqby/core/engine.h"
+#include "seqby/redis/redis_broker.h"
+#include "seqby/sim/rng.h"
+#include "seqby/sim/scheduler.h"
+#include "seqby/sim/sim_link.h"
+#include "seqby/sim/sim_redis.h"
+#include "seqby/sim/sim_runtime.h"
+
+namespace seqby::sim {
+namespace {
+
+constexpr std::uint64_t kSeed = 20261201;
+constexpr const char* kCategory = "order";
+constexpr const char* kBilling = "billing";  // the ordinary handler group, which reaps
+constexpr const char* kFulfil = "fulfil";    // the process manager
+constexpr const char* kBillingOwner = "h";
+constexpr const char* kPmOwner = "pm";
+constexpr std::uint64_t kReapIdleMs = 1000;
+
+class SimRedisServer final : public SimServer {
+ public:
+  explicit SimRedisServer(SimRedis& redis) : redis_(redis) {}
+  redis::Reply execute(const redis::Command& command) override { return redis_.execute(command); }
+
+ private:
+  SimRedis& redis_;
+};
+
+class VectorHistory final : public HistorySink {
+ public:
+  void record(HistoryRecord r) override {
+    r.index = records.size();
+    records.push_back(std::move(r));
+  }
+  std::vector<HistoryRecord> records;
+};
+
+std::int64_t seq_of(const std::string& data) {
+  const std::string field = "\"seq\":";
+  const auto at = data.find(field);
+  SEQBY_CHECK(at != std::string::npos);
+  return std::stoll(data.substr(at + field.size()));
+}
+
+// Commits each event's seq with its id as the effect (the fenced sink of its stream and group),
+// after 10 ms of virtual time.
+class CommittingHandler final : public Handler {
+ public:
+  explicit CommittingHandler(Runtime& runtime) : runtime_(runtime) {}
+
+  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override {
+    const std::int64_t seq = seq_of(event.data);
+    co_await runtime_.sleep_ms(10);
+    Result<CommitReply> committed = co_await context.commit(seq, event.id);
+    if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
+    const CommitOutcome outcome = committed.value().outcome;
+    if (outcome == CommitOutcome::accepted || outcome == CommitOutcome::duplicate) {
+      co_return HandlerResult::success();
+    }
+    co_return HandlerResult::failed("commit refused");
+  }
+
+ private:
+  Runtime& runtime_;
+};
+
+EngineOptions common_options(const std::string& owner) {
+  EngineOptions o;
+  o.owner_id = owner;
+  o.lease_ttl_ms = 3000;
+  o.heartbeat_interval_ms = 1000;
+  o.discovery_interval_ms = 500;
+  o.poll_interval_ms = 20;
+  o.retry_count_max = 3;
+  o.retry_backoff_ms = 50;
+  return o;
+}
+
+EngineOptions billing_options() {
+  EngineOptions o = common_options(kBillingOwner);
+  o.category = kCategory;
+  o.group = kBilling;
+  o.reap_idle_ms = kReapIdleMs;
+  return o;
+}
+
+EngineOptions pm_options(std::vector<std::string> pm_categories) {
+  EngineOptions o = common_options(kPmOwner);
+  o.category = "";
+  o.group = kFulfil;
+  o.pm_categories = std::move(pm_categories);
+  o.partitions_max = 1;  // one slot: a value held for good starves every other value
+  return o;
+}
+
+struct Instance {
+  Instance(Scheduler& scheduler, SimServer& server, HistorySink& history, EngineOptions options)
+      : runtime(scheduler, options.owner_id),
+        link(runtime, server, Rng(kSeed).derive("link/" + options.owner_id)),
+        broker(link),
+        handler(runtime),
+        engine(runtime, broker, history, handler, std::move(options)) {}
+  SimRuntime runtime;
+  SimRedisLink link;
+  redis::RedisBroker broker;
+  CommittingHandler handler;
+  Engine engine;
+};
+
+struct World;
+void print_history(const World& w);
+
+struct World {
+  Scheduler scheduler;
+  ServerClock server_clock{scheduler};
+  SimRedis redis{server_clock};
+  SimRedisServer server{redis};
+  VectorHistory history;
+  SimRuntime publisher_runtime{scheduler, "publisher"};
+  SimRedisLink publisher_link{publisher_runtime, server, Rng(kSeed).derive("link/publisher")};
+  redis::RedisBroker publisher{publisher_link};
+  std::map<std::string, std::vector<std::string>> published;  // key -> entry ids in order
+  std::vector<std::unique_ptr<Instance>> instances;
+
+  ~World() {
+    if (::testing::Test::HasFailure()) print_history(*this);
+    for (auto& instance : instances) instance->runtime.crash();
+    publisher_runtime.crash();
+  }
+
+  Instance& add(EngineOptions options) {
+    instances.push_back(std::make_unique<Instance>(scheduler, server, history, std::move(options)));
+    return *instances.back();
+  }
+
+  // Publishes `per_key` events for each key on order, interleaved across keys, one every
+  // `gap_ms`, with per-key seqs from `seq_first` on (the publish script also indexes the key).
+  void publish(std::vector<std::string> keys, std::int64_t per_key, std::int64_t seq_first,
+               std::uint64_t gap_ms) {
+    publisher_runtime.spawn("publisher", publish_all(std::move(keys), per_key, seq_first, gap_ms));
+  }
+
+  Task<void> publish_all(std::vector<std::string> keys, std::int64_t per_key,
+                         std::int64_t seq_first, std::uint64_t gap_ms) {
+    for (std::int64_t seq = seq_first; seq < seq_first + per_key; ++seq) {
+      for (const auto& key : keys) {
+        const std::string data = "{\"key\":\"" + key + "\",\"seq\":" + std::to_string(seq) + "}";
+        const PartitionRef partition{kCategory, key};  // named: no temporary inside co_await
+        Result<std::string> id = co_await publisher.publish(partition, "created", data);
+        SEQBY_CHECK(id.ok());
+        published[key].push_back(id.value());
+        HistoryRecord r;
+        r.time_ms = publisher_runtime.clock().now_ms();
+        r.node = "publisher";
+        r.op = HistoryOp::publish;
+        r.category = kCategory;
+        r.key = key;
+        r.event_id = id.value();
+        r.seq = seq;
+        history.record(std::move(r));
+        co_await publisher_runtime.sleep_ms(gap_ms);
+      }
+    }
+  }
+
+  // The effects `group` committed for order:key, in seq order; gaps are reported.
+  std::vector<std::string> effects(const std::string& key, const std::string& group) {
+    redis::Reply r =
+        redis.execute({"HGETALL", redis::effects_hash_name(PartitionRef{kCategory, key}, group)});
+    std::map<std::int64_t, std::string> by_seq;
+    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+      by_seq[std::stoll(r.elements[i].str)] = r.elements[i + 1].str;
+    }
+    std::vector<std::string> out;
+    for (const auto& [seq, effect] : by_seq) {
+      EXPECT_EQ(seq, static_cast<std::int64_t>(out.size()) + 1)
+          << "gap in the sink of " << key << " for " << group;
+      out.push_back(effect);
+    }
+    return out;
+  }
+
+  bool committed_by(const std::string& group, const std::vector<std::string>& keys) {
+    for (const auto& key : keys) {
+      if (published[key].empty() || effects(key, group).size() != published[key].size()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The first record of `op` on `key` by `node` at or after history index `from`.
+  const HistoryRecord* first(HistoryOp op, const std::string& node, const std::string& key,
+                             std::size_t from = 0) const {
+    for (const auto& r : history.records) {
+      if (r.index >= from && r.op == op && r.node == node && r.key == key) return &r;
+    }
+    return nullptr;
+  }
+};
+
+// On failure, the history tells the story (renews left out, to keep logs readable).
+void print_history(const World& w) {
+  for (const auto& r : w.history.records) {
+    if (r.op == HistoryOp::renew) continue;
+    std::fprintf(stderr, "%5llu t=%llu %s %s %s/%s g=%llu id=%s seq=%lld %s\n",
+                 static_cast<unsigned long long>(r.index),
+                 static_cast<unsigned long long>(r.time_ms), r.node.c_str(), history_op_name(r.op),
+                 r.category.c_str(), r.key.c_str(), static_cast<unsigned long long>(r.generation),
+                 r.event_id.c_str(), static_cast<long long>(r.seq), r.detail.c_str());
+  }
+}
+
+void run_reaped_value_is_released(const std::vector<std::string>& pm_categories) {
+  World w;
+  w.add(billing_options()).engine.start();
+  Instance& pm = w.add(pm_options(pm_categories));
+  pm.engine.start();
+
+  // A is served by both groups; then B arrives while the process manager's one slot is on A.
+  w.publish({"A"}, 3, 1, 5);
+  w.scheduler.run_until(
+      [&] { return w.committed_by(kFulfil, {"A"}) && w.committed_by(kBilling, {"A"}); }, 30'000);
+  ASSERT_TRUE(w.committed_by(kFulfil, {"A"}));
+  w.publish({"B"}, 3, 1, 5);
+
+  // A goes cold: billing reaps it, which needs fulfil to have acked all of order:A too.
+  w.scheduler.run_until([&] { return w.first(HistoryOp::reap, kBillingOwner, "A") != nullptr; },
+                        30'000);
+  const HistoryRecord* reap = w.first(HistoryOp::reap, kBillingOwner, "A");
+  ASSERT_NE(reap, nullptr) << "billing never reaped order:A";
+  const std::size_t reap_index = reap->index;
+  EXPECT_TRUE(w.effects("B", kFulfil).empty()) << "the process manager served B beside A";
+  EXPECT_EQ(w.redis.execute({"SISMEMBER", PartitionRef{kCategory, "A"}.index(), "A"}).integer, 0);
+
+  // More of B, and a new value C that keeps arriving (so that billing cannot reap it before the
+  // process manager is free for it: see the disabled test below).
+  w.publish({"B"}, 3, 4, 5);
+  w.publish({"C"}, 10, 1, 300);
+  w.scheduler.run_until(
+      [&] { return w.published["B"].size() == 6 && w.published["C"].size() == 10; }, 30'000);
+  const std::vector<std::string> keys{"A", "B", "C"};
+  w.scheduler.run_until(
+      [&] { return w.committed_by(kFulfil, keys) && w.committed_by(kBilling, keys); }, 60'000);
+  w.scheduler.run_until(w.scheduler.now_ms() + 1'000);  // the last replies and records arrive
+
+  for (const auto& key : keys) {
+    EXPECT_EQ(w.effects(key, kFulfil), w.published[key]) << "fulfil's sink of order:" << key;
+    EXPECT_EQ(w.effects(key, kBilling), w.published[key]) << "billing's sink of order:" << key;
+  }
+
+  // The process manager released A after the reap, took B only then, and never took A again.
+  const HistoryRecord* released = w.first(HistoryOp::release, kPmOwner, "A", reap_index);
+  ASSERT_NE(released, nullptr) << "the process manager never released A after its reap";
+  EXPECT_EQ(released->group, kFulfil);
+  const HistoryRecord* took_b = w.first(HistoryOp::acquire, kPmOwner, "B");
+  ASSERT_NE(took_b, nullptr);
+  EXPECT_GT(took_b->index, reap_index);
+  EXPECT_EQ(w.first(HistoryOp::acquire, kPmOwner, "A", reap_index), nullptr)
+      << "A came back without a publish";
+  // B went the same way (reaped by billing, released by the process manager), which freed the
+  // slot for C.
+  const HistoryRecord* reap_b = w.first(HistoryOp::reap, kBillingOwner, "B");
+  ASSERT_NE(reap_b, nullptr);
+  EXPECT_NE(w.first(HistoryOp::release, kPmOwner, "B", reap_b->index), nullptr);
+
+  // Nothing the process manager applied was lost or applied twice, nor was its lease lost.
+  std::map<std::pair<std::string, std::int64_t>, int> commits;
+  for (const auto& r : w.history.records) {
+    if (r.node != kPmOwner) continue;
+    EXPECT_NE(r.op, HistoryOp::lose) << "at index " << r.index << ": " << r.detail;
+    EXPECT_NE(r.op, HistoryOp::commit_fenced) << "at index " << r.index;
+    if (r.op == HistoryOp::commit) ++commits[{r.key, r.seq}];
+  }
+  std::size_t published_count = 0;
+  for (const auto& key : keys) published_count += w.published[key].size();
+  EXPECT_EQ(commits.size(), published_count);
+  for (const auto& [key_seq, count] : commits) {
+    EXPECT_EQ(count, 1) << key_seq.first << " seq " << key_seq.second << " applied twice";
+  }
+}
+
+TEST(PmBesideReaper, ProcessManagerOnOneCategoryReleasesAReapedValueAndServesTheNext) {
+  run_reaped_value_is_released({"order"});
+}
+
+// With a second category that has nothing for A, A still left every index the process manager
+// subscribes once order:A was reaped.
+TEST(PmBesideReaper, ProcessManagerOnTwoCategoriesReleasesAValueGoneFromEveryIndex) {
+  run_reaped_value_is_released({"order", "payment"});
+}
+
+// KNOWN OPEN (core and reap.lua, not fixed yet; run with --gtest_also_run_disabled_tests): the
+// reap judges only the consumer groups that exist on the stream, and a process manager creates
+// its group on C:X only once it holds X. A value that comes and goes while the process manager
+// is not yet there (not started, down, or its slots full) is reaped by billing with its events,
+// which the process manager then never sees.
+TEST(PmBesideReaper, DISABLED_ValueReapedBeforeTheProcessManagerCameIsNotLost) {
+  World w;
+  w.add(billing_options()).engine.start();
+  w.publish({"C"}, 3, 1, 5);
+  w.scheduler.run_until([&] { return w.first(HistoryOp::reap, kBillingOwner, "C") != nullptr; },
+                        30'000);
+  w.add(pm_options({"order"})).engine.start();
+  w.scheduler.run_until([&] { return w.committed_by(kFulfil, {"C"}); }, 30'000);
+  EXPECT_EQ(w.effects("C", kFulfil), w.published["C"]) << "fulfil never saw order:C";
+}
+
+}  // namespace
+}  // namespace seqby::sim
