@@ -130,7 +130,24 @@ Task<std::uint64_t> Engine::live_member_count() {
   co_return names.size() + (self_listed ? 0 : 1);
 }
 
+// Once subscribed, a category's partitions are not reaped before this group joined them (its
+// consumer group exists there), so nothing is acquired before: a failed subscribe is retried
+// on the next discovery cycle.
+Task<bool> Engine::subscribe_categories() {
+  const std::vector<std::string> own{options_.category};
+  for (const std::string& category : process_manager() ? options_.pm_categories : own) {
+    Status subscribed = co_await broker_.subscribe(category, options_.group);
+    if (!subscribed.ok()) co_return false;
+  }
+  co_return true;
+}
+
 Task<void> Engine::discover_once() {
+  if (!subscribed_) {
+    const bool subscribed = co_await subscribe_categories();  // not inside the if (g++ 12)
+    if (!subscribed) co_return;
+    subscribed_ = true;
+  }
   // A process manager's units are the correlation values found in any of its categories.
   std::vector<std::string> keys;
   const std::vector<std::string> own{options_.category};

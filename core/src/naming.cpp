@@ -57,6 +57,10 @@ std::string partition_index_name(std::string_view category) {
   return join(category, kPartitionIndexToken);
 }
 
+std::string subscribers_set_name(std::string_view category) {
+  return join(category, kSubscribersToken);
+}
+
 std::string pm_lease_category(std::string_view process_manager) {
   return join(kProcessManagerToken, process_manager);
 }

@@ -173,6 +173,17 @@ Task<Result<std::vector<std::string>>> RedisBroker::partitions(std::string_view 
   co_return keys;
 }
 
+// SADD C:__subscribers__ G: the reap script refuses a partition G has not joined yet.
+Task<Status> RedisBroker::subscribe(std::string_view category, std::string_view group) {
+  Command command{"SADD", subscribers_set_name(category), std::string(group)};
+  Result<Reply> reply = co_await link_.execute(std::move(command));
+  if (!reply.ok()) co_return reply.error();
+  const Reply& r = reply.value();
+  if (r.is_error()) co_return error_from_reply(r);
+  if (r.kind != Reply::Kind::integer) co_return detail::shape_error("subscribe", r);
+  co_return Status::Ok();
+}
+
 Task<Status> RedisBroker::announce_member(std::string_view category, std::string_view group,
                                           std::string_view owner_id, std::uint64_t ttl_ms) {
   std::vector<std::string> script_keys{member_key_name(category, group, owner_id),

@@ -42,7 +42,7 @@ Task<Result<std::optional<std::string>>> RedisBroker::pending_head(const Partiti
 
 Task<Result<bool>> RedisBroker::reap(const Lease& lease, std::uint64_t idle_ms) {
   std::vector<std::string> script_keys{lease.key(), lease.partition.stream(),
-                                       lease.partition.index()};
+                                       lease.partition.index(), lease.partition.subscribers()};
   std::vector<std::string> script_args{lease.token(), lease.partition.key,
                                        std::to_string(idle_ms)};
   Result<Reply> reply = co_await run_script("reap", std::move(script_keys), std::move(script_args));

@@ -6,8 +6,8 @@
 // manager then releases A, as A left every index it subscribes, and serves what comes next: every
 // event of B (waiting since before the reap) and of a new value C is committed by fulfil, in
 // publish order, exactly once, and billing's sinks are complete too. Without that release the
-// one slot of the process manager stays on A, and B and C are never served by it. A disabled
-// test reproduces a loss still open: billing reaps a value the process manager never joined.
+// one slot of the process manager stays on A, and B and C are never served by it. A last test:
+// billing does not reap a value the process manager (subscribed, but down) never joined.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -104,8 +104,8 @@ EngineOptions billing_options() {
   return o;
 }
 
-EngineOptions pm_options(std::vector<std::string> pm_categories) {
-  EngineOptions o = common_options(kPmOwner);
+EngineOptions pm_options(std::vector<std::string> pm_categories, std::string owner = kPmOwner) {
+  EngineOptions o = common_options(owner);
   o.category = "";
   o.group = kFulfil;
   o.pm_categories = std::move(pm_categories);
@@ -253,8 +253,7 @@ void run_reaped_value_is_released(const std::vector<std::string>& pm_categories)
   EXPECT_TRUE(w.effects("B", kFulfil).empty()) << "the process manager served B beside A";
   EXPECT_EQ(w.redis.execute({"SISMEMBER", PartitionRef{kCategory, "A"}.index(), "A"}).integer, 0);
 
-  // More of B, and a new value C that keeps arriving (so that billing cannot reap it before the
-  // process manager is free for it: see the disabled test below).
+  // More of B, and a new value C that keeps arriving.
   w.publish({"B"}, 3, 4, 5);
   w.publish({"C"}, 10, 1, 300);
   w.scheduler.run_until(
@@ -310,20 +309,45 @@ TEST(PmBesideReaper, ProcessManagerOnTwoCategoriesReleasesAValueGoneFromEveryInd
   run_reaped_value_is_released({"order", "payment"});
 }
 
-// KNOWN OPEN (core and reap.lua, not fixed yet; run with --gtest_also_run_disabled_tests): the
-// reap judges only the consumer groups that exist on the stream, and a process manager creates
-// its group on C:X only once it holds X. A value that comes and goes while the process manager
-// is not yet there (not started, down, or its slots full) is reaped by billing with its events,
-// which the process manager then never sees.
-TEST(PmBesideReaper, DISABLED_ValueReapedBeforeTheProcessManagerCameIsNotLost) {
+// A value that comes and goes while the process manager is down is not reaped under it: fulfil
+// subscribed to order when it first ran (an engine subscribes its group to every category it
+// serves before it acquires anything), so billing's reap of order:C waits for fulfil's group to
+// exist there and to have consumed everything. fulfil crashes before C is published; billing
+// consumes C and goes idle well past reap_idle_ms, yet order:C stays; a fresh instance of fulfil
+// then serves C in publish order, and only after that does billing reap order:C.
+TEST(PmBesideReaper, ValueReapedBeforeTheProcessManagerCameIsNotLost) {
   World w;
+  Instance& first = w.add(pm_options({"order"}));
+  first.engine.start();
+  const std::string subscribers = subscribers_set_name(kCategory);
+  w.scheduler.run_until(
+      [&] { return w.redis.execute({"SISMEMBER", subscribers, kFulfil}).integer == 1; }, 30'000);
+  ASSERT_EQ(w.redis.execute({"SISMEMBER", subscribers, kFulfil}).integer, 1);
+  first.runtime.crash();  // down before C exists: it never joins order:C
+
   w.add(billing_options()).engine.start();
   w.publish({"C"}, 3, 1, 5);
-  w.scheduler.run_until([&] { return w.first(HistoryOp::reap, kBillingOwner, "C") != nullptr; },
-                        30'000);
-  w.add(pm_options({"order"})).engine.start();
+  w.scheduler.run_until([&] { return w.committed_by(kBilling, {"C"}); }, 30'000);
+  ASSERT_TRUE(w.committed_by(kBilling, {"C"}));
+  w.scheduler.run_until(w.scheduler.now_ms() + 10 * kReapIdleMs);
+  EXPECT_EQ(w.first(HistoryOp::reap, kBillingOwner, "C"), nullptr)
+      << "billing reaped order:C before fulfil joined it";
+
+  w.add(pm_options({"order"}, "pm-2")).engine.start();
   w.scheduler.run_until([&] { return w.committed_by(kFulfil, {"C"}); }, 30'000);
   EXPECT_EQ(w.effects("C", kFulfil), w.published["C"]) << "fulfil never saw order:C";
+
+  // fulfil joined and consumed everything: the cold partition is reaped after all.
+  w.scheduler.run_until([&] { return w.first(HistoryOp::reap, kBillingOwner, "C") != nullptr; },
+                        30'000);
+  const HistoryRecord* reap = w.first(HistoryOp::reap, kBillingOwner, "C");
+  ASSERT_NE(reap, nullptr) << "order:C was never reaped once fulfil had consumed it";
+  const HistoryRecord* last_commit = nullptr;
+  for (const auto& r : w.history.records) {
+    if (r.node == "pm-2" && r.op == HistoryOp::commit && r.key == "C") last_commit = &r;
+  }
+  ASSERT_NE(last_commit, nullptr);
+  EXPECT_GT(reap->index, last_commit->index);
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ class RedisBroker final : public Broker {
   Task<Result<std::string>> publish(const PartitionRef& partition, std::string_view type,
                                     std::string_view data_json) override;
   Task<Result<std::vector<std::string>>> partitions(std::string_view category) override;
+  Task<Status> subscribe(std::string_view category, std::string_view group) override;
   Task<Status> announce_member(std::string_view category, std::string_view group,
                                std::string_view owner_id, std::uint64_t ttl_ms) override;
   Task<Result<std::vector<std::string>>> live_members(std::string_view category,

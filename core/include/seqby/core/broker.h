@@ -80,6 +80,11 @@ class Broker {
   virtual Task<Status> leave_members(std::string_view category, std::string_view group,
                                      std::string_view owner_id) = 0;
 
+  // Adds `group` to the category's subscriber set C:__subscribers__ (idempotent): from then on
+  // no partition C:K is reaped while `group` has no consumer group on it, so a group that has
+  // not joined a partition yet (down, not started, its slots full) never loses its events.
+  virtual Task<Status> subscribe(std::string_view category, std::string_view group) = 0;
+
   // Takes the lease of `partition` for `scope` at a fresh generation, for `ttl_ms`. nullopt when
   // another owner holds it. A lease this owner still holds (an earlier reply was lost) is
   // replaced at a fresh generation. REQUIRES: owner_id has no colon.
@@ -124,9 +129,10 @@ class Broker {
   // The lowest pending entry id of `group` on the partition, or nullopt when nothing is pending.
   virtual Task<Result<std::optional<std::string>>> pending_head(const PartitionRef& partition,
                                                                 std::string_view group) = 0;
-  // Fenced: removes the partition (stream, index entry, lease) when every group has consumed and
-  // acknowledged every entry and nothing was appended for `idle_ms`, atomically with respect to
-  // a concurrent publish. Returns whether it did. The generation counter is kept.
+  // Fenced: removes the partition (stream, index entry, lease) when every subscribed group of the
+  // category has a consumer group on it, every group has consumed and acknowledged every entry,
+  // and nothing was appended for `idle_ms`, atomically with respect to a concurrent publish.
+  // Returns whether it did. The generation counter is kept.
   virtual Task<Result<bool>> reap(const Lease& lease, std::uint64_t idle_ms) = 0;
 };
 

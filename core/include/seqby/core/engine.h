@@ -14,6 +14,9 @@
 // (__pm__:G:X:__lease__) covers the streams C:X of every category, and its worker takes ONE
 // event at a time from them, round robin, each stream in order. A poison head halts its stream
 // only; the process manager's other streams for X go on.
+//
+// Before it acquires anything, the engine subscribes its group to every category it serves
+// (Broker::subscribe), so that no partition of them is reaped before the group has joined it.
 #pragma once
 
 #include <cstdint>
@@ -103,6 +106,8 @@ class Engine {
 
   // Discovery (decision 7) and fair sharing.
   Task<void> discover_once();
+  // Subscribes the group to each category it serves; true once every subscribe succeeded.
+  Task<bool> subscribe_categories();
   Task<std::uint64_t> live_member_count();
   std::vector<std::string> acquire_order(std::vector<std::string> keys) const;
   Task<bool> try_acquire(const std::string& key);
@@ -151,6 +156,7 @@ class Engine {
   bool started_ = false;
   bool stopping_ = false;
   bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
+  bool subscribed_ = false;  // the group is in every served category's subscriber set
   std::uint32_t tasks_alive_ = 0;
   std::uint32_t workers_alive_ = 0;
   std::map<std::string, SlotPtr> slots_;  // by partition key; ordered (determinism)

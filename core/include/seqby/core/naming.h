@@ -9,6 +9,7 @@
 //   C:K:dlq         the partition's DLQ       C:__partitions__ the category's partition index
 //   C:K:__lease__   the partition's lease     C:K:__fence__    the partition's generation counter
 //   C               the category stream       C:S, C:dlq       the category's own lane and DLQ
+//   C:__subscribers__  the consumer groups that consume category C (the reaper waits for each)
 // and for process manager P, correlation value X (ADR decision 2):
 //   __pm__:P:X:__lease__  the lease of X      __pm__:P:X:__fence__  X's generation counter
 // (the lease namespace __pm__:P is a reserved category: validate_category_name refuses it).
@@ -27,6 +28,7 @@ namespace seqby {
 inline constexpr std::string_view kLeaseToken = "__lease__";
 inline constexpr std::string_view kFenceToken = "__fence__";
 inline constexpr std::string_view kPartitionIndexToken = "__partitions__";
+inline constexpr std::string_view kSubscribersToken = "__subscribers__";
 inline constexpr std::string_view kProcessManagerToken = "__pm__";
 
 std::string partition_stream_name(std::string_view category, std::string_view key);
@@ -36,6 +38,8 @@ std::string dlq_stream_name(std::string_view category, std::string_view key);
 std::string lease_key_name(std::string_view category, std::string_view key);
 std::string fence_key_name(std::string_view category, std::string_view key);
 std::string partition_index_name(std::string_view category);
+// "C:__subscribers__": the set of consumer groups subscribed to category C (Broker::subscribe).
+std::string subscribers_set_name(std::string_view category);
 // "__pm__:P": the namespace of process manager P's leases and membership; its leases are
 // lease_key_name(pm_lease_category(P), X) and fence_key_name(pm_lease_category(P), X).
 std::string pm_lease_category(std::string_view process_manager);
@@ -53,6 +57,7 @@ struct PartitionRef {
   std::string lease() const { return lease_key_name(category, key); }
   std::string fence() const { return fence_key_name(category, key); }
   std::string index() const { return partition_index_name(category); }
+  std::string subscribers() const { return subscribers_set_name(category); }
 
   friend bool operator==(const PartitionRef&, const PartitionRef&) = default;
   friend auto operator<=>(const PartitionRef&, const PartitionRef&) = default;
