@@ -192,7 +192,7 @@ TEST(PmEngine, FaultFreeHoldsEveryPropertyAndRunsCorrelationValuesInParallel) {
 }
 
 TEST(PmEngine, CrashOfTheHolderInsideAnEventLosesNothing) {
-  SimCase c = pm_case(12);
+  SimCase c = pm_case(11);  // a seed whose two values also overlap (parallel is judged too)
   behaviour_of(c, "payment", kA, 3).slow_ms = 400;
   World world(c);
   world.start();
