@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "seqby/core/engine.h"
+#include "seqby/properties/history_io.h"
 #include "seqby/redis/redis_broker.h"
 #include "seqby/sim/faulty_link.h"
 #include "seqby/sim/rng.h"
@@ -27,24 +28,6 @@ namespace {
 constexpr std::uint64_t kSeed = 20240601;
 constexpr const char* kCategory = "order";
 constexpr const char* kGroup = "billing";
-
-class SimRedisServer final : public SimServer {
- public:
-  explicit SimRedisServer(SimRedis& redis) : redis_(redis) {}
-  redis::Reply execute(const redis::Command& command) override { return redis_.execute(command); }
-
- private:
-  SimRedis& redis_;
-};
-
-class VectorHistory final : public HistorySink {
- public:
-  void record(HistoryRecord r) override {
-    r.index = records.size();
-    records.push_back(std::move(r));
-  }
-  std::vector<HistoryRecord> records;
-};
 
 // What the handlers are doing right now, by node (event id, "" when idle).
 struct Probe {
@@ -161,8 +144,8 @@ struct World {
   Scheduler scheduler;
   ServerClock server_clock{scheduler};
   SimRedis redis{server_clock};
-  SimRedisServer server{redis};
-  VectorHistory history;
+  ServerAdapter<SimRedis> server{redis};
+  properties::VectorHistorySink history;
   Probe probe;
   SimRuntime publisher_runtime{scheduler, "publisher"};
   SimRedisLink publisher_link{publisher_runtime, server, Rng(kSeed).derive("link/publisher")};
@@ -268,7 +251,7 @@ struct World {
 
   std::vector<HistoryRecord> records_of(HistoryOp op) const {
     std::vector<HistoryRecord> out;
-    for (const auto& r : history.records) {
+    for (const auto& r : history.records()) {
       if (r.op == op) out.push_back(r);
     }
     return out;
@@ -278,7 +261,7 @@ struct World {
 // On failure, the history tells the story (first records only, to keep logs readable).
 void print_history(const World& w, std::size_t count_max) {
   std::size_t n = 0;
-  for (const auto& r : w.history.records) {
+  for (const auto& r : w.history.records()) {
     if (n++ == count_max) break;
     std::fprintf(stderr, "%5llu t=%llu %s %s %s/%s g=%llu id=%s seq=%lld %s\n",
                  static_cast<unsigned long long>(r.index),
@@ -291,7 +274,7 @@ void print_history(const World& w, std::size_t count_max) {
 // Every accepted commit and ack was made by the latest generation acquired for its key so far.
 void expect_accepted_steps_under_latest_generation(const World& w) {
   std::map<std::string, std::uint64_t> latest;
-  for (const auto& r : w.history.records) {
+  for (const auto& r : w.history.records()) {
     if (r.op == HistoryOp::acquire) {
       EXPECT_GT(r.generation, latest[r.key]) << "generation reused for " << r.key;
       latest[r.key] = r.generation;
@@ -307,7 +290,7 @@ void expect_accepted_steps_under_latest_generation(const World& w) {
 // Per key, handler executions never overlap (enter/exit strictly alternate).
 void expect_no_overlap_per_key(const World& w) {
   std::map<std::string, std::string> inside;  // key -> node:event currently inside
-  for (const auto& r : w.history.records) {
+  for (const auto& r : w.history.records()) {
     if (r.op == HistoryOp::enter) {
       EXPECT_EQ(inside[r.key], "")
           << "two executions of key " << r.key << " overlap at index " << r.index;
@@ -340,7 +323,7 @@ TEST(EngineBasic, ThreeInstancesCommitEveryEventInPublishOrderPerKey) {
   EXPECT_EQ(commits, 120u);
   bool overlapped = false;
   std::map<std::string, bool> busy;
-  for (const auto& r : w.history.records) {
+  for (const auto& r : w.history.records()) {
     if (r.op == HistoryOp::enter) {
       for (const auto& [key, in] : busy) overlapped = overlapped || (in && key != r.key);
       busy[r.key] = true;
@@ -370,7 +353,7 @@ TEST(EngineBasic, SameSeedGivesTheSameHistory) {
     for (const char* owner : {"a", "b", "c"}) w.add(owner).engine.start();
     w.publish({"k0", "k1", "k2", "k3"}, 10, 3);
     w.run_until_all_committed(60'000);
-    const std::string history = render(w.history.records);
+    const std::string history = render(w.history.records());
     EXPECT_GT(history.size(), 0u);
     if (run == 0) {
       first = history;
@@ -447,7 +430,7 @@ TEST(EngineBasic, HeartbeatStallPastTheTtlFencesTheStaleOwner) {
   const std::string slow_id = w.published["k0"][4];
   bool commit_fenced = false;
   bool read_or_ack_fenced = false;
-  for (const auto& r : w.history.records) {
+  for (const auto& r : w.history.records()) {
     if (r.node != stale || r.key != "k0" || r.generation != stale_generation) continue;
     if (r.op == HistoryOp::commit_fenced && r.seq == 5) commit_fenced = true;
     if (r.op == HistoryOp::ack_fenced || r.op == HistoryOp::read_fenced) read_or_ack_fenced = true;

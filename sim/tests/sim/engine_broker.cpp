@@ -10,46 +10,16 @@
 
 #include "seqby/redis/redis_broker.h"
 #include "seqby/sim/sim_redis.h"
+#include "sim_direct.h"
 
 namespace seqby::redis {
 namespace {
 
 constexpr const char* kGroup = "billing";
 
-class ManualClock final : public Clock {
- public:
-  std::uint64_t now_ms() override { return now_ms_; }
-  void advance(std::uint64_t ms) { now_ms_ += ms; }
-
- private:
-  std::uint64_t now_ms_ = 1000;
-};
-
-// A link that runs each command on the simulated server at once (no latency, no faults).
-class DirectLink final : public RedisLink {
- public:
-  explicit DirectLink(sim::SimRedis& redis) : redis_(redis) {}
-  Task<Result<Reply>> execute(Command command) override { co_return redis_.execute(command); }
-
- private:
-  sim::SimRedis& redis_;
-};
-
-// Runs a task that never suspends (every command completes at once) and returns its value.
-template <typename T>
-T run_now(Task<T> task) {
-  std::optional<T> out;
-  auto body = [](Task<T> inner, std::optional<T>* result) -> Task<void> {
-    T value = co_await std::move(inner);
-    result->emplace(std::move(value));
-  };
-  Task<void> root = body(std::move(task), &out);
-  auto handle = root.release();
-  handle.resume();
-  SEQBY_CHECK(handle.done());
-  handle.destroy();
-  return std::move(*out);
-}
+using seqby::testing::DirectLink;
+using seqby::testing::ManualClock;
+using seqby::testing::run_now;
 
 struct EngineBroker : ::testing::Test {
   ManualClock clock;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "seqby/core/engine.h"
+#include "seqby/properties/history_io.h"
 #include "seqby/redis/redis_broker.h"
 #include "seqby/sim/rng.h"
 #include "seqby/sim/scheduler.h"
@@ -36,24 +37,6 @@ constexpr const char* kFulfil = "fulfil";    // the process manager
 constexpr const char* kBillingOwner = "h";
 constexpr const char* kPmOwner = "pm";
 constexpr std::uint64_t kReapIdleMs = 1000;
-
-class SimRedisServer final : public SimServer {
- public:
-  explicit SimRedisServer(SimRedis& redis) : redis_(redis) {}
-  redis::Reply execute(const redis::Command& command) override { return redis_.execute(command); }
-
- private:
-  SimRedis& redis_;
-};
-
-class VectorHistory final : public HistorySink {
- public:
-  void record(HistoryRecord r) override {
-    r.index = records.size();
-    records.push_back(std::move(r));
-  }
-  std::vector<HistoryRecord> records;
-};
 
 std::int64_t seq_of(const std::string& data) {
   const std::string field = "\"seq\":";
@@ -134,8 +117,8 @@ struct World {
   Scheduler scheduler;
   ServerClock server_clock{scheduler};
   SimRedis redis{server_clock};
-  SimRedisServer server{redis};
-  VectorHistory history;
+  ServerAdapter<SimRedis> server{redis};
+  properties::VectorHistorySink history;
   SimRuntime publisher_runtime{scheduler, "publisher"};
   SimRedisLink publisher_link{publisher_runtime, server, Rng(kSeed).derive("link/publisher")};
   redis::RedisBroker publisher{publisher_link};
@@ -212,7 +195,7 @@ struct World {
   // The first record of `op` on `key` by `node` at or after history index `from`.
   const HistoryRecord* first(HistoryOp op, const std::string& node, const std::string& key,
                              std::size_t from = 0) const {
-    for (const auto& r : history.records) {
+    for (const auto& r : history.records()) {
       if (r.index >= from && r.op == op && r.node == node && r.key == key) return &r;
     }
     return nullptr;
@@ -221,7 +204,7 @@ struct World {
 
 // On failure, the history tells the story (renews left out, to keep logs readable).
 void print_history(const World& w) {
-  for (const auto& r : w.history.records) {
+  for (const auto& r : w.history.records()) {
     if (r.op == HistoryOp::renew) continue;
     std::fprintf(stderr, "%5llu t=%llu %s %s %s/%s g=%llu id=%s seq=%lld %s\n",
                  static_cast<unsigned long long>(r.index),
@@ -285,7 +268,7 @@ void run_reaped_value_is_released(const std::vector<std::string>& pm_categories)
 
   // Nothing the process manager applied was lost or applied twice, nor was its lease lost.
   std::map<std::pair<std::string, std::int64_t>, int> commits;
-  for (const auto& r : w.history.records) {
+  for (const auto& r : w.history.records()) {
     if (r.node != kPmOwner) continue;
     EXPECT_NE(r.op, HistoryOp::lose) << "at index " << r.index << ": " << r.detail;
     EXPECT_NE(r.op, HistoryOp::commit_fenced) << "at index " << r.index;
@@ -343,7 +326,7 @@ TEST(PmBesideReaper, ValueReapedBeforeTheProcessManagerCameIsNotLost) {
   const HistoryRecord* reap = w.first(HistoryOp::reap, kBillingOwner, "C");
   ASSERT_NE(reap, nullptr) << "order:C was never reaped once fulfil had consumed it";
   const HistoryRecord* last_commit = nullptr;
-  for (const auto& r : w.history.records) {
+  for (const auto& r : w.history.records()) {
     if (r.node == "pm-2" && r.op == HistoryOp::commit && r.key == "C") last_commit = &r;
   }
   ASSERT_NE(last_commit, nullptr);

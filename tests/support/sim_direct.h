@@ -1,0 +1,55 @@
+// Driving RedisBroker call by call on a SimRedis, for tests: a clock the test moves by hand, a
+// link that runs each command on the simulated server at once (no latency, no faults), and
+// run_now() for a task that never suspends. Nothing here is simulated time or a fault: tests that
+// need those use a World or a Scheduler.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "seqby/core/check.h"
+#include "seqby/core/clock.h"
+#include "seqby/core/task.h"
+#include "seqby/redis/redis_link.h"
+#include "seqby/sim/sim_redis.h"
+
+namespace seqby::testing {
+
+class ManualClock final : public Clock {
+ public:
+  std::uint64_t now_ms() override { return now_ms_; }
+  void advance(std::uint64_t ms) { now_ms_ += ms; }
+
+ private:
+  std::uint64_t now_ms_ = 1000;
+};
+
+class DirectLink final : public redis::RedisLink {
+ public:
+  explicit DirectLink(sim::SimRedis& redis) : redis_(redis) {}
+  Task<Result<redis::Reply>> execute(redis::Command command) override {
+    co_return redis_.execute(command);
+  }
+
+ private:
+  sim::SimRedis& redis_;
+};
+
+// Runs a task that never suspends (every command completes at once) and returns its value.
+template <typename T>
+T run_now(Task<T> task) {
+  std::optional<T> out;
+  auto body = [](Task<T> inner, std::optional<T>* result) -> Task<void> {
+    T value = co_await std::move(inner);
+    result->emplace(std::move(value));
+  };
+  Task<void> root = body(std::move(task), &out);
+  auto handle = root.release();
+  handle.resume();
+  SEQBY_CHECK(handle.done());
+  handle.destroy();
+  return std::move(*out);
+}
+
+}  // namespace seqby::testing
