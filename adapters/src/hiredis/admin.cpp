@@ -228,6 +228,11 @@ Result<std::vector<GroupView>> Admin::groups_of(std::string_view category, std::
   for (GroupView& group : groups) {
     Result<std::optional<LeaseView>> lease = lease_at(lease_of_group(category, key, group.name));
     if (!lease.ok()) return lease.error();
+    if (!lease.value().has_value()) {
+      // A process manager G holds its group on C:K through its lease for correlation value K.
+      lease = lease_at(lease_key_name(pm_lease_category(group.name), key));
+      if (!lease.ok()) return lease.error();
+    }
     group.lease = std::move(lease).value();
     Result<std::optional<HeadView>> head = head_of(stream, group.name);
     if (!head.ok()) return head.error();

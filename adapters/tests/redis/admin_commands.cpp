@@ -152,6 +152,26 @@ TEST_F(AdminCommands, APerGroupLeaseIsShownOnItsGroup) {
   EXPECT_EQ(a.groups[0].lease->generation, 7u);
 }
 
+// A process manager's group on C:K is held through its lease for correlation value K.
+TEST_F(AdminCommands, AProcessManagersLeaseIsShownOnItsGroup) {
+  const std::string pm = "pm" + category_.substr(category_.find('-') + 1);
+  publish("order-7", 1);
+  deliver("order-7", pm, 1);
+  run({"SET", lease_key_name(pm_lease_category(pm), "order-7"), "w4:2", "PX", "60000"});
+  Result<CategoryView> view = admin_->partitions(category_);
+  ASSERT_TRUE(view.ok()) << view.error().message;
+  const PartitionView& p = view.value().partitions.at(0);
+  EXPECT_FALSE(p.lease.has_value());
+  ASSERT_TRUE(p.groups.at(0).lease.has_value());
+  EXPECT_EQ(p.groups[0].lease->owner, "w4");
+  EXPECT_EQ(p.groups[0].lease->generation, 2u);
+  Result<InspectView> inspected = admin_->inspect(category_, "order-7", pm);
+  ASSERT_TRUE(inspected.ok()) << inspected.error().message;
+  ASSERT_TRUE(inspected.value().lease.has_value());
+  EXPECT_EQ(inspected.value().lease->owner, "w4");
+  run({"DEL", lease_key_name(pm_lease_category(pm), "order-7")});
+}
+
 TEST_F(AdminCommands, AnUnknownCategoryIsNotFound) {
   Result<CategoryView> view = admin_->partitions(category_);
   ASSERT_FALSE(view.ok());

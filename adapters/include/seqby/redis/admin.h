@@ -51,7 +51,9 @@ struct GroupView {
   std::string name;
   std::uint64_t pending = 0;
   std::optional<std::int64_t> lag;  // entries not yet delivered; nullopt when Redis cannot tell
-  std::optional<LeaseView> lease;   // the group's own lease `C:K:__lease__:G`, when there is one
+  // The group's own lease when there is one: `C:K:__lease__:G`, or for a process manager G its
+  // lease for correlation value K, `__pm__:G:K:__lease__`.
+  std::optional<LeaseView> lease;
   std::optional<HeadView> head;     // nullopt when nothing is pending
   std::optional<HaltView> halt;     // nullopt when the partition is not halted for this group
 };
