@@ -191,31 +191,51 @@ TEST(PmEngine, FaultFreeHoldsEveryPropertyAndRunsCorrelationValuesInParallel) {
   EXPECT_EQ(holders[kB].size(), 1u);
 }
 
-TEST(PmEngine, CrashOfTheHolderInsideAnEventLosesNothing) {
-  SimCase c = pm_case(11);  // a seed whose two values also overlap (parallel is judged too)
-  behaviour_of(c, "payment", kA, 3).slow_ms = 400;
+// Runs `c` until the holder of kA is inside event `seq` of `category`, strikes that holder with
+// a `kind` fault lasting `duration_ms`, runs to the end (the liveness phase too) and checks that
+// every property holds and every stream is complete. Returns the struck owner ("" when nobody
+// was seen inside the event) and the history.
+struct Struck {
+  std::string owner;
+  std::vector<HistoryRecord> history;
+};
+Struck strike_holder_inside(const SimCase& c, const std::string& category, std::int64_t seq,
+                            FaultKind kind, std::uint64_t duration_ms) {
   World world(c);
   world.start();
-  std::int64_t seq = 0;
-  std::string category;
+  std::int64_t inside_seq = 0;
+  std::string inside_category;
   const bool caught = world.run_until(
       [&] {
-        return world.inside(kA, &seq, &category).has_value() && seq == 3 && category == "payment";
+        return world.inside(kA, &inside_seq, &inside_category).has_value() &&
+               inside_seq == seq && inside_category == category;
       },
       c.run_ms);
-  ASSERT_TRUE(caught) << "nobody went inside payment:" << kA << " seq 3";
   const std::optional<std::uint32_t> holder = world.holder_of(kA);
-  ASSERT_TRUE(holder.has_value());
+  if (!caught || !holder.has_value()) {
+    ADD_FAILURE() << "nobody went inside " << category << ":" << kA << " seq " << seq;
+    return {};
+  }
   EXPECT_EQ(*world.inside(kA), *holder);
-  const std::string victim = world.owner_id(*holder);
-  world.inject(TimedFault{FaultKind::crash, world.now_ms(), *holder, 1'000, 0, 0});
+  Struck out{world.owner_id(*holder), {}};
+  world.inject(TimedFault{kind, world.now_ms(), *holder, duration_ms, 0, 0});
   world.run_active();
   world.run_liveness();
   world.stop_engines();
   EXPECT_TRUE(world.stats().liveness_reached);
-  const std::vector<HistoryRecord> history = world.take_history();
-  expect_all_hold(judge(history), history);
-  expect_streams_complete(c, history);
+  out.history = world.take_history();
+  expect_all_hold(judge(out.history), out.history);
+  expect_streams_complete(c, out.history);
+  return out;
+}
+
+TEST(PmEngine, CrashOfTheHolderInsideAnEventLosesNothing) {
+  SimCase c = pm_case(11);  // a seed whose two values also overlap (parallel is judged too)
+  behaviour_of(c, "payment", kA, 3).slow_ms = 400;
+  const Struck struck = strike_holder_inside(c, "payment", 3, FaultKind::crash, 1'000);
+  const std::string& victim = struck.owner;
+  ASSERT_FALSE(victim.empty());
+  const std::vector<HistoryRecord>& history = struck.history;
   const Takeover t = takeover_of(history, kA, victim, fault_index(history, "crash", victim));
   ASSERT_FALSE(t.taker.empty()) << "nobody took " << kA << " after " << victim << " crashed";
   EXPECT_GT(t.taker_generation, t.victim_generation);
@@ -226,26 +246,10 @@ TEST(PmEngine, StallOfTheHolderPastTheLeaseIsFenced) {
   SimCase c = pm_case(13);
   const std::uint64_t ttl_ms = c.engine.lease_ttl_ms;
   behaviour_of(c, "order", kA, 3).slow_ms = 2 * ttl_ms;
-  World world(c);
-  world.start();
-  std::int64_t seq = 0;
-  std::string category;
-  const bool caught = world.run_until(
-      [&] {
-        return world.inside(kA, &seq, &category).has_value() && seq == 3 && category == "order";
-      },
-      c.run_ms);
-  ASSERT_TRUE(caught) << "nobody went inside order:" << kA << " seq 3";
-  const std::uint32_t holder = *world.holder_of(kA);
-  const std::string stale = world.owner_id(holder);
-  world.inject(TimedFault{FaultKind::stall, world.now_ms(), holder, 3 * ttl_ms, 0, 0});
-  world.run_active();
-  world.run_liveness();
-  world.stop_engines();
-  EXPECT_TRUE(world.stats().liveness_reached);
-  const std::vector<HistoryRecord> history = world.take_history();
-  expect_all_hold(judge(history), history);
-  expect_streams_complete(c, history);
+  const Struck struck = strike_holder_inside(c, "order", 3, FaultKind::stall, 3 * ttl_ms);
+  const std::string& stale = struck.owner;
+  ASSERT_FALSE(stale.empty());
+  const std::vector<HistoryRecord>& history = struck.history;
   const Takeover t = takeover_of(history, kA, stale, fault_index(history, "stall", stale));
   ASSERT_FALSE(t.taker.empty()) << "nobody took " << kA << " while " << stale << " stalled";
   EXPECT_GT(t.taker_generation, t.victim_generation);
@@ -262,12 +266,11 @@ TEST(PmEngine, StallOfTheHolderPastTheLeaseIsFenced) {
 
 CaseTemplate pm_template() {
   CaseTemplate t;
-  t.pm_categories = {"order", "payment"};
   t.key_count = 6;
   t.event_count = 240;
   t.publish_span_ms = 8'000;
   t.run_ms = 12'000;
-  return t;
+  return process_manager_template(t);  // over order and payment
 }
 
 TEST(PmEngine, GeneratedCasesWithFaultsHoldEveryProperty) {
