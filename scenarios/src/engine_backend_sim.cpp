@@ -5,6 +5,7 @@
 
 #include "engine_backend.h"
 #include "seqby/core/naming.h"
+#include "seqby/properties/history_io.h"
 #include "seqby/redis/redis_broker.h"
 #include "seqby/redis/scripts.h"
 #include "seqby/redis/worker.h"
@@ -117,7 +118,7 @@ class SimBackend final : public EngineBackend {
     return "";
   }
 
-  Outcome finish(Checks&) override {
+  Outcome finish(Checks& checks) override {
     sim::World& world = *world_;
     const sim::SimCase& c = world.sim_case();
     if (world.now_ms() < c.run_ms) world.run_active();  // a scenario may have waited past it
@@ -150,6 +151,8 @@ class SimBackend final : public EngineBackend {
       o.published[pm ? PartitionRef{r.category, r.key}.stream() : r.key].push_back(r.event_id);
     }
     o.report = check_run_history(c, o.history);
+    // What a reshaping must keep byte for byte (scripts/history-hashes compares it).
+    checks.note("history_sha256: " + properties::history_sha256(o.history));
     return o;
   }
 
