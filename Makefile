@@ -11,9 +11,9 @@ SEEDS ?= 0..299
 # Every Debian package the build, the tests and the default campaign need (README.md says why).
 DEBIAN_PACKAGES := build-essential cmake git pkg-config libgtest-dev libgmock-dev \
   libbenchmark-dev librapidcheck-dev libhiredis-dev nlohmann-json3-dev liblua5.1-0-dev \
-  libcli11-dev redis-server jq
+  libcli11-dev redis-server jq clang-format
 
-.PHONY: all deps configure build run test bench install clean
+.PHONY: all deps configure build run test bench install clean format
 
 # The CMake-generated sub-makes would otherwise print every directory they enter and leave.
 MAKEFLAGS += --no-print-directory
@@ -42,6 +42,9 @@ bench: build
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+format: deps
+	@scripts/check-format --fix
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -97,12 +97,11 @@ int run_publish(const PublishOptions& o) {
     const std::string data = encode_json_object(payload);
     auto poison = payload.find("poison");
     const bool is_poison = poison != payload.end() && poison->second == JsonValue(true);
-    Result<std::string> id =
-        o.history_stream.empty()
-            ? runtime.block_on(broker.publish(partition, o.type, data))
-            : runtime.block_on(redis::publish_recorded(link, partition, o.type, data,
-                                                       o.history_stream, "publisher", seq,
-                                                       is_poison ? "poison" : ""));
+    Result<std::string> id = o.history_stream.empty()
+                                 ? runtime.block_on(broker.publish(partition, o.type, data))
+                                 : runtime.block_on(redis::publish_recorded(
+                                       link, partition, o.type, data, o.history_stream, "publisher",
+                                       seq, is_poison ? "poison" : ""));
     if (!id.ok()) {
       std::fprintf(stderr, "seqby publish: %s: %s\n", errc_name(id.error().code),
                    id.error().message.c_str());

@@ -75,7 +75,6 @@ void wait_for_signal(std::atomic<bool>* stop, std::atomic<bool>* done) {
   }
 }
 
-
 Task<void> log_halt_figures(redis::RedisLink& link, HistoryRecord halt, std::string owner) {
   const std::string line = co_await redis::halt_figures_line(link, std::move(halt));
   log_line(owner, line);
@@ -179,19 +178,17 @@ int run_worker(const WorkerOptions& o) {
     redis::RecordHandler handler(runtime, link, logged, owner, options.lease_ttl_ms);
     Engine engine(runtime, broker, logged, handler, options);
 
-    const std::string serving = o.process_manager
-                                    ? " process_manager=" + o.group +
-                                          " categories=" + joined(o.categories) +
-                                          " sequential_by=true"
-                                    : " category=" + o.categories.front() + " group=" + o.group +
-                                          " sequential_by=" + o.sequential_by;
-    log_line(owner, "event=start redis=" + redis::redacted_url(config.value()) + serving +
-                        " handler=" + o.handler +
-                        " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
-                        " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
-                        " partitions_warn_threshold=" +
-                        std::to_string(options.partitions_warn_threshold) +
-                        " history_stream=" + o.history_stream);
+    const std::string serving =
+        o.process_manager ? " process_manager=" + o.group + " categories=" + joined(o.categories) +
+                                " sequential_by=true"
+                          : " category=" + o.categories.front() + " group=" + o.group +
+                                " sequential_by=" + o.sequential_by;
+    log_line(owner,
+             "event=start redis=" + redis::redacted_url(config.value()) + serving +
+                 " handler=" + o.handler + " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
+                 " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
+                 " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
+                 " history_stream=" + o.history_stream);
     runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
                         std::atomic<bool>& stop, const std::string& id) -> Task<void> {
       e.start();

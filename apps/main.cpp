@@ -1,10 +1,9 @@
 // The seqby command: a simulation campaign runner, counterexample hunter, replayer, history
 // checker, scenario runner, real engine worker, publisher and operator tool (DESIGN.md section 8).
 // Parsing is CLI11's; every usage error exits 2 with a message naming the argument, --help exits 0.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "commands.h"
 

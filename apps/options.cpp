@@ -29,12 +29,12 @@ bool parse_seed_range(std::string_view text, SeedRange* out) {
 
 CLI::Validator seed_range_validator() {
   return CLI::Validator(
-    [](std::string& value) -> std::string {
-      SeedRange range;
-      if (parse_seed_range(value, &range)) return {};
-      return "'" + value + "' is not a seed range A..B with A <= B";
-    },
-    "", "seed range");
+      [](std::string& value) -> std::string {
+        SeedRange range;
+        if (parse_seed_range(value, &range)) return {};
+        return "'" + value + "' is not a seed range A..B with A <= B";
+      },
+      "", "seed range");
 }
 
 CLI::Validator redis_url_validator() {

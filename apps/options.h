@@ -3,11 +3,10 @@
 // Parsing only: what a seed range or a URL means is up to the subcommand that takes it.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 namespace seqby::apps {
 

@@ -40,9 +40,9 @@ namespace {
 
 constexpr const char* kProgram = "bench_failover_latency";
 constexpr const char* kGroup = "bench";
-constexpr std::uint64_t kPublishEveryMs = 20;   // one event per key this often
-constexpr std::uint64_t kPollEveryUs = 2000;    // lease and sink polling
-constexpr std::uint64_t kStableForMs = 1000;    // holders unchanged this long before the kill
+constexpr std::uint64_t kPublishEveryMs = 20;  // one event per key this often
+constexpr std::uint64_t kPollEveryUs = 2000;   // lease and sink polling
+constexpr std::uint64_t kStableForMs = 1000;   // holders unchanged this long before the kill
 constexpr std::uint64_t kStableWaitMaxMs = 30000;
 
 struct Options {
@@ -112,12 +112,12 @@ class WorkerProcess {
 
 struct Round {
   bool measured = false;
-  std::string failure;             // why the round has no figure
+  std::string failure;  // why the round has no figure
   std::string key;
-  std::int64_t acquire_ms = -1;     // kill -> survivor's acquire record of the key
-  std::int64_t commit_ms = -1;      // kill -> survivor's first accepted commit record on it
-  std::int64_t all_keys_ms = -1;    // kill -> the survivor holds every key the victim held
-  std::int64_t poll_lease_ms = -1;  // kill -> the lease key names the survivor (polled)
+  std::int64_t acquire_ms = -1;      // kill -> survivor's acquire record of the key
+  std::int64_t commit_ms = -1;       // kill -> survivor's first accepted commit record on it
+  std::int64_t all_keys_ms = -1;     // kill -> the survivor holds every key the victim held
+  std::int64_t poll_lease_ms = -1;   // kill -> the lease key names the survivor (polled)
   std::int64_t poll_commit_ms = -1;  // kill -> the sink's last_token is the survivor's (polled)
   std::string load;
 };
@@ -182,17 +182,26 @@ Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_m
   std::map<std::string, std::unique_ptr<WorkerProcess>> workers;  // by owner id
   for (const char* name : {"a", "b"}) {
     const std::string owner = category + name;
-    const std::vector<std::string> args{
-        binary,          "worker",
-        "--redis",       url,
-        "--category",    category,
-        "--group",       kGroup,
-        "--sequential-by", "id",
-        "--owner-id",    owner,
-        "--lease-ttl-ms", std::to_string(ttl_ms),
-        "--heartbeat-interval-ms", std::to_string(heartbeat_ms),
-        "--discovery-interval-ms", std::to_string(o.discovery_interval_ms),
-        "--history-stream", history_stream};
+    const std::vector<std::string> args{binary,
+                                        "worker",
+                                        "--redis",
+                                        url,
+                                        "--category",
+                                        category,
+                                        "--group",
+                                        kGroup,
+                                        "--sequential-by",
+                                        "id",
+                                        "--owner-id",
+                                        owner,
+                                        "--lease-ttl-ms",
+                                        std::to_string(ttl_ms),
+                                        "--heartbeat-interval-ms",
+                                        std::to_string(heartbeat_ms),
+                                        "--discovery-interval-ms",
+                                        std::to_string(o.discovery_interval_ms),
+                                        "--history-stream",
+                                        history_stream};
     workers[owner] = std::make_unique<WorkerProcess>(args);
   }
 
@@ -292,8 +301,8 @@ Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_m
     const auto since_kill = static_cast<std::int64_t>(r.time_ms - kill_ms);
     if (r.op == HistoryOp::acquire) {
       if (r.key == out.key && out.acquire_ms < 0) out.acquire_ms = since_kill;
-      const bool victims = std::find(victim_keys.begin(), victim_keys.end(), r.key) !=
-                           victim_keys.end();
+      const bool victims =
+          std::find(victim_keys.begin(), victim_keys.end(), r.key) != victim_keys.end();
       if (victims && taken.insert(r.key).second && taken.size() == victim_keys.size()) {
         out.all_keys_ms = since_kill;
       }
@@ -386,18 +395,22 @@ int run(int argc, char** argv) {
     return 2;
   }
 
-  std::printf("# %s: 2 `seqby worker` processes, %u keys, one event per key every %llu ms; "
-              "SIGKILL of the owner of k0\n",
-              kProgram, o.keys, static_cast<unsigned long long>(kPublishEveryMs));
-  std::printf("# heartbeat_interval_ms = ttl/%llu, discovery_interval_ms = %llu; bound = ttl + "
-              "heartbeat + discovery\n",
-              static_cast<unsigned long long>(o.heartbeat_divisor),
-              static_cast<unsigned long long>(o.discovery_interval_ms));
-  std::printf("# acquire/commit: from the history stream (monotonic clock); poll: lease key and "
-              "sink polled every %llu ms; all: every key of the victim taken\n",
-              static_cast<unsigned long long>(kPollEveryUs / 1000));
-  std::printf("# offset_ms: the kill comes this long after the keys settled (spread over one "
-              "heartbeat/discovery period)\n");
+  std::printf(
+      "# %s: 2 `seqby worker` processes, %u keys, one event per key every %llu ms; "
+      "SIGKILL of the owner of k0\n",
+      kProgram, o.keys, static_cast<unsigned long long>(kPublishEveryMs));
+  std::printf(
+      "# heartbeat_interval_ms = ttl/%llu, discovery_interval_ms = %llu; bound = ttl + "
+      "heartbeat + discovery\n",
+      static_cast<unsigned long long>(o.heartbeat_divisor),
+      static_cast<unsigned long long>(o.discovery_interval_ms));
+  std::printf(
+      "# acquire/commit: from the history stream (monotonic clock); poll: lease key and "
+      "sink polled every %llu ms; all: every key of the victim taken\n",
+      static_cast<unsigned long long>(kPollEveryUs / 1000));
+  std::printf(
+      "# offset_ms: the kill comes this long after the keys settled (spread over one "
+      "heartbeat/discovery period)\n");
   std::printf("%7s %5s %8s %9s %11s %10s %8s %10s %12s  %s\n", "ttl_ms", "round", "bound_ms",
               "offset_ms", "acquire_ms", "commit_ms", "all_ms", "poll_lease", "poll_commit",
               "load avg");

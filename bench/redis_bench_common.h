@@ -46,8 +46,7 @@ inline std::optional<RedisConfig> redis_config_from_env(const char* program) {
   }
   Result<RedisConfig> config = parse_redis_url(url);
   if (!config.ok()) {
-    std::fprintf(stderr, "%s: SEQBY_TEST_REDIS_URL: %s\n", program,
-                 config.error().message.c_str());
+    std::fprintf(stderr, "%s: SEQBY_TEST_REDIS_URL: %s\n", program, config.error().message.c_str());
     return std::nullopt;
   }
   return config.value();

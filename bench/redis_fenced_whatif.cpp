@@ -63,10 +63,14 @@ enum class Shape : std::uint8_t { engine, four, three, two };
 
 const char* shape_name(Shape shape) {
   switch (shape) {
-    case Shape::engine: return "engine (3 scripts)";
-    case Shape::four: return "bare loop, 4 scripts";
-    case Shape::three: return "bare loop, 3 scripts";
-    case Shape::two: return "bare loop, 2 scripts";
+    case Shape::engine:
+      return "engine (3 scripts)";
+    case Shape::four:
+      return "bare loop, 4 scripts";
+    case Shape::three:
+      return "bare loop, 3 scripts";
+    case Shape::two:
+      return "bare loop, 2 scripts";
   }
   return "?";
 }
@@ -112,8 +116,9 @@ Task<void> bare_partition(RedisLink& link, RedisBroker& broker, Lease lease, Sha
     std::string id;
     std::string data;
     if (shape == Shape::two) {
-      Command command{"EVALSHA", ack_read_sha, "2",           lease.key(),
-                      lease.partition.stream(), lease.token(), kGroup, previous_id};
+      Command command{
+          "EVALSHA",     ack_read_sha, "2",        lease.key(), lease.partition.stream(),
+          lease.token(), kGroup,       previous_id};
       Result<Reply> reply = co_await link.execute(std::move(command));
       if (!reply.ok() || reply.value().is_error()) {
         shared->failures.fetch_add(1);
@@ -253,8 +258,8 @@ Figures run_shape(const RedisConfig& config, const Options& o, const std::string
     for (std::uint32_t p = 0; p < o.partitions; ++p) {
       const PartitionRef partition{category, partition_key(p)};
       (void)setup_runtime.block_on(setup_broker.ensure_group(partition, kGroup));
-      Result<std::optional<Lease>> got = setup_runtime.block_on(
-          setup_broker.acquire(partition, "", owners[p % 2], kLeaseTtlMs));
+      Result<std::optional<Lease>> got =
+          setup_runtime.block_on(setup_broker.acquire(partition, "", owners[p % 2], kLeaseTtlMs));
       if (got.ok() && got.value().has_value()) leases[p % 2].push_back(*got.value());
     }
   }
@@ -320,11 +325,13 @@ int run(int argc, char** argv) {
   if (!parse_options(argc, argv, &o)) return 2;
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;
-  std::printf("# %s: %u partitions x %u events, 2 instances (threads), one event in flight per "
-              "partition, trivial fenced commit\n",
-              kProgram, o.partitions, o.events_per_partition);
-  std::printf("# per event: cmds sent by the clients, calls run by the server (inside scripts "
-              "too), client CPU (both threads), server CPU\n");
+  std::printf(
+      "# %s: %u partitions x %u events, 2 instances (threads), one event in flight per "
+      "partition, trivial fenced commit\n",
+      kProgram, o.partitions, o.events_per_partition);
+  std::printf(
+      "# per event: cmds sent by the clients, calls run by the server (inside scripts "
+      "too), client CPU (both threads), server CPU\n");
   std::printf("%3s  %-22s %9s %7s %7s %8s %8s  %-15s %s\n", "rep", "shape", "events/s", "cmds",
               "calls", "cli_us", "srv_us", "load avg", "note");
   const Shape shapes[] = {Shape::engine, Shape::four, Shape::three, Shape::two};
@@ -332,8 +339,7 @@ int run(int argc, char** argv) {
   std::vector<double> cpu[4];
   for (std::uint32_t rep = 1; rep <= o.repetitions; ++rep) {
     for (int s = 0; s < 4; ++s) {
-      const std::string prefix =
-          "whatif" + std::to_string(::getpid()) + "r" + std::to_string(rep);
+      const std::string prefix = "whatif" + std::to_string(::getpid()) + "r" + std::to_string(rep);
       const std::string load = load_average();
       const Figures f = run_shape(*config, o, prefix, shapes[s]);
       rates[s].push_back(f.rate);
@@ -351,10 +357,11 @@ int run(int argc, char** argv) {
   };
   std::printf("\nmedian over %u repetitions\n", o.repetitions);
   for (int s = 0; s < 4; ++s) {
-    std::printf("  %-22s %9.0f events/s  %6.1f us CPU per event (client + server)  %.2fx the "
-                "engine's rate\n",
-                shape_name(shapes[s]), median(rates[s]), median(cpu[s]),
-                median(rates[0]) > 0 ? median(rates[s]) / median(rates[0]) : 0.0);
+    std::printf(
+        "  %-22s %9.0f events/s  %6.1f us CPU per event (client + server)  %.2fx the "
+        "engine's rate\n",
+        shape_name(shapes[s]), median(rates[s]), median(cpu[s]),
+        median(rates[0]) > 0 ? median(rates[s]) / median(rates[0]) : 0.0);
   }
   std::printf("  load average at the end: %s\n", load_average().c_str());
   return 0;

@@ -14,6 +14,7 @@
 // Per partition: the per_partition counter. srv_us: redis-server CPU per iteration (INFO cpu).
 //
 //   scripts/with-redis build/bench_redis_poll_cost [--benchmark_filter=...] [...]
+#include <benchmark/benchmark.h>
 #include <unistd.h>
 
 #include <coroutine>
@@ -24,8 +25,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "redis_bench_common.h"
 #include "seqby/core/keys.h"
@@ -63,7 +62,9 @@ struct LatchAwaiter {
 class Context {
  public:
   explicit Context(const RedisConfig& config)
-      : link_(runtime_, config), broker_(link_), admin_(config),
+      : link_(runtime_, config),
+        broker_(link_),
+        admin_(config),
         prefix_("pollbench" + std::to_string(::getpid()) + "n") {}
   ~Context() { (void)unlink_matching(admin_, prefix_ + "*"); }
 
@@ -89,8 +90,7 @@ class Context {
     }
     (void)run_pipelined(runtime_, link_, setup, 64);
     for (const char* owner : {"holder", "other"}) {
-      (void)runtime_.block_on(
-          broker_.announce_member(made->category, kGroup, owner, kHolderTtlMs));
+      (void)runtime_.block_on(broker_.announce_member(made->category, kGroup, owner, kHolderTtlMs));
     }
     for (const auto& key : keys) {
       Result<std::optional<Lease>> got = runtime_.block_on(
@@ -182,7 +182,13 @@ Task<std::size_t> heartbeat_round(RedisBroker& broker, const std::vector<Lease>&
   co_return renewed;
 }
 
-enum class Cycle { discovery_steady, discovery_acquire_all, idle_round, idle_sequential, heartbeat };
+enum class Cycle {
+  discovery_steady,
+  discovery_acquire_all,
+  idle_round,
+  idle_sequential,
+  heartbeat
+};
 
 void run_cycle(benchmark::State& state, Context* context, Cycle cycle) {
   const std::size_t count = static_cast<std::size_t>(state.range(0));
@@ -191,9 +197,15 @@ void run_cycle(benchmark::State& state, Context* context, Cycle cycle) {
   RealRuntime& runtime = context->runtime();
   std::size_t expected = 0;
   switch (cycle) {
-    case Cycle::discovery_steady: expected = count + 2; break;
-    case Cycle::discovery_acquire_all: expected = 2 * count + 2; break;
-    default: expected = count; break;
+    case Cycle::discovery_steady:
+      expected = count + 2;
+      break;
+    case Cycle::discovery_acquire_all:
+      expected = 2 * count + 2;
+      break;
+    default:
+      expected = count;
+      break;
   }
   std::size_t wrong = 0;
   const std::uint64_t cpu_before = server_cpu_us(context->admin());
@@ -206,19 +218,23 @@ void run_cycle(benchmark::State& state, Context* context, Cycle cycle) {
       case Cycle::discovery_acquire_all:
         got = runtime.block_on(discovery_acquire_all(broker, p.category));
         break;
-      case Cycle::idle_round: got = runtime.block_on(idle_poll_round(broker, runtime, p.leases)); break;
+      case Cycle::idle_round:
+        got = runtime.block_on(idle_poll_round(broker, runtime, p.leases));
+        break;
       case Cycle::idle_sequential:
         got = runtime.block_on(idle_poll_sequential(broker, p.leases));
         break;
-      case Cycle::heartbeat: got = runtime.block_on(heartbeat_round(broker, p.leases)); break;
+      case Cycle::heartbeat:
+        got = runtime.block_on(heartbeat_round(broker, p.leases));
+        break;
     }
     if (got != expected) ++wrong;
   }
   const std::uint64_t cpu_after = server_cpu_us(context->admin());
   state.counters["partitions"] = static_cast<double>(count);
-  state.counters["per_partition"] = benchmark::Counter(
-      static_cast<double>(count),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_partition"] =
+      benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
   state.counters["srv_us"] =
       static_cast<double>(cpu_after - cpu_before) / static_cast<double>(state.iterations());
   if (wrong > 0) state.SetLabel("UNEXPECTED replies in " + std::to_string(wrong) + " cycles");
@@ -237,9 +253,8 @@ void register_all(Context* context) {
   };
   for (const auto& c : cycles) {
     const Cycle cycle = c.cycle;
-    benchmark::RegisterBenchmark(c.name, [context, cycle](benchmark::State& state) {
-      run_cycle(state, context, cycle);
-    })
+    benchmark::RegisterBenchmark(
+        c.name, [context, cycle](benchmark::State& state) { run_cycle(state, context, cycle); })
         ->Arg(10)
         ->Arg(100)
         ->Arg(1000)

@@ -211,8 +211,7 @@ void append_argv(redisContext* context, const std::vector<std::string>& args) {
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  (void)redisAppendCommandArgv(context, static_cast<int>(args.size()), argv.data(),
-                               lengths.data());
+  (void)redisAppendCommandArgv(context, static_cast<int>(args.size()), argv.data(), lengths.data());
 }
 
 ReplyPtr next_reply(redisContext* context) {
@@ -235,9 +234,8 @@ struct PlainConsumer {
 
 void run_plain_consumer(const RedisConfig& config, const std::string& stream,
                         const std::string& group, const std::string& effects, PlainMode mode,
-                        std::uint32_t count, PlainConsumer* self,
-                        std::atomic<std::uint64_t>* acked, const std::atomic<bool>* go,
-                        std::atomic<std::uint32_t>* ready) {
+                        std::uint32_t count, PlainConsumer* self, std::atomic<std::uint64_t>* acked,
+                        const std::atomic<bool>* go, std::atomic<std::uint32_t>* ready) {
   std::unique_ptr<redisContext, ContextFree> owned(
       redisConnect(config.host.c_str(), static_cast<int>(config.port)));
   redisContext* c = owned.get();
@@ -256,8 +254,8 @@ void run_plain_consumer(const RedisConfig& config, const std::string& stream,
   while (!go->load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
   const std::uint64_t cpu_start_us = thread_cpu_us();
   const std::string count_text = std::to_string(mode == PlainMode::single ? 1 : count);
-  const std::vector<std::string> read{"XREADGROUP", "GROUP", group,  self->consumer, "COUNT",
-                                      count_text,   "STREAMS", stream, ">"};
+  const std::vector<std::string> read{
+      "XREADGROUP", "GROUP", group, self->consumer, "COUNT", count_text, "STREAMS", stream, ">"};
   for (std::uint64_t round = 0; round < (1ull << 32); ++round) {
     ReplyPtr reply = command_argv(c, read);
     ++self->commands;
@@ -314,8 +312,8 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
   std::vector<Command> setup{{"XGROUP", "CREATE", stream, group, "0", "MKSTREAM"}};
   for (std::uint32_t seq = 1; seq <= o.events_per_partition; ++seq) {
     for (std::uint32_t p = 0; p < o.partitions; ++p) {
-      setup.push_back(
-          Command{"XADD", stream, "*", "type", "Ticked", "data", event_data(partition_key(p), seq)});
+      setup.push_back(Command{"XADD", stream, "*", "type", "Ticked", "data",
+                              event_data(partition_key(p), seq)});
     }
   }
   RealRuntime setup_runtime;
@@ -333,9 +331,9 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
   std::vector<std::thread> threads;
   for (int i = 0; i < 2; ++i) {
     consumers[i].consumer = prefix + (i == 0 ? "c1" : "c2");
-    threads.emplace_back(run_plain_consumer, std::cref(config), std::cref(stream),
-                         std::cref(group), std::cref(effects), mode, o.plain_count,
-                         &consumers[i], &acked, &go, &ready);
+    threads.emplace_back(run_plain_consumer, std::cref(config), std::cref(stream), std::cref(group),
+                         std::cref(effects), mode, o.plain_count, &consumers[i], &acked, &go,
+                         &ready);
   }
   while (ready.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
@@ -364,9 +362,8 @@ void print_row(std::uint32_t rep, const char* variant, const RunFigures& f) {
   std::printf("%3u  %-24s %7llu %8.3f %9.0f %8.2f %8.2f %8.1f %8.1f %8.1f  %-15s %s%s\n", rep,
               variant, static_cast<unsigned long long>(f.events), f.elapsed_us / 1e6, f.rate(),
               f.client_commands * per_event, f.commands.calls * per_event,
-              f.client_cpu_us * per_event, f.server_cpu_us * per_event,
-              f.commands.usec * per_event, f.load.c_str(),
-              f.note.c_str(), f.complete ? "" : " INCOMPLETE");
+              f.client_cpu_us * per_event, f.server_cpu_us * per_event, f.commands.usec * per_event,
+              f.load.c_str(), f.note.c_str(), f.complete ? "" : " INCOMPLETE");
 }
 
 bool parse_u64(const char* text, std::uint64_t* out) {
@@ -414,22 +411,26 @@ int run(int argc, char** argv) {
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;
 
-  std::printf("# %s: %u partitions x %u events = %llu events; 2 engine instances vs 2 plain "
-              "consumers\n",
-              kProgram, o.partitions, o.events_per_partition,
-              static_cast<unsigned long long>(std::uint64_t{o.partitions} * o.events_per_partition));
-  std::printf("# engine: poll_interval_ms=%llu discovery_interval_ms=100 lease_ttl_ms=3000 "
-              "heartbeat_interval_ms=1000, null history, handler = one fenced commit\n",
-              static_cast<unsigned long long>(o.poll_interval_ms));
-  std::printf("# plain (raw hiredis, one connection per consumer): XREADGROUP COUNT 1 | COUNT %u, "
-              "then per event HSET + XACK, one round trip each | pipelined per batch\n",
-              o.plain_count);
-  std::printf("# per event: cmds/ev commands the clients sent; calls/ev commands the server ran "
-              "(inside scripts too); cli_us CPU of the two client threads; srv_us redis-server "
-              "CPU (user+sys); exec_us of it, command execution (INFO commandstats)\n");
-  std::printf("%3s  %-24s %7s %8s %9s %8s %8s %8s %8s %8s  %-15s %s\n", "rep", "variant",
-              "events", "seconds", "events/s", "cmds/ev", "calls/ev", "cli_us", "srv_us",
-              "exec_us", "load avg", "note");
+  std::printf(
+      "# %s: %u partitions x %u events = %llu events; 2 engine instances vs 2 plain "
+      "consumers\n",
+      kProgram, o.partitions, o.events_per_partition,
+      static_cast<unsigned long long>(std::uint64_t{o.partitions} * o.events_per_partition));
+  std::printf(
+      "# engine: poll_interval_ms=%llu discovery_interval_ms=100 lease_ttl_ms=3000 "
+      "heartbeat_interval_ms=1000, null history, handler = one fenced commit\n",
+      static_cast<unsigned long long>(o.poll_interval_ms));
+  std::printf(
+      "# plain (raw hiredis, one connection per consumer): XREADGROUP COUNT 1 | COUNT %u, "
+      "then per event HSET + XACK, one round trip each | pipelined per batch\n",
+      o.plain_count);
+  std::printf(
+      "# per event: cmds/ev commands the clients sent; calls/ev commands the server ran "
+      "(inside scripts too); cli_us CPU of the two client threads; srv_us redis-server "
+      "CPU (user+sys); exec_us of it, command execution (INFO commandstats)\n");
+  std::printf("%3s  %-24s %7s %8s %9s %8s %8s %8s %8s %8s  %-15s %s\n", "rep", "variant", "events",
+              "seconds", "events/s", "cmds/ev", "calls/ev", "cli_us", "srv_us", "exec_us",
+              "load avg", "note");
   BlockingRedis admin(*config);
   const std::string run_prefix = "seqbybench" + std::to_string(::getpid()) + "r";
   const std::string batch_name = "plain COUNT " + std::to_string(o.plain_count);
@@ -469,9 +470,10 @@ int run(int argc, char** argv) {
     std::sort(values.begin(), values.end());
     return values.empty() ? 0.0 : values[values.size() / 2];
   };
-  std::printf("\nmedian over %u repetitions (ratio: median of the per-repetition ratios; target "
-              ">= 0.6x)\n",
-              o.repetitions);
+  std::printf(
+      "\nmedian over %u repetitions (ratio: median of the per-repetition ratios; target "
+      ">= 0.6x)\n",
+      o.repetitions);
   const char* names[4] = {"plain COUNT 1", batch_name.c_str(), pipelined_name.c_str(),
                           "fenced engine"};
   for (int v = 0; v < 4; ++v) {

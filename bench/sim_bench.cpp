@@ -30,8 +30,8 @@ namespace {
 using seqby::redis::Command;
 using seqby::redis::Reply;
 
-constexpr int kPartitionCount = 16;      // as many keys as the default seed
-constexpr int kStreamLengthMax = 1000;   // XADD MAXLEN ~: streams stay bounded however long we run
+constexpr int kPartitionCount = 16;     // as many keys as the default seed
+constexpr int kStreamLengthMax = 1000;  // XADD MAXLEN ~: streams stay bounded however long we run
 constexpr std::uint64_t kLeaseTtlMs = 3000;
 // SimRedis hashes find a field by linear search: effects hashes start afresh every 64 seqs, about
 // a default seed's events per key, so the figure does not drift with the number of iterations.
@@ -41,12 +41,10 @@ constexpr const char* kPeakChildFlag = "--seqby-peak-memory-child=";
 // On a shared machine the spread between repetitions is wide: with --benchmark_repetitions=N,
 // "min" gives the best CPU time and "max" the best rate, the figures nearest to a free core.
 void add_best_statistics(benchmark::internal::Benchmark* b) {
-  b->ComputeStatistics("min", [](const std::vector<double>& v) {
-    return *std::min_element(v.begin(), v.end());
-  });
-  b->ComputeStatistics("max", [](const std::vector<double>& v) {
-    return *std::max_element(v.begin(), v.end());
-  });
+  b->ComputeStatistics(
+      "min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
+  b->ComputeStatistics(
+      "max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
 }
 
 // Virtual time the benchmark moves by hand (one millisecond per round of commands).
@@ -98,16 +96,16 @@ void BM_SimRedisCommandMix(benchmark::State& state) {
   for (auto _ : state) {
     const std::string stream = stream_of(partition);
     const std::string lease = lease_of(partition);
-    bool ok = run_ok(state, redis, {"SET", lease, consumer, "PX", std::to_string(kLeaseTtlMs)}) &&
-              run_ok(state, redis, {"GET", lease}) &&
-              run_ok(state, redis, {"INCR", fence_of(partition)}) &&
-              run_ok(state, redis,
-                     {"XADD", stream, "MAXLEN", "~", maxlen, "*", "type", "created", "data",
-                      R"({"order":42,"amount":1999})"}) &&
-              run_ok(state, redis,
-                     {"XREADGROUP", "GROUP", "billing", consumer, "COUNT", "1", "STREAMS", stream,
-                      ">"},
-                     &read);
+    bool ok =
+        run_ok(state, redis, {"SET", lease, consumer, "PX", std::to_string(kLeaseTtlMs)}) &&
+        run_ok(state, redis, {"GET", lease}) &&
+        run_ok(state, redis, {"INCR", fence_of(partition)}) &&
+        run_ok(state, redis,
+               {"XADD", stream, "MAXLEN", "~", maxlen, "*", "type", "created", "data",
+                R"({"order":42,"amount":1999})"}) &&
+        run_ok(state, redis,
+               {"XREADGROUP", "GROUP", "billing", consumer, "COUNT", "1", "STREAMS", stream, ">"},
+               &read);
     if (!ok) return;
     if (read.kind != Reply::Kind::array) {
       state.SkipWithError("XREADGROUP read nothing");
@@ -121,8 +119,8 @@ void BM_SimRedisCommandMix(benchmark::State& state) {
     partition = (partition + 1) % kPartitionCount;
     clock.advance(1);
   }
-  state.counters["commands"] = benchmark::Counter(static_cast<double>(command_count),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["commands"] =
+      benchmark::Counter(static_cast<double>(command_count), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SimRedisCommandMix)->Apply(add_best_statistics);
 
@@ -167,8 +165,8 @@ void BM_SimRedisEngineScripts(benchmark::State& state) {
     bool ok = run_ok(state, redis,
                      {"XADD", stream, "MAXLEN", "~", maxlen, "*", "type", "created", "data",
                       R"({"order":42,"amount":1999})"}) &&
-              run_ok(state, redis,
-                     {"EVALSHA", read_sha, "2", lease, stream, token, "billing", ">"}, &read);
+              run_ok(state, redis, {"EVALSHA", read_sha, "2", lease, stream, token, "billing", ">"},
+                     &read);
     if (!ok) return;
     if (read.kind != Reply::Kind::array) {
       state.SkipWithError("fenced_read read nothing");
@@ -177,8 +175,8 @@ void BM_SimRedisEngineScripts(benchmark::State& state) {
     const std::string id = read.elements.at(0).str;
     ok = run_ok(state, redis,
                 {"EVALSHA", commit_sha, "3", lease, stream + ":__sink__",
-                 stream + ":__effects__:" + std::to_string(seq[partition] / kEffectsPerHash),
-                 token, seq_text, "effect " + seq_text},
+                 stream + ":__effects__:" + std::to_string(seq[partition] / kEffectsPerHash), token,
+                 seq_text, "effect " + seq_text},
                 &status) &&
          run_ok(state, redis, {"EVALSHA", ack_sha, "2", lease, stream, token, "billing", id}) &&
          run_ok(state, redis, {"EVALSHA", renew_sha, "1", lease, token, ttl});
@@ -191,10 +189,10 @@ void BM_SimRedisEngineScripts(benchmark::State& state) {
     partition = (partition + 1) % kPartitionCount;
     clock.advance(1);
   }
-  state.counters["scripts"] = benchmark::Counter(static_cast<double>(4 * round_count),
-                                                 benchmark::Counter::kIsRate);
-  state.counters["commands"] = benchmark::Counter(static_cast<double>(5 * round_count),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["scripts"] =
+      benchmark::Counter(static_cast<double>(4 * round_count), benchmark::Counter::kIsRate);
+  state.counters["commands"] =
+      benchmark::Counter(static_cast<double>(5 * round_count), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SimRedisEngineScripts)->Apply(add_best_statistics);
 
@@ -214,8 +212,8 @@ void BM_SimRedisEvalshaRenew(benchmark::State& state) {
     ++script_count;
     clock.advance(1);
   }
-  state.counters["scripts"] = benchmark::Counter(static_cast<double>(script_count),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["scripts"] =
+      benchmark::Counter(static_cast<double>(script_count), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SimRedisEvalshaRenew)->Apply(add_best_statistics);
 
@@ -249,8 +247,8 @@ void BM_SimRedisEvalshaFencedRead(benchmark::State& state) {
     }
     ++script_count;
   }
-  state.counters["scripts"] = benchmark::Counter(static_cast<double>(script_count),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["scripts"] =
+      benchmark::Counter(static_cast<double>(script_count), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SimRedisEvalshaFencedRead)->Apply(add_best_statistics);
 

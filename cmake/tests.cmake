@@ -43,6 +43,10 @@ add_test(NAME install_consumer
           -DWORK_DIR=${CMAKE_BINARY_DIR}/consumer-test -P ${CMAKE_SOURCE_DIR}/tests/consumer/run.cmake)
 set_tests_properties(install_consumer PROPERTIES LABELS unit)
 
+# Every C++ file matches the repository's .clang-format (make format rewrites them).
+add_test(NAME format_check COMMAND ${CMAKE_SOURCE_DIR}/scripts/check-format)
+set_tests_properties(format_check PROPERTIES LABELS unit)
+
 # The bounded simulation campaign of make test: 200 seeds of the default case with swarm faults,
 # every property checked on every run, through the command line exactly as CI users run it.
 # A failing seed prints its replay command. Longer campaigns are `seqby sim --seeds A..B`.

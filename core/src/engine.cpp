@@ -29,7 +29,7 @@ Engine::Engine(Runtime& runtime, Broker& broker, HistorySink& history, Handler& 
       handler_(handler),
       options_(std::move(options)),
       unit_category_(options_.pm_categories.empty() ? options_.category
-                                                     : pm_lease_category(options_.group)) {
+                                                    : pm_lease_category(options_.group)) {
   SEQBY_CHECK(validate_engine_options(options_).ok());
 }
 

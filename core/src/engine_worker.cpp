@@ -4,9 +4,9 @@
 // fenced ack. A FENCED reply anywhere ends it at once; a head that fails past the retry budget
 // halts its stream (decision 6). A process manager's worker does this on each of its correlation
 // value's streams (lanes), taking turns, still one event in flight.
-#include "seqby/core/engine.h"
-
 #include <algorithm>
+
+#include "seqby/core/engine.h"
 
 namespace seqby {
 namespace {
@@ -186,12 +186,9 @@ Task<Engine::Step> Engine::run_one(Slot& slot, Lane& lane, const StreamEntry& en
   // `entry`: it reads ONE entry, and nothing is awaited between its reply and the handler, so a
   // stale owner never reaches a next event (KNOWN-BROKEN batch_unfenced breaks exactly this).
   if (slot.lost) co_return Step::lost;
-  const Event event{lane.lease.partition.category,
-                    lane.lease.partition.key,
-                    entry.id,
-                    entry.type,
-                    entry.data,
-                    entry.delivery_count};
+  const Event event{
+      lane.lease.partition.category, lane.lease.partition.key, entry.id, entry.type, entry.data,
+      entry.delivery_count};
   HandlerContext context(runtime_, broker_, history_, lane.lease, options_.group, entry.id,
                          options_.transport_retry_count_max, options_.retry_backoff_ms,
                          &lane.commit_recorded_seq);

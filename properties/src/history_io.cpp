@@ -1,13 +1,13 @@
 #include "seqby/properties/history_io.h"
 
-#include "seqby/core/json_flat.h"
-
 #include <charconv>
 #include <fstream>
 #include <istream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <ostream>
+
+#include "seqby/core/json_flat.h"
 
 namespace seqby::properties {
 namespace {

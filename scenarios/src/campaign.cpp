@@ -58,7 +58,8 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   SEQBY_CHECK(o.seed_first <= o.seed_last);
   const auto wall_start = std::chrono::steady_clock::now();
   const std::uint64_t total = o.seed_last - o.seed_first + 1;
-  const unsigned jobs = std::max(1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(std::min<std::uint64_t>(total, 256))));
+  const unsigned jobs = std::max(
+      1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(std::min<std::uint64_t>(total, 256))));
   std::atomic<std::uint64_t> next{0};
   std::mutex mu;
   std::vector<SeedResult> results;
@@ -99,7 +100,8 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     out.faults.merge(r.faults);
     for (std::size_t p = 0; p < properties::kPropertyCount; ++p) {
       const auto property = static_cast<properties::Property>(p);
-      if (r.report.status(property).checked) ++out.properties_checked[properties::property_name(property)];
+      if (r.report.status(property).checked)
+        ++out.properties_checked[properties::property_name(property)];
     }
     if (!s.passed) {
       ++out.failed;
@@ -130,7 +132,8 @@ std::string render_campaign_text(const CampaignResult& r) {
   for (sim::FaultKind kind : sim::fault_kinds_by_name()) {
     const std::uint64_t n = r.faults.count(kind);
     if (n > 0) {
-      fired += std::string(fired.empty() ? "" : " ") + sim::fault_kind_name(kind) + "=" + std::to_string(n);
+      fired += std::string(fired.empty() ? "" : " ") + sim::fault_kind_name(kind) + "=" +
+               std::to_string(n);
     } else {
       never += std::string(never.empty() ? "" : " ") + sim::fault_kind_name(kind);
     }
@@ -144,14 +147,15 @@ std::string render_campaign_text(const CampaignResult& r) {
   out += "properties checked (runs): " + (checked.empty() ? std::string("none") : checked) + "\n";
   const double wall_s = static_cast<double>(r.wall_ms) / 1000.0;
   char line[200];
-  std::snprintf(line, sizeof line,
-                "time: wall %.3f s, simulated %.1f s (%.0fx), %.1f seeds/s on %u job(s), %llu "
-                "scheduler steps, %llu redis commands\n",
-                wall_s, static_cast<double>(r.sim_ms) / 1000.0,
-                r.wall_ms > 0 ? static_cast<double>(r.sim_ms) / static_cast<double>(r.wall_ms) : 0.0,
-                r.wall_ms > 0 ? static_cast<double>(r.runs) / wall_s : 0.0, r.jobs,
-                static_cast<unsigned long long>(r.scheduler_steps),
-                static_cast<unsigned long long>(r.redis_commands));
+  std::snprintf(
+      line, sizeof line,
+      "time: wall %.3f s, simulated %.1f s (%.0fx), %.1f seeds/s on %u job(s), %llu "
+      "scheduler steps, %llu redis commands\n",
+      wall_s, static_cast<double>(r.sim_ms) / 1000.0,
+      r.wall_ms > 0 ? static_cast<double>(r.sim_ms) / static_cast<double>(r.wall_ms) : 0.0,
+      r.wall_ms > 0 ? static_cast<double>(r.runs) / wall_s : 0.0, r.jobs,
+      static_cast<unsigned long long>(r.scheduler_steps),
+      static_cast<unsigned long long>(r.redis_commands));
   out += line;
   if (!r.history_sha256.empty()) out += "history_sha256: " + r.history_sha256 + "\n";
   for (const auto& v : r.violations) {

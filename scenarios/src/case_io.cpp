@@ -74,7 +74,8 @@ class Reader {
   void b(const Json& obj, const std::string& path, const char* name, bool* out) {
     const Json* j = member(obj, path, name);
     if (j == nullptr) return;
-    if (!j->is_boolean()) return fail(path + "." + name, "expected true or false, got " + j->dump());
+    if (!j->is_boolean())
+      return fail(path + "." + name, "expected true or false, got " + j->dump());
     *out = j->get<bool>();
   }
   void s(const Json& obj, const std::string& path, const char* name, std::string* out) {
@@ -109,10 +110,11 @@ Json engine_json(const sim::CaseEngineOptions& e) {
 
 void read_engine(Reader& r, const Json& j, const std::string& p, sim::CaseEngineOptions* e) {
   if (!r.object(j, p)) return;
-  r.only(j, p, {"lease_ttl_ms", "heartbeat_interval_ms", "discovery_interval_ms", "poll_interval_ms",
-                "retry_count_max", "retry_backoff_ms", "retry_backoff_max_ms",
-                "transport_retry_count_max", "stop_wait_max_ms", "reap_idle_ms",
-                "partitions_warn_threshold"});
+  r.only(
+      j, p,
+      {"lease_ttl_ms", "heartbeat_interval_ms", "discovery_interval_ms", "poll_interval_ms",
+       "retry_count_max", "retry_backoff_ms", "retry_backoff_max_ms", "transport_retry_count_max",
+       "stop_wait_max_ms", "reap_idle_ms", "partitions_warn_threshold"});
   r.u(j, p, "lease_ttl_ms", &e->lease_ttl_ms);
   r.u(j, p, "heartbeat_interval_ms", &e->heartbeat_interval_ms);
   r.u(j, p, "discovery_interval_ms", &e->discovery_interval_ms);
@@ -144,8 +146,9 @@ Json link_json(const sim::SimLinkOptions& l) {
 
 void read_link(Reader& r, const Json& j, const std::string& p, sim::SimLinkOptions* l) {
   if (!r.object(j, p)) return;
-  r.only(j, p, {"request_latency_min_ms", "request_latency_max_ms", "reply_latency_min_ms",
-                "reply_latency_max_ms", "timeout_ms"});
+  r.only(j, p,
+         {"request_latency_min_ms", "request_latency_max_ms", "reply_latency_min_ms",
+          "reply_latency_max_ms", "timeout_ms"});
   r.u(j, p, "request_latency_min_ms", &l->request_latency_min_ms);
   r.u(j, p, "request_latency_max_ms", &l->request_latency_max_ms);
   r.u(j, p, "reply_latency_min_ms", &l->reply_latency_min_ms);
@@ -217,10 +220,11 @@ void read_swarm(Reader& r, const Json& j, const std::string& p, sim::SwarmConfig
   const std::string bp = p + ".bounds";
   if (bounds == nullptr || !r.object(*bounds, bp)) return;
   sim::SwarmBounds& b = s->bounds;
-  r.only(*bounds, bp, {"enable_ppm", "link_rate_ppm_max", "handler_rate_ppm_max",
-                       "schedule_rate_ppm_max", "latency_ms_max", "stall_ms_min", "stall_ms_max",
-                       "crash_downtime_ms_max", "clock_jump_ms_max", "clock_rate_spread_ppm",
-                       "redis_clock_jump_ms_max", "slow_handler_ms_max", "transient_failures_max"});
+  r.only(*bounds, bp,
+         {"enable_ppm", "link_rate_ppm_max", "handler_rate_ppm_max", "schedule_rate_ppm_max",
+          "latency_ms_max", "stall_ms_min", "stall_ms_max", "crash_downtime_ms_max",
+          "clock_jump_ms_max", "clock_rate_spread_ppm", "redis_clock_jump_ms_max",
+          "slow_handler_ms_max", "transient_failures_max"});
   r.u(*bounds, bp, "enable_ppm", &b.enable_ppm);
   r.u(*bounds, bp, "link_rate_ppm_max", &b.link_rate_ppm_max);
   r.u(*bounds, bp, "handler_rate_ppm_max", &b.handler_rate_ppm_max);
@@ -264,8 +268,9 @@ void read_schedule(Reader& r, const Json& j, const std::string& p, std::uint32_t
     r.s(item, fp, "kind", &kind);
     if (!r.failed() && (!sim::parse_fault_kind(kind, &f.kind) ||
                         sim::fault_driver(f.kind) != sim::FaultDriver::schedule)) {
-      r.fail(fp + ".kind", "not a scheduled fault kind: \"" + kind +
-                               "\" (known: clock_skew, crash, heartbeat_stall, redis_clock_jump, stall)");
+      r.fail(fp + ".kind",
+             "not a scheduled fault kind: \"" + kind +
+                 "\" (known: clock_skew, crash, heartbeat_stall, redis_clock_jump, stall)");
     }
     r.u(item, fp, "at_ms", &f.at_ms);
     r.u(item, fp, "target", &f.target);
@@ -311,13 +316,15 @@ void read_events(Reader& r, const Json& j, const std::string& p, sim::SimCase* c
     const std::string ep = p + "[" + std::to_string(i) + "]";
     const Json& item = j[i];
     if (!r.object(item, ep)) return;
-    r.only(item, ep, {"at_ms", "key", "category", "seq", "type", "duration_ms",
-                      "transient_failures", "poison", "slow_ms"});
+    r.only(item, ep,
+           {"at_ms", "key", "category", "seq", "type", "duration_ms", "transient_failures",
+            "poison", "slow_ms"});
     sim::CaseEvent e;
     r.u(item, ep, "at_ms", &e.at_ms);
     r.s(item, ep, "key", &e.key);
     if (pm && !item.contains("category")) {
-      return r.fail(ep + ".category", "missing (a process-manager case names each event's category)");
+      return r.fail(ep + ".category",
+                    "missing (a process-manager case names each event's category)");
     }
     if (item.contains("category")) r.s(item, ep, "category", &e.category);
     r.i64(item, ep, "seq", &e.seq);
@@ -335,19 +342,21 @@ void read_events(Reader& r, const Json& j, const std::string& p, sim::SimCase* c
     }
     if (!pm && !e.category.empty() && e.category != c->category) {
       return r.fail(ep + ".category", "\"" + e.category + "\" is not the case's category \"" +
-                                          c->category + "\" (only a process-manager case has several)");
+                                          c->category +
+                                          "\" (only a process-manager case has several)");
     }
     const std::string category = sim::category_of(*c, e);
     std::int64_t& last = last_seq[{category, e.key}];
     if (e.seq != last + 1) {
-      const std::string stream = pm ? "stream \"" + category + ":" + e.key + "\""
-                                    : "key \"" + e.key + "\"";
+      const std::string stream =
+          pm ? "stream \"" + category + ":" + e.key + "\"" : "key \"" + e.key + "\"";
       return r.fail(ep + ".seq", "expected " + std::to_string(last + 1) + " for " + stream +
                                      ", got " + std::to_string(e.seq));
     }
     if (e.at_ms < last_at) return r.fail(ep + ".at_ms", "events must be sorted by at_ms");
     if (e.behaviour.transient_failures > c->engine.retry_count_max) {
-      return r.fail(ep + ".transient_failures", "above engine.retry_count_max (it would halt the key)");
+      return r.fail(ep + ".transient_failures",
+                    "above engine.retry_count_max (it would halt the key)");
     }
     if (e.type.empty()) return r.fail(ep + ".type", "empty");
     last = e.seq;
@@ -374,8 +383,10 @@ void read_pm_categories(Reader& r, const Json& j, sim::SimCase* c) {
     c->pm_categories.push_back(name);
   }
   if (!c->pm_categories.empty() && !c->category.empty()) {
-    r.fail("category", "must be \"\" in a process-manager case (pm_categories names its "
-                       "categories), got \"" + c->category + "\"");
+    r.fail("category",
+           "must be \"\" in a process-manager case (pm_categories names its "
+           "categories), got \"" +
+               c->category + "\"");
   }
 }
 
@@ -407,7 +418,7 @@ const std::vector<std::string>& known_variants() {
 
 const std::vector<std::string>& known_case_scenarios() {
   static const std::vector<std::string> names{
-      "default",      "per_key_order",  "no_concurrent_entry", "cross_key_parallelism",
+      "default",     "per_key_order",  "no_concurrent_entry", "cross_key_parallelism",
       "poison_halt", "crash_failover", "stall_failover"};
   return names;
 }
@@ -452,9 +463,10 @@ Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file
   if (!j.is_object()) {
     return make_error(Errc::invalid, file + ": expected a JSON object, got " + j.type_name());
   }
-  r.only(j, "", {"format", "seed", "variant", "scenario", "category", "group", "pm_categories",
-                 "instance_count", "run_ms", "liveness_ms", "keys", "engine", "link", "swarm",
-                 "schedule", "events"});
+  r.only(j, "",
+         {"format", "seed", "variant", "scenario", "category", "group", "pm_categories",
+          "instance_count", "run_ms", "liveness_ms", "keys", "engine", "link", "swarm", "schedule",
+          "events"});
   std::string format;
   r.s(j, "", "format", &format);
   if (!r.failed() && format != kCaseFormat) {
@@ -490,13 +502,17 @@ Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file
       }
     }
   }
-  if (const Json* e = r.member(j, "", "engine"); e != nullptr && !r.failed()) read_engine(r, *e, "engine", &c.engine);
-  if (const Json* l = r.member(j, "", "link"); l != nullptr && !r.failed()) read_link(r, *l, "link", &c.link);
-  if (const Json* s = r.member(j, "", "swarm"); s != nullptr && !r.failed()) read_swarm(r, *s, "swarm", &c.swarm);
+  if (const Json* e = r.member(j, "", "engine"); e != nullptr && !r.failed())
+    read_engine(r, *e, "engine", &c.engine);
+  if (const Json* l = r.member(j, "", "link"); l != nullptr && !r.failed())
+    read_link(r, *l, "link", &c.link);
+  if (const Json* s = r.member(j, "", "swarm"); s != nullptr && !r.failed())
+    read_swarm(r, *s, "swarm", &c.swarm);
   if (const Json* s = r.member(j, "", "schedule"); s != nullptr && !r.failed()) {
     read_schedule(r, *s, "schedule", c.instance_count, &c.schedule);
   }
-  if (const Json* e = r.member(j, "", "events"); e != nullptr && !r.failed()) read_events(r, *e, "events", &c);
+  if (const Json* e = r.member(j, "", "events"); e != nullptr && !r.failed())
+    read_events(r, *e, "events", &c);
   if (r.failed()) return make_error(Errc::invalid, error);
   return c;
 }

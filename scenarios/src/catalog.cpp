@@ -7,10 +7,17 @@ namespace seqby::scenarios {
 namespace {
 
 // DESIGN.md section 7's order; a scenario not listed here goes last, in its group's order.
-constexpr std::array<std::string_view, 11> kDesignOrder = {
-    "per_key_order",      "no_concurrent_entry",  "cross_key_parallelism", "poison_halt",
-    "crash_failover",     "stall_failover",       "registration_validation",
-    "capability_gating",  "one_key_per_category", "pm_per_instance",      "unsafe_keys"};
+constexpr std::array<std::string_view, 11> kDesignOrder = {"per_key_order",
+                                                           "no_concurrent_entry",
+                                                           "cross_key_parallelism",
+                                                           "poison_halt",
+                                                           "crash_failover",
+                                                           "stall_failover",
+                                                           "registration_validation",
+                                                           "capability_gating",
+                                                           "one_key_per_category",
+                                                           "pm_per_instance",
+                                                           "unsafe_keys"};
 
 std::size_t rank(std::string_view name) {
   const auto it = std::find(kDesignOrder.begin(), kDesignOrder.end(), name);

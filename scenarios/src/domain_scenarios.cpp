@@ -92,9 +92,10 @@ std::optional<BrokerInfo> real_broker_info(ScenarioContext& ctx, Checks& checks)
   Result<redis::Reply> pong = runtime.block_on(link.execute(redis::Command{"PING"}));
   const bool up = pong.ok() && pong.value() == redis::Reply::status("PONG");
   const BrokerInfo info{"redis", broker.capabilities(), false};
-  checks.expect(up, "RedisBroker on " + redis::redacted_url(config.value()),
-                up ? "answers; advertises " + info.capabilities.to_string()
-                   : "no PONG: " + (pong.ok() ? redis::to_string(pong.value()) : pong.error().message));
+  checks.expect(
+      up, "RedisBroker on " + redis::redacted_url(config.value()),
+      up ? "answers; advertises " + info.capabilities.to_string()
+         : "no PONG: " + (pong.ok() ? redis::to_string(pong.value()) : pong.error().message));
   if (!up) return std::nullopt;
   return info;
 }
@@ -151,8 +152,9 @@ ScenarioResult capability_gating(ScenarioContext& ctx, const BrokerInfo& partiti
     checks.accepted("plain handler on broker 'redis-plain'",
                     registry.register_handler(handler("audit", {"OrderPlaced"}, {}), kPlain),
                     "accepted (no partitioning asked)");
-    checks.accepted("sequential_by handler on broker '" + partitioning.name + "' with STREAM_PARTITIONING",
-                    registry.register_handler(notify, partitioning), "accepted");
+    checks.accepted(
+        "sequential_by handler on broker '" + partitioning.name + "' with STREAM_PARTITIONING",
+        registry.register_handler(notify, partitioning), "accepted");
   }
 
   // The inline broker: accepted as a no-op, and messages run one at a time in submission order.
@@ -239,7 +241,8 @@ ScenarioResult one_key_per_category(ScenarioContext& ctx, const BrokerInfo& part
 void expect_publish_refuses_on_redis(ScenarioContext& ctx, Checks& checks) {
   RedisScenarioDriver driver(ctx.redis_url, ctx.seqby_binary, "unsafe_keys");
   const Status ready = driver.ready();
-  if (!ready.ok()) return checks.expect(false, "real redis-server and seqby command", ready.error().message);
+  if (!ready.ok())
+    return checks.expect(false, "real redis-server and seqby command", ready.error().message);
   const struct {
     const char* what;
     std::string key;
@@ -265,10 +268,11 @@ void expect_publish_refuses_on_redis(ScenarioContext& ctx, Checks& checks) {
                   "exit " + std::to_string(run.exit_code) + ": " + err);
   }
   const std::vector<std::string> left = driver.category_keys();
-  checks.expect(left.empty() && driver.run({"EXISTS", partition_index_name(driver.category())}).integer == 0,
-                "Redis holds nothing of the refused publishes",
-                std::to_string(left.size()) + " key(s) under " + driver.category() +
-                    ":*, no partition index");
+  checks.expect(
+      left.empty() && driver.run({"EXISTS", partition_index_name(driver.category())}).integer == 0,
+      "Redis holds nothing of the refused publishes",
+      std::to_string(left.size()) + " key(s) under " + driver.category() +
+          ":*, no partition index");
 
   const CommandRun good = run_command(
       driver.seqby_binary(), {"publish", "--redis", driver.url(), "--category", driver.category(),
@@ -278,8 +282,7 @@ void expect_publish_refuses_on_redis(ScenarioContext& ctx, Checks& checks) {
   const redis::Reply entries = driver.run({"XRANGE", partition.stream(), "-", "+"});
   const bool in_stream = entries.elements.size() == 1 && !entries.elements[0].elements.empty() &&
                          entries.elements[0].elements[0].str == id;
-  const bool indexed =
-      driver.run({"SISMEMBER", partition.index(), "client-A"}).integer == 1;
+  const bool indexed = driver.run({"SISMEMBER", partition.index(), "client-A"}).integer == 1;
   checks.expect(good.exit_code == 0 && in_stream && indexed,
                 "seqby publish of a good key lands in the stream and the index",
                 "exit " + std::to_string(good.exit_code) + ", entry " + id + " in " +
@@ -364,8 +367,7 @@ ScenarioResult unsafe_keys(ScenarioContext& ctx, const BrokerInfo& partitioning)
 // The two forms of a domain scenario: the simulator's broker facts, or a real RedisBroker's.
 Scenario both_forms(const char* name, const char* summary,
                     ScenarioResult (*fn)(ScenarioContext&, const BrokerInfo&)) {
-  return Scenario{name, summary,
-                  [fn](ScenarioContext& ctx) { return fn(ctx, kSimPartitioning); },
+  return Scenario{name, summary, [fn](ScenarioContext& ctx) { return fn(ctx, kSimPartitioning); },
                   [fn](ScenarioContext& ctx) {
                     Checks checks(ctx);
                     const std::optional<BrokerInfo> info = real_broker_info(ctx, checks);

@@ -9,8 +9,8 @@
 #include "seqby/redis/redis_broker.h"
 #include "seqby/redis/scripts.h"
 #include "seqby/redis/worker.h"
-#include "seqby/sim/test_handler.h"
 #include "seqby/scenarios/run.h"
+#include "seqby/sim/test_handler.h"
 #include "seqby/sim/world.h"
 
 namespace seqby::scenarios::engine {
@@ -21,9 +21,7 @@ class SimBackend final : public EngineBackend {
   explicit SimBackend(std::uint64_t seed) : seed_(seed) {}
 
   std::string where() const override { return "sim"; }
-  std::uint64_t lease_ttl_ms(const sim::SimCase& c) const override {
-    return c.engine.lease_ttl_ms;
-  }
+  std::uint64_t lease_ttl_ms(const sim::SimCase& c) const override { return c.engine.lease_ttl_ms; }
 
   bool start(const sim::SimCase& c, Checks&) override {
     sim::SimCase seeded = c;
@@ -100,8 +98,8 @@ class SimBackend final : public EngineBackend {
 
   void crash(const std::string& owner, std::uint64_t restart_after_ms) override {
     if (const auto instance = instance_of(owner)) {
-      world_->inject(
-          sim::TimedFault{sim::FaultKind::crash, world_->now_ms(), *instance, restart_after_ms, 0, 0});
+      world_->inject(sim::TimedFault{sim::FaultKind::crash, world_->now_ms(), *instance,
+                                     restart_after_ms, 0, 0});
     }
   }
 
@@ -173,9 +171,9 @@ class SimBackend final : public EngineBackend {
     const sim::SimCase& c = world_->sim_case();
     for (const sim::CaseEvent& e : events) {
       const PartitionRef p{sim::category_of(c, e), e.key};
-      const redis::Reply id = world_->redis().execute({"EVAL", redis::script_source("publish"), "2",
-                                                       p.stream(), p.index(), e.key, e.type,
-                                                       sim::event_data_json(e.key, e.seq)});
+      const redis::Reply id =
+          world_->redis().execute({"EVAL", redis::script_source("publish"), "2", p.stream(),
+                                   p.index(), e.key, e.type, sim::event_data_json(e.key, e.seq)});
       if (!checks.expect(id.kind == redis::Reply::Kind::bulk, "publish",
                          e.key + " seq " + std::to_string(e.seq) + ": " + id.str)) {
         return false;
@@ -226,9 +224,9 @@ class SimBackend final : public EngineBackend {
   // world decided at or before its time (the world decides nothing while a scenario acts).
   std::vector<HistoryRecord> merged(std::vector<HistoryRecord> history) {
     for (HistoryRecord& extra : extras_) {
-      const auto at = std::upper_bound(
-          history.begin(), history.end(), extra.time_ms,
-          [](std::uint64_t t, const HistoryRecord& r) { return t < r.time_ms; });
+      const auto at =
+          std::upper_bound(history.begin(), history.end(), extra.time_ms,
+                           [](std::uint64_t t, const HistoryRecord& r) { return t < r.time_ms; });
       history.insert(at, std::move(extra));
     }
     extras_.clear();
@@ -247,7 +245,8 @@ class SimBackend final : public EngineBackend {
                                             const std::string& category) const {
     std::int64_t inside_seq = 0;
     std::string inside_category;
-    const std::optional<std::uint32_t> instance = world_->inside(key, &inside_seq, &inside_category);
+    const std::optional<std::uint32_t> instance =
+        world_->inside(key, &inside_seq, &inside_category);
     if (!instance.has_value() || inside_seq != seq) return std::nullopt;
     const std::string wanted = stream_of(key, category).category;
     if (!wanted.empty() && inside_category != wanted) return std::nullopt;

@@ -1,9 +1,9 @@
 // What the engine scenario files (engine_scenarios.cpp, ops_scenarios.cpp, pm_scenarios.cpp)
 // share: the checker's verdict as an assertion, a key's commit seqs and handler executions, the
 // in-progress marker check, and the two forms of a scenario.
-#include "engine_backend.h"
-
 #include <map>
+
+#include "engine_backend.h"
 
 namespace seqby::scenarios::engine {
 
@@ -81,8 +81,8 @@ std::uint64_t overlapping_pairs(const std::vector<Execution>& a, const std::vect
 
 void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::string& key,
                               std::int64_t seq, const std::string& category) {
-  const std::string event = (category.empty() ? "" : category + ":") + key + " seq " +
-                            std::to_string(seq);
+  const std::string event =
+      (category.empty() ? "" : category + ":") + key + " seq " + std::to_string(seq);
   const std::optional<std::string> owner = b.wait_inside(key, seq, category);
   const std::string id = b.event_id(key, seq, category);
   if (!checks.expect(owner.has_value(), "in-progress marker",

@@ -18,15 +18,15 @@
 namespace seqby::scenarios {
 namespace {
 
-using engine::Checks;
-using engine::EngineBackend;
-using engine::Outcome;
 using engine::both_forms;
+using engine::Checks;
 using engine::commits_of;
+using engine::EngineBackend;
 using engine::executions;
-using engine::expect_inprogress_marker;
-using engine::overlapping_pairs;
 using engine::expect_checker;
+using engine::expect_inprogress_marker;
+using engine::Outcome;
+using engine::overlapping_pairs;
 
 constexpr const char* kA = "client-A";
 constexpr const char* kB = "client-B";
@@ -75,8 +75,10 @@ void expect_applied_in_order(Checks& checks, const Outcome& o, const std::string
   checks.expect(effects_ok && commits_ok, what,
                 effects_ok && commits_ok
                     ? key + " applied 1.." + std::to_string(n) + " in published order"
-                    : key + " applied " + std::to_string(o.effects.count(key) ? o.effects.at(key).size() : 0) +
-                          " effects, commits in history order do not equal 1.." + std::to_string(n));
+                    : key + " applied " +
+                          std::to_string(o.effects.count(key) ? o.effects.at(key).size() : 0) +
+                          " effects, commits in history order do not equal 1.." +
+                          std::to_string(n));
 }
 
 // --- the scenarios --------------------------------------------------------------------------
@@ -110,8 +112,9 @@ ScenarioResult no_concurrent_entry(ScenarioContext& ctx, EngineBackend& b) {
   for (const auto& strike : strikes) {
     const std::optional<std::string> owner = b.wait_inside(strike.key, strike.seq);
     if (checks.expect(owner.has_value(), "crash an owner mid-event",
-                      owner ? *owner + " inside " + strike.key + " seq " + std::to_string(strike.seq)
-                            : std::string("nobody seen inside ") + strike.key)) {
+                      owner
+                          ? *owner + " inside " + strike.key + " seq " + std::to_string(strike.seq)
+                          : std::string("nobody seen inside ") + strike.key)) {
       b.crash(*owner, strike.restart_after_ms);
     }
   }
@@ -121,10 +124,11 @@ ScenarioResult no_concurrent_entry(ScenarioContext& ctx, EngineBackend& b) {
     std::set<std::string> nodes;
     for (const auto& e : runs) nodes.insert(e.node);
     const std::uint64_t overlaps = overlapping_pairs(runs, runs, true);
-    checks.expect(overlaps == 0 && nodes.size() >= 2, "no concurrent entry",
-                  std::string(key) + ": " + std::to_string(runs.size()) + " executions on " +
-                      std::to_string(nodes.size()) + " engine incarnations, " + std::to_string(overlaps) +
-                      " overlapping pairs of different events (the history marker is cross-instance)");
+    checks.expect(
+        overlaps == 0 && nodes.size() >= 2, "no concurrent entry",
+        std::string(key) + ": " + std::to_string(runs.size()) + " executions on " +
+            std::to_string(nodes.size()) + " engine incarnations, " + std::to_string(overlaps) +
+            " overlapping pairs of different events (the history marker is cross-instance)");
   }
   expect_applied_in_order(checks, o, kA, 30, "per-key order");
   expect_applied_in_order(checks, o, kB, 30, "per-key order");
@@ -165,10 +169,11 @@ ScenarioResult poison_halt(ScenarioContext& ctx, EngineBackend& b) {
     poison_id = o.published.at(kA)[poison_seq - 1];
   }
   bool halted = false;
-  for (const auto& r : o.history) halted = halted || (r.op == HistoryOp::halt && r.key == kA && r.event_id == poison_id);
+  for (const auto& r : o.history)
+    halted = halted || (r.op == HistoryOp::halt && r.key == kA && r.event_id == poison_id);
   const auto a_commits = commits_of(o, kA);
-  const bool nothing_after =
-      std::none_of(a_commits.begin(), a_commits.end(), [](std::int64_t s) { return s >= poison_seq; });
+  const bool nothing_after = std::none_of(a_commits.begin(), a_commits.end(),
+                                          [](std::int64_t s) { return s >= poison_seq; });
   checks.expect(halted, "halt on poison", "client-A halted on its head " + poison_id + " (seq 3)");
   checks.expect(nothing_after && a_commits == one_to(poison_seq - 1), "halt is partition-scoped",
                 "client-A applied " + std::to_string(a_commits.size()) +
@@ -191,9 +196,10 @@ ScenarioResult crash_failover(ScenarioContext& ctx, EngineBackend& b) {
   if (!b.start(c, checks)) return checks.result();
   const std::optional<std::string> owner = b.wait_inside(kA, strike_seq);
   std::string victim;
-  if (checks.expect(owner.has_value(), "crash mid-stream",
-                    owner ? "owner of client-A " + *owner + " is inside seq " + std::to_string(strike_seq)
-                          : "owner of client-A never seen inside an event")) {
+  if (checks.expect(
+          owner.has_value(), "crash mid-stream",
+          owner ? "owner of client-A " + *owner + " is inside seq " + std::to_string(strike_seq)
+                : "owner of client-A never seen inside an event")) {
     victim = *owner;
     b.crash(victim, 3000);
   }
@@ -201,22 +207,25 @@ ScenarioResult crash_failover(ScenarioContext& ctx, EngineBackend& b) {
   // Another instance claims client-A, reclaims the dead owner's pending entries, resumes in order.
   std::uint64_t crash_index = 0;
   for (const auto& r : o.history) {
-    if (r.op == HistoryOp::fault && r.node == victim && r.detail.rfind("crash", 0) == 0) crash_index = r.index;
+    if (r.op == HistoryOp::fault && r.node == victim && r.detail.rfind("crash", 0) == 0)
+      crash_index = r.index;
   }
   std::string claimer;
   std::string reclaimed;
   for (const auto& r : o.history) {
     if (r.index <= crash_index || r.key != kA) continue;
     if (r.op == HistoryOp::acquire && claimer.empty() && r.node != victim) claimer = r.node;
-    if (r.op == HistoryOp::reclaim && r.node == claimer && r.detail != "count=0" && reclaimed.empty()) {
+    if (r.op == HistoryOp::reclaim && r.node == claimer && r.detail != "count=0" &&
+        reclaimed.empty()) {
       reclaimed = r.detail;
     }
   }
   checks.expect(!claimer.empty() && !victim.empty(), "another instance claims",
                 claimer.empty() ? "nobody acquired client-A after the crash"
                                 : claimer + " acquired client-A after " + victim + " crashed");
-  checks.expect(!reclaimed.empty(), "reclaims pending entries",
-                reclaimed.empty() ? "no reclaim with a count > 0" : claimer + " reclaimed " + reclaimed);
+  checks.expect(
+      !reclaimed.empty(), "reclaims pending entries",
+      reclaimed.empty() ? "no reclaim with a count > 0" : claimer + " reclaimed " + reclaimed);
   expect_applied_in_order(checks, o, kA, 20, "no loss, order preserved");
   expect_applied_in_order(checks, o, kB, 20, "no loss, order preserved");
   expect_checker(checks, o);
@@ -237,31 +246,39 @@ ScenarioResult stall_failover(ScenarioContext& ctx, EngineBackend& b) {
                           : "owner never inside client-A seq 5")) {
     stale = *owner;
     const std::string taker = b.stall(stale, kA);
-    if (!taker.empty()) checks.note(taker + " held client-A's lease while " + stale + " was stopped");
+    if (!taker.empty())
+      checks.note(taker + " held client-A's lease while " + stale + " was stopped");
   }
   const Outcome o = b.finish(checks);
   std::string slow_id;
-  if (o.published.count(kA) && o.published.at(kA).size() >= slow_seq) slow_id = o.published.at(kA)[slow_seq - 1];
+  if (o.published.count(kA) && o.published.at(kA).size() >= slow_seq)
+    slow_id = o.published.at(kA)[slow_seq - 1];
   std::uint64_t stale_generation = 0;
   std::string taker;
   bool refused = false;
   bool entered_next = false;
   for (const auto& r : o.history) {
     if (r.key != kA) continue;
-    if (r.node == stale && r.op == HistoryOp::enter && r.event_id == slow_id) stale_generation = r.generation;
-    if (r.op == HistoryOp::acquire && r.node != stale && stale_generation > 0 && taker.empty()) taker = r.node;
+    if (r.node == stale && r.op == HistoryOp::enter && r.event_id == slow_id)
+      stale_generation = r.generation;
+    if (r.op == HistoryOp::acquire && r.node != stale && stale_generation > 0 && taker.empty())
+      taker = r.node;
     if (r.node != stale || r.generation != stale_generation || stale_generation == 0) continue;
-    if (r.op == HistoryOp::read_fenced || r.op == HistoryOp::ack_fenced || r.op == HistoryOp::commit_fenced) {
+    if (r.op == HistoryOp::read_fenced || r.op == HistoryOp::ack_fenced ||
+        r.op == HistoryOp::commit_fenced) {
       refused = true;
     }
-    if (r.op == HistoryOp::enter && r.event_id != slow_id) entered_next = entered_next || !taker.empty();
+    if (r.op == HistoryOp::enter && r.event_id != slow_id)
+      entered_next = entered_next || !taker.empty();
   }
   checks.expect(!taker.empty(), "second instance takes the partition",
-                taker.empty() ? "nobody took client-A" : taker + " acquired client-A while " + stale + " was stale");
+                taker.empty() ? "nobody took client-A"
+                              : taker + " acquired client-A while " + stale + " was stale");
   checks.expect(refused, "the fence holds",
-                refused ? "the resumed stale owner's fenced read/ack/commit was rejected (generation " +
-                              std::to_string(stale_generation) + ")"
-                        : "no fenced rejection of the stale owner recorded");
+                refused
+                    ? "the resumed stale owner's fenced read/ack/commit was rejected (generation " +
+                          std::to_string(stale_generation) + ")"
+                    : "no fenced rejection of the stale owner recorded");
   checks.expect(!entered_next, "stale owner never reaches client-A's next event",
                 entered_next ? stale + " entered another client-A event under its stale generation"
                              : stale + " entered no client-A event after seq 5 under generation " +

@@ -307,7 +307,8 @@ std::string render_hunt_text(const HuntResult& r, const SavedHunt* saved) {
   out += "correct on the shrunk case: " + std::string(properties::property_name(r.property)) +
          (r.correct_passes_shrunk ? " holds" : " is violated too") + "\n";
   out += "violation: " + r.explanation + "\n";
-  out += "witness records:\n" + render_witness_trace(r.shrunk_run, r.property, sim::is_process_manager(r.shrunk));
+  out += "witness records:\n" +
+         render_witness_trace(r.shrunk_run, r.property, sim::is_process_manager(r.shrunk));
   out += "faults of the shrunk case:\n" + render_case_faults(r.shrunk);
   out += "events of the shrunk case (seq@publish time):\n" + render_case_events(r.shrunk);
   if (saved != nullptr) {

@@ -123,7 +123,7 @@ class Shrinker {
 
   void run() {
     const std::optional<bool> given = violates(best_);  // and learns the witness keys
-    SEQBY_CHECK(given.value_or(true));                   // unknown only with no budget at all
+    SEQBY_CHECK(given.value_or(true));                  // unknown only with no budget at all
     for (rounds_ = 0; rounds_ < options_.rounds_max && budget_left(); ++rounds_) {
       const std::uint64_t accepted_before = accepted_;
       reduce_keys();

@@ -15,12 +15,12 @@
 namespace seqby::scenarios {
 namespace {
 
-using engine::Checks;
-using engine::EngineBackend;
-using engine::Outcome;
 using engine::both_forms;
+using engine::Checks;
 using engine::commits_of;
+using engine::EngineBackend;
 using engine::expect_checker;
+using engine::Outcome;
 using engine::ToolRun;
 
 constexpr const char* kA = "client-A";

@@ -93,7 +93,7 @@ void expect_streams_in_order(Checks& checks, const Outcome& o, const std::string
 // lease is the ADR's admitted residue and is judged by the checker (stale_overlap), not here.
 std::vector<engine::Execution> current_executions(const Outcome& o, const std::string& key) {
   std::set<std::pair<std::string, std::uint64_t>> stale;  // (node, generation) found stale
-  std::map<std::string, std::uint64_t> stale_from;         // node:generation -> index
+  std::map<std::string, std::uint64_t> stale_from;        // node:generation -> index
   for (const auto& r : o.history) {
     if (r.key != key) continue;
     if (r.op == HistoryOp::read_fenced || r.op == HistoryOp::ack_fenced ||
@@ -141,8 +141,8 @@ ScenarioResult pm_per_instance(ScenarioContext& ctx, EngineBackend& b) {
                              : "nobody seen inside order:" + std::string(kX2) + " seq 5")) {
     stalled = *x2_owner;
     const std::string taker = b.stall(stalled, kX2);
-    if (!taker.empty()) checks.note(taker + " held " + kX2 + "'s lease while " + stalled +
-                                    " was stopped");
+    if (!taker.empty())
+      checks.note(taker + " held " + kX2 + "'s lease while " + stalled + " was stopped");
   }
   const Outcome o = b.finish(checks);
 
@@ -188,10 +188,10 @@ ScenarioResult pm_per_instance(ScenarioContext& ctx, EngineBackend& b) {
     }
   }
   checks.expect(!claimer.empty() && !reclaimed.empty(), "crash reclaim across the streams",
-                claimer.empty() ? "nobody acquired " + std::string(kX1) + " after the crash"
-                                : claimer + " acquired " + kX1 + " after " + crashed +
-                                      " crashed and reclaimed " +
-                                      (reclaimed.empty() ? "nothing" : reclaimed));
+                claimer.empty()
+                    ? "nobody acquired " + std::string(kX1) + " after the crash"
+                    : claimer + " acquired " + kX1 + " after " + crashed +
+                          " crashed and reclaimed " + (reclaimed.empty() ? "nothing" : reclaimed));
 
   // The stalled owner: fenced out on resuming, and it never enters another event of X2.
   std::string slow_id;
@@ -224,14 +224,13 @@ ScenarioResult pm_per_instance(ScenarioContext& ctx, EngineBackend& b) {
     if (r.op == HistoryOp::enter && r.index > slow_enter_index) entered_next = true;
   }
   checks.expect(taken && refused && !entered_next, "stall fencing across the streams",
-                !taken ? "nobody took " + std::string(kX2) + " from the stalled " + stalled
-                : !refused
-                    ? "no fenced refusal of " + stalled + " recorded"
-                    : entered_next ? stalled + " entered another event of " + kX2 +
-                                         " under its stale generation"
-                                   : stalled + "'s fenced steps under generation " +
-                                         std::to_string(stale_generation) +
-                                         " were refused; it entered no further event of " + kX2);
+                !taken     ? "nobody took " + std::string(kX2) + " from the stalled " + stalled
+                : !refused ? "no fenced refusal of " + stalled + " recorded"
+                : entered_next
+                    ? stalled + " entered another event of " + kX2 + " under its stale generation"
+                    : stalled + "'s fenced steps under generation " +
+                          std::to_string(stale_generation) +
+                          " were refused; it entered no further event of " + kX2);
 
   expect_streams_in_order(checks, o, kX1);
   expect_streams_in_order(checks, o, kX2);

@@ -96,13 +96,11 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
     for (const std::string& c : s.pm_categories) args.insert(args.end(), {"--category", c});
     args.push_back("--process-manager");
   }
-  args.insert(args.end(), {"--group", s.group,
-                           "--owner-id", owner,
-                           "--lease-ttl-ms", std::to_string(s.lease_ttl_ms),
-                           "--heartbeat-interval-ms", std::to_string(s.heartbeat_interval_ms),
-                           "--discovery-interval-ms", std::to_string(s.discovery_interval_ms),
-                           "--retry-count-max", std::to_string(s.retry_count_max),
-                           "--history-stream", history_stream});
+  args.insert(args.end(), {"--group", s.group, "--owner-id", owner, "--lease-ttl-ms",
+                           std::to_string(s.lease_ttl_ms), "--heartbeat-interval-ms",
+                           std::to_string(s.heartbeat_interval_ms), "--discovery-interval-ms",
+                           std::to_string(s.discovery_interval_ms), "--retry-count-max",
+                           std::to_string(s.retry_count_max), "--history-stream", history_stream});
   if (s.reap_idle_ms > 0) {
     args.push_back("--reap-idle-ms");
     args.push_back(std::to_string(s.reap_idle_ms));
@@ -148,8 +146,9 @@ CommandRun run_command(const std::string& binary, const std::vector<std::string>
                        std::uint64_t wait_max_ms) {
   std::vector<std::string> argv{binary};
   argv.insert(argv.end(), args.begin(), args.end());
-  const std::string stem = temp_dir() + "/seqby-run-" + std::to_string(::getpid()) + "-" +
-                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const std::string stem =
+      temp_dir() + "/seqby-run-" + std::to_string(::getpid()) + "-" +
+      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   const std::string out_path = stem + ".out";
   const std::string err_path = stem + ".err";
   CommandRun run;
@@ -194,7 +193,8 @@ RedisScenarioDriver::~RedisScenarioDriver() {
     const std::string unit_category = pm_lease_category(group());
     for (const std::string& key : published_keys_) {
       const PartitionRef unit{unit_category, key};
-      keys.insert(keys.end(), {unit.lease(), unit.fence(), redis::inprogress_key_name(unit, group())});
+      keys.insert(keys.end(),
+                  {unit.lease(), unit.fence(), redis::inprogress_key_name(unit, group())});
     }
     for (const auto& w : workers_) {
       keys.push_back(redis::member_key_name(unit_category, group(), w->owner()));
@@ -217,7 +217,7 @@ Status RedisScenarioDriver::ready() {
   Result<redis::Reply> pong = redis_->execute({"PING"});
   if (!pong.ok()) {
     return Status(Error{Errc::closed, "redis at " + redis::redacted_url(*config_) +
-                                    " does not answer: " + pong.error().message});
+                                          " does not answer: " + pong.error().message});
   }
   return Status::Ok();
 }
@@ -317,9 +317,9 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
     if (e.poison) data["poison"] = true;
     const std::string json = encode_json_object(data);
     const PartitionRef partition{e.category.empty() ? category_ : e.category, e.key};
-    Result<std::string> id = runtime.block_on(
-        redis::publish_recorded(link, partition, "charge", json, history_stream_, "publisher",
-                                e.seq, e.poison ? "poison" : ""));
+    Result<std::string> id =
+        runtime.block_on(redis::publish_recorded(link, partition, "charge", json, history_stream_,
+                                                 "publisher", e.seq, e.poison ? "poison" : ""));
     if (!id.ok()) return id.error();
     ids.push_back(id.value());
     auto at = std::lower_bound(published_keys_.begin(), published_keys_.end(), e.key);

@@ -55,9 +55,9 @@ class RedisBackend final : public EngineBackend {
     }
     driver_.set_settings(settings);
     const Status ready = driver_.ready();
-    if (!checks.expect(ready.ok(), "real redis-server and seqby command",
-                       ready.ok() ? driver_.category() + " on " + driver_.url()
-                                  : ready.error().message)) {
+    if (!checks.expect(
+            ready.ok(), "real redis-server and seqby command",
+            ready.ok() ? driver_.category() + " on " + driver_.url() : ready.error().message)) {
       return false;
     }
     for (std::uint32_t i = 0; i < c.instance_count; ++i) {
@@ -84,9 +84,12 @@ class RedisBackend final : public EngineBackend {
     // instances pick events up as they are published), not a discovery interval apart.
     std::size_t first_count = 0;
     std::set<std::string> seen;
-    while (first_count < specs.size() && seen.size() < c.keys.size()) seen.insert(specs[first_count++].key);
-    const std::vector<PublishSpec> first(specs.begin(), specs.begin() + static_cast<std::ptrdiff_t>(first_count));
-    const std::vector<PublishSpec> rest(specs.begin() + static_cast<std::ptrdiff_t>(first_count), specs.end());
+    while (first_count < specs.size() && seen.size() < c.keys.size())
+      seen.insert(specs[first_count++].key);
+    const std::vector<PublishSpec> first(specs.begin(),
+                                         specs.begin() + static_cast<std::ptrdiff_t>(first_count));
+    const std::vector<PublishSpec> rest(specs.begin() + static_cast<std::ptrdiff_t>(first_count),
+                                        specs.end());
     if (!publish(first, checks)) return false;
     const bool owned = driver_.wait_until([&] {
       return std::all_of(c.keys.begin(), c.keys.end(),
@@ -333,8 +336,8 @@ class RedisBackend final : public EngineBackend {
     }
     for (const sim::CaseEvent& e : case_.events) {
       const std::string category = sim::category_of(case_, e);
-      out.insert(Lane{lane_name(category, e.key), case_category(category),
-                      real_category(category), e.key});
+      out.insert(Lane{lane_name(category, e.key), case_category(category), real_category(category),
+                      e.key});
     }
     return {out.begin(), out.end()};
   }
@@ -477,7 +480,8 @@ class RedisBackend final : public EngineBackend {
     std::uint64_t admitted = 0;
     std::string first;
     for (const HistoryRecord& r : history) {
-      if (r.op != HistoryOp::warn || !properties::detail_starts_with_word(r.detail, redis::kInProgressOverlap)) {
+      if (r.op != HistoryOp::warn ||
+          !properties::detail_starts_with_word(r.detail, redis::kInProgressOverlap)) {
         continue;
       }
       const std::size_t at = r.detail.find("holder=");
@@ -487,7 +491,8 @@ class RedisBackend final : public EngineBackend {
         ++admitted;
         continue;
       }
-      if (refused++ == 0) first = "record " + std::to_string(r.index) + " " + r.node + " " + r.key + " " + r.detail;
+      if (refused++ == 0)
+        first = "record " + std::to_string(r.index) + " " + r.node + " " + r.key + " " + r.detail;
     }
     checks.expect(refused == 0, "in-progress marker never shared",
                   refused == 0 ? "no instance met another live owner's marker (" +

@@ -1,8 +1,9 @@
 // run_case and check_determinism: one World run, judged.
+#include "seqby/scenarios/run.h"
+
 #include <chrono>
 
 #include "seqby/properties/history_io.h"
-#include "seqby/scenarios/run.h"
 #include "seqby/sim/world.h"
 
 namespace seqby::scenarios {
@@ -40,8 +41,8 @@ RunResult run_case(const sim::SimCase& c, const RunOptions& options) {
   out.report = check_run_history(c, out.history, options);
   if (options.compute_history_sha256) out.history_sha256 = properties::history_sha256(out.history);
   const auto wall = std::chrono::steady_clock::now() - wall_start;
-  out.wall_us =
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(wall).count());
+  out.wall_us = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(wall).count());
   out.wall_ms = out.wall_us / 1000;
   out.passed = out.report.ok();
   out.summary = render_run_text(c, out);

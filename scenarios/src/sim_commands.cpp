@@ -45,8 +45,8 @@ int run_named_scenario(const Scenario& s, const SeedRange& range, std::ostream& 
     out << "scenario " << s.name << " seed " << seed << "\n";
     if (!s.run_sim(ctx).passed()) {
       ++failed;
-      out << "FAILED: scenario " << s.name << " seed " << seed
-          << "; replay: seqby sim --scenario " << s.name << " --seed " << seed << "\n";
+      out << "FAILED: scenario " << s.name << " seed " << seed << "; replay: seqby sim --scenario "
+          << s.name << " --seed " << seed << "\n";
     }
     if (seed == range.last) break;
   }
@@ -93,8 +93,8 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
   }
   const auto& variants = known_variants();
   if (std::find(variants.begin(), variants.end(), args.variant) == variants.end()) {
-    err << "seqby sim: --variant '" << args.variant << "': unknown variant (known: "
-        << join(variants) << ")\n";
+    err << "seqby sim: --variant '" << args.variant
+        << "': unknown variant (known: " << join(variants) << ")\n";
     return kExitBadInput;
   }
   if (args.jobs == 0) {
@@ -178,9 +178,9 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
     for (std::uint64_t seed : result.failed_seeds) {
       auto saved = result.saved_cases.find(seed);
       err << "seqby sim: seed " << seed << " failed"
-          << (saved != result.saved_cases.end() ? "; case saved to " + saved->second +
-                                                      "; replay: seqby replay " + saved->second
-                                                : "; rerun: seqby sim --seed " + std::to_string(seed))
+          << (saved != result.saved_cases.end()
+                  ? "; case saved to " + saved->second + "; replay: seqby replay " + saved->second
+                  : "; rerun: seqby sim --seed " + std::to_string(seed))
           << "\n";
     }
   }

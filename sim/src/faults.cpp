@@ -10,10 +10,18 @@ namespace seqby::sim {
 namespace {
 
 constexpr std::array<FaultKind, kFaultKindCount> kAll = {
-    FaultKind::crash,          FaultKind::stall,           FaultKind::heartbeat_stall,
-    FaultKind::clock_skew,     FaultKind::redis_clock_jump, FaultKind::request_lost,
-    FaultKind::reply_lost,     FaultKind::latency,         FaultKind::connection_reset,
-    FaultKind::handler_transient, FaultKind::handler_poison, FaultKind::slow_handler,
+    FaultKind::crash,
+    FaultKind::stall,
+    FaultKind::heartbeat_stall,
+    FaultKind::clock_skew,
+    FaultKind::redis_clock_jump,
+    FaultKind::request_lost,
+    FaultKind::reply_lost,
+    FaultKind::latency,
+    FaultKind::connection_reset,
+    FaultKind::handler_transient,
+    FaultKind::handler_poison,
+    FaultKind::slow_handler,
 };
 
 std::array<FaultKind, kFaultKindCount> sorted_by_name() {
@@ -26,9 +34,12 @@ std::array<FaultKind, kFaultKindCount> sorted_by_name() {
 
 const char* rate_unit(FaultKind kind) {
   switch (fault_driver(kind)) {
-    case FaultDriver::schedule: return "per instance-second";
-    case FaultDriver::link: return "per command";
-    case FaultDriver::handler: return "per event";
+    case FaultDriver::schedule:
+      return "per instance-second";
+    case FaultDriver::link:
+      return "per command";
+    case FaultDriver::handler:
+      return "per event";
   }
   return "";
 }
@@ -37,18 +48,30 @@ const char* rate_unit(FaultKind kind) {
 
 const char* fault_kind_name(FaultKind kind) {
   switch (kind) {
-    case FaultKind::crash: return "crash";
-    case FaultKind::stall: return "stall";
-    case FaultKind::heartbeat_stall: return "heartbeat_stall";
-    case FaultKind::clock_skew: return "clock_skew";
-    case FaultKind::redis_clock_jump: return "redis_clock_jump";
-    case FaultKind::request_lost: return "request_lost";
-    case FaultKind::reply_lost: return "reply_lost";
-    case FaultKind::latency: return "latency";
-    case FaultKind::connection_reset: return "connection_reset";
-    case FaultKind::handler_transient: return "handler_transient";
-    case FaultKind::handler_poison: return "handler_poison";
-    case FaultKind::slow_handler: return "slow_handler";
+    case FaultKind::crash:
+      return "crash";
+    case FaultKind::stall:
+      return "stall";
+    case FaultKind::heartbeat_stall:
+      return "heartbeat_stall";
+    case FaultKind::clock_skew:
+      return "clock_skew";
+    case FaultKind::redis_clock_jump:
+      return "redis_clock_jump";
+    case FaultKind::request_lost:
+      return "request_lost";
+    case FaultKind::reply_lost:
+      return "reply_lost";
+    case FaultKind::latency:
+      return "latency";
+    case FaultKind::connection_reset:
+      return "connection_reset";
+    case FaultKind::handler_transient:
+      return "handler_transient";
+    case FaultKind::handler_poison:
+      return "handler_poison";
+    case FaultKind::slow_handler:
+      return "slow_handler";
   }
   return "unknown";
 }
@@ -76,14 +99,17 @@ FaultDriver fault_driver(FaultKind kind) {
     case FaultKind::stall:
     case FaultKind::heartbeat_stall:
     case FaultKind::clock_skew:
-    case FaultKind::redis_clock_jump: return FaultDriver::schedule;
+    case FaultKind::redis_clock_jump:
+      return FaultDriver::schedule;
     case FaultKind::request_lost:
     case FaultKind::reply_lost:
     case FaultKind::latency:
-    case FaultKind::connection_reset: return FaultDriver::link;
+    case FaultKind::connection_reset:
+      return FaultDriver::link;
     case FaultKind::handler_transient:
     case FaultKind::handler_poison:
-    case FaultKind::slow_handler: return FaultDriver::handler;
+    case FaultKind::slow_handler:
+      return FaultDriver::handler;
   }
   return FaultDriver::schedule;
 }
@@ -183,10 +209,12 @@ HandlerFaults draw_handler_faults(const Rng& run_rng, const SwarmConfig& config,
   Rng rng = run_rng.derive("handler").derive(event_identity);
   // Fixed draws whatever is enabled, so switching one kind does not move the others.
   const bool transient = rng.chance_ppm(config.rate_ppm(FaultKind::handler_transient));
-  const auto failures = rng.uniform(1, std::max<std::uint32_t>(1, config.bounds.transient_failures_max));
+  const auto failures =
+      rng.uniform(1, std::max<std::uint32_t>(1, config.bounds.transient_failures_max));
   const bool poison = rng.chance_ppm(config.rate_ppm(FaultKind::handler_poison));
   const bool slow = rng.chance_ppm(config.rate_ppm(FaultKind::slow_handler));
-  const std::uint64_t slow_ms = rng.uniform(1, std::max<std::uint64_t>(1, config.bounds.slow_handler_ms_max));
+  const std::uint64_t slow_ms =
+      rng.uniform(1, std::max<std::uint64_t>(1, config.bounds.slow_handler_ms_max));
   HandlerFaults out;
   if (transient) out.transient_failures = static_cast<std::uint32_t>(failures);
   out.poison = poison;
@@ -202,12 +230,17 @@ std::string describe(const TimedFault& f) {
   switch (f.kind) {
     case FaultKind::crash:
     case FaultKind::stall:
-    case FaultKind::heartbeat_stall: out += " duration_ms=" + std::to_string(f.duration_ms); break;
+    case FaultKind::heartbeat_stall:
+      out += " duration_ms=" + std::to_string(f.duration_ms);
+      break;
     case FaultKind::clock_skew:
       out += " jump_ms=" + std::to_string(f.amount_ms) + " rate_ppm=" + std::to_string(f.rate_ppm);
       break;
-    case FaultKind::redis_clock_jump: out += " jump_ms=" + std::to_string(f.amount_ms); break;
-    default: break;
+    case FaultKind::redis_clock_jump:
+      out += " jump_ms=" + std::to_string(f.amount_ms);
+      break;
+    default:
+      break;
   }
   return out;
 }
@@ -234,35 +267,46 @@ FaultSchedule draw_fault_schedule(const Rng& rng, const SwarmConfig& config,
       for (std::uint64_t second = start_ms; second < end_ms; second += 1000) {
         const bool strikes = r.chance_ppm(config.rate_ppm(kind));
         const std::uint64_t offset_ms = r.below(1000);
-        const std::uint64_t stall_ms = r.uniform(std::min(b.stall_ms_min, b.stall_ms_max), b.stall_ms_max);
+        const std::uint64_t stall_ms =
+            r.uniform(std::min(b.stall_ms_min, b.stall_ms_max), b.stall_ms_max);
         const std::uint64_t downtime_ms = r.uniform(0, b.crash_downtime_ms_max);
         const std::int64_t jump_ms = r.uniform_signed(-b.clock_jump_ms_max, b.clock_jump_ms_max);
         const std::uint32_t spread = std::min<std::uint32_t>(b.clock_rate_spread_ppm, 900'000);
-        const auto rate_ppm = static_cast<std::uint32_t>(r.uniform(1'000'000 - spread, 1'000'000 + spread));
-        const std::uint64_t server_jump_ms = r.uniform(1, std::max<std::uint64_t>(1, b.redis_clock_jump_ms_max));
+        const auto rate_ppm =
+            static_cast<std::uint32_t>(r.uniform(1'000'000 - spread, 1'000'000 + spread));
+        const std::uint64_t server_jump_ms =
+            r.uniform(1, std::max<std::uint64_t>(1, b.redis_clock_jump_ms_max));
         if (!strikes || second + offset_ms >= end_ms) continue;
         TimedFault f;
         f.kind = kind;
         f.at_ms = second + offset_ms;
         f.target = target;
         switch (kind) {
-          case FaultKind::crash: f.duration_ms = downtime_ms; break;
+          case FaultKind::crash:
+            f.duration_ms = downtime_ms;
+            break;
           case FaultKind::stall:
-          case FaultKind::heartbeat_stall: f.duration_ms = stall_ms; break;
+          case FaultKind::heartbeat_stall:
+            f.duration_ms = stall_ms;
+            break;
           case FaultKind::clock_skew:
             f.amount_ms = jump_ms;
             f.rate_ppm = rate_ppm;
             break;
-          case FaultKind::redis_clock_jump: f.amount_ms = static_cast<std::int64_t>(server_jump_ms); break;
-          default: break;
+          case FaultKind::redis_clock_jump:
+            f.amount_ms = static_cast<std::int64_t>(server_jump_ms);
+            break;
+          default:
+            break;
         }
         schedule.faults.push_back(f);
       }
     }
   }
-  std::sort(schedule.faults.begin(), schedule.faults.end(), [](const TimedFault& a, const TimedFault& c) {
-    return std::tie(a.at_ms, a.kind, a.target) < std::tie(c.at_ms, c.kind, c.target);
-  });
+  std::sort(schedule.faults.begin(), schedule.faults.end(),
+            [](const TimedFault& a, const TimedFault& c) {
+              return std::tie(a.at_ms, a.kind, a.target) < std::tie(c.at_ms, c.kind, c.target);
+            });
   if (schedule.faults.size() > fault_count_max) schedule.faults.resize(fault_count_max);
   return schedule;
 }

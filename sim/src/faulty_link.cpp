@@ -60,7 +60,8 @@ Task<Result<redis::Reply>> FaultyLink::execute(redis::Command command) {
   const std::uint64_t start_ms = runtime_.clock().now_ms();
   const std::uint64_t deadline_ms = start_ms + rates_.timeout_ms;
   const auto timeout = [this] {
-    return make_error(Errc::timeout, "no reply within " + std::to_string(rates_.timeout_ms) + " ms");
+    return make_error(Errc::timeout,
+                      "no reply within " + std::to_string(rates_.timeout_ms) + " ms");
   };
 
   if (reset && !reset_after) {
@@ -92,7 +93,8 @@ Task<Result<redis::Reply>> FaultyLink::execute(redis::Command command) {
     co_return timeout();
   }
   if (slow && where != 0) {
-    if (where == 1) report(FaultKind::latency, name, "when=after delay_ms=" + std::to_string(after_ms));
+    if (where == 1)
+      report(FaultKind::latency, name, "when=after delay_ms=" + std::to_string(after_ms));
     // A delayed reply that would land after the deadline is a timeout to the caller.
     const std::uint64_t now = runtime_.clock().now_ms();
     if (now + after_ms > deadline_ms) {

@@ -2,14 +2,13 @@
 // reply conversion both ways, the error handler that adds script and line, read-only globals and
 // the rand48-based math.random. No Lua error ever unwinds a C++ frame holding objects: every
 // lua_error is raised from a function whose C++ locals are already destroyed.
-#include <lua.hpp>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <lua.hpp>
 
 #include "seqby/core/check.h"
 #include "seqby/sim/sha1.h"
@@ -251,7 +250,8 @@ bool sha1hex_impl(lua_State* L) {
   }
   std::size_t len = 0;
   const char* s = lua_tolstring(L, 1, &len);
-  const std::string digest = sha1_hex(std::string_view(s == nullptr ? "" : s, s == nullptr ? 0 : len));
+  const std::string digest =
+      sha1_hex(std::string_view(s == nullptr ? "" : s, s == nullptr ? 0 : len));
   push_string(L, digest);
   return true;
 }
@@ -486,8 +486,8 @@ void LuaScripting::open() {
   argv_name_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 
   // Redis 7.0's allow list of base functions; everything else in the base library goes.
-  static const char* const kRemoved[] = {"print", "dofile", "loadfile", "setfenv", "require",
-                                         "module", "newproxy", "package"};
+  static const char* const kRemoved[] = {"print",   "dofile", "loadfile", "setfenv",
+                                         "require", "module", "newproxy", "package"};
   for (const char* name : kRemoved) {
     lua_pushnil(L);
     lua_setglobal(L, name);
@@ -524,9 +524,9 @@ void LuaScripting::open() {
     lua_setfield(L, -2, r->name);
   }
   const std::pair<const char*, int> constants[] = {
-      {"LOG_DEBUG", 0}, {"LOG_VERBOSE", 1}, {"LOG_NOTICE", 2}, {"LOG_WARNING", 3},
-      {"REPL_NONE", 0}, {"REPL_AOF", 1},    {"REPL_SLAVE", 2}, {"REPL_REPLICA", 2},
-      {"REPL_ALL", 3}};
+      {"LOG_DEBUG", 0},   {"LOG_VERBOSE", 1},  {"LOG_NOTICE", 2},
+      {"LOG_WARNING", 3}, {"REPL_NONE", 0},    {"REPL_AOF", 1},
+      {"REPL_SLAVE", 2},  {"REPL_REPLICA", 2}, {"REPL_ALL", 3}};
   for (const auto& [name, value] : constants) {
     lua_pushinteger(L, value);
     lua_setfield(L, -2, name);

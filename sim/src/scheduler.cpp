@@ -19,10 +19,14 @@ struct Later {
 
 const char* run_stop_name(RunStop stop) {
   switch (stop) {
-    case RunStop::reached: return "reached";
-    case RunStop::predicate: return "predicate";
-    case RunStop::idle: return "idle";
-    case RunStop::step_cap: return "step_cap";
+    case RunStop::reached:
+      return "reached";
+    case RunStop::predicate:
+      return "predicate";
+    case RunStop::idle:
+      return "idle";
+    case RunStop::step_cap:
+      return "step_cap";
   }
   return "unknown";
 }

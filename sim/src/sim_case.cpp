@@ -180,9 +180,9 @@ std::string describe_case(const SimCase& c) {
   return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario + " variant=" + c.variant +
          pm + " instances=" + std::to_string(c.instance_count) +
          " keys=" + std::to_string(c.keys.size()) + " events=" + std::to_string(c.events.size()) +
-         " poison=" + std::to_string(poison) + " scheduled_faults=" +
-         std::to_string(c.schedule.faults.size()) + " run_ms=" + std::to_string(c.run_ms) +
-         " liveness_ms=" + std::to_string(c.liveness_ms);
+         " poison=" + std::to_string(poison) +
+         " scheduled_faults=" + std::to_string(c.schedule.faults.size()) +
+         " run_ms=" + std::to_string(c.run_ms) + " liveness_ms=" + std::to_string(c.liveness_ms);
 }
 
 }  // namespace seqby::sim

@@ -26,8 +26,10 @@ struct SimRedisLink::Exchange {
     const TaskBinding binding = client.binding_of(detail::context_of(h));
     const SimLinkOptions& o = link->options_;
     const std::uint64_t now = scheduler.now_ms();
-    const std::uint64_t request_ms = link->rng_.uniform(o.request_latency_min_ms, o.request_latency_max_ms);
-    const std::uint64_t reply_ms = link->rng_.uniform(o.reply_latency_min_ms, o.reply_latency_max_ms);
+    const std::uint64_t request_ms =
+        link->rng_.uniform(o.request_latency_min_ms, o.request_latency_max_ms);
+    const std::uint64_t reply_ms =
+        link->rng_.uniform(o.reply_latency_min_ms, o.reply_latency_max_ms);
     const std::uint64_t arrival = std::max(now + request_ms, link->last_arrival_ms_);
     const std::uint64_t back = std::max(arrival + reply_ms, link->last_reply_ms_);
     link->last_arrival_ms_ = arrival;
@@ -39,20 +41,19 @@ struct SimRedisLink::Exchange {
     SimServer* server = &link->server_;
     Exchange* self = this;
     if (in_time) {
-      scheduler.call_at(arrival, [server, &scheduler, binding, back, self, h,
-                                  command = std::move(command)] {
-        redis::Reply r = server->execute(command);
-        scheduler.call_bound_at(back, binding.domain, binding.tag,
-                                [self, h, r = std::move(r)]() mutable {
-                                  self->reply = std::move(r);
-                                  h.resume();
-                                });
-      });
+      scheduler.call_at(arrival,
+                        [server, &scheduler, binding, back, self, h, command = std::move(command)] {
+                          redis::Reply r = server->execute(command);
+                          scheduler.call_bound_at(back, binding.domain, binding.tag,
+                                                  [self, h, r = std::move(r)]() mutable {
+                                                    self->reply = std::move(r);
+                                                    h.resume();
+                                                  });
+                        });
     } else {
       // The reply would come too late: the command still runs, the caller wakes at its deadline.
-      scheduler.call_at(arrival, [server, command = std::move(command)] {
-        (void)server->execute(command);
-      });
+      scheduler.call_at(arrival,
+                        [server, command = std::move(command)] { (void)server->execute(command); });
       scheduler.resume_at(deadline, binding.domain, binding.tag, h);
     }
   }

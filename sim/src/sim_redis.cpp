@@ -48,8 +48,8 @@ Reply unknown_command(const Command& a) {
   for (std::size_t i = 1; i < a.size() && args.size() < 128; i++) {
     args += "'" + a[i].substr(0, 128 - args.size()) + "' ";
   }
-  std::string text = "ERR unknown command '" + a[0].substr(0, 128) +
-                     "', with args beginning with: " + args;
+  std::string text =
+      "ERR unknown command '" + a[0].substr(0, 128) + "', with args beginning with: " + args;
   sanitize(text);
   return Reply::error(text);
 }
@@ -238,8 +238,7 @@ std::size_t SimRedisEngine::active_expire() {
 
 std::size_t SimRedisEngine::script_count() { return lua_->script_count(); }
 
-SimRedis::SimRedis(Clock& server_clock)
-    : engine_(std::make_unique<SimRedisEngine>(server_clock)) {}
+SimRedis::SimRedis(Clock& server_clock) : engine_(std::make_unique<SimRedisEngine>(server_clock)) {}
 SimRedis::~SimRedis() = default;
 redis::Reply SimRedis::execute(const redis::Command& command) { return engine_->execute(command); }
 std::size_t SimRedis::key_count() { return engine_->key_count(); }

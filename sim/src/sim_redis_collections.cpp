@@ -250,13 +250,20 @@ Reply SimRedisEngine::cmd_zadd(const Command& a) {
   std::size_t idx = 2;
   for (; idx < a.size(); idx++) {
     const std::string& opt = a[idx];
-    if (parse::iequals(opt, "nx")) nx = true;
-    else if (parse::iequals(opt, "xx")) xx = true;
-    else if (parse::iequals(opt, "ch")) ch = true;
-    else if (parse::iequals(opt, "incr")) incr = true;
-    else if (parse::iequals(opt, "gt")) gt = true;
-    else if (parse::iequals(opt, "lt")) lt = true;
-    else break;
+    if (parse::iequals(opt, "nx"))
+      nx = true;
+    else if (parse::iequals(opt, "xx"))
+      xx = true;
+    else if (parse::iequals(opt, "ch"))
+      ch = true;
+    else if (parse::iequals(opt, "incr"))
+      incr = true;
+    else if (parse::iequals(opt, "gt"))
+      gt = true;
+    else if (parse::iequals(opt, "lt"))
+      lt = true;
+    else
+      break;
   }
   const std::size_t elements = a.size() - idx;
   if (elements % 2 != 0 || elements == 0) return Reply::error(kErrSyntax);

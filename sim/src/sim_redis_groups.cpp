@@ -531,8 +531,9 @@ Reply SimRedisEngine::cmd_xgroup(const Command& a) {
       auto g = s->groups.find(a[3]);
       if (g != s->groups.end()) group = &g->second;
     }
-    if (group == nullptr && (parse::iequals(opt, "setid") || parse::iequals(opt, "createconsumer") ||
-                             parse::iequals(opt, "delconsumer"))) {
+    if (group == nullptr &&
+        (parse::iequals(opt, "setid") || parse::iequals(opt, "createconsumer") ||
+         parse::iequals(opt, "delconsumer"))) {
       return nogroup_for_key(a[3], a[2]);
     }
   }
@@ -625,10 +626,10 @@ Reply SimRedisEngine::cmd_xinfo(const Command& a) {
       out.push_back(Reply::array(
           {Reply::bulk("name"), Reply::bulk(name), Reply::bulk("consumers"),
            Reply::of_int(static_cast<std::int64_t>(g.consumers.size())), Reply::bulk("pending"),
-           Reply::of_int(static_cast<std::int64_t>(g.pel.size())),
-           Reply::bulk("last-delivered-id"), id_reply(g.last_id), Reply::bulk("entries-read"),
-           g.entries_read == -1 ? Reply::nil() : Reply::of_int(g.entries_read),
-           Reply::bulk("lag"), std::move(lag)}));
+           Reply::of_int(static_cast<std::int64_t>(g.pel.size())), Reply::bulk("last-delivered-id"),
+           id_reply(g.last_id), Reply::bulk("entries-read"),
+           g.entries_read == -1 ? Reply::nil() : Reply::of_int(g.entries_read), Reply::bulk("lag"),
+           std::move(lag)}));
     }
     return Reply::array(std::move(out));
   }
@@ -647,15 +648,26 @@ Reply SimRedisEngine::cmd_xinfo(const Command& a) {
       first = stream_entry_reply(s->entries.begin()->first, s->entries.begin()->second);
       last = stream_entry_reply(s->entries.rbegin()->first, s->entries.rbegin()->second);
     }
-    return Reply::array(
-        {Reply::bulk("length"), Reply::of_int(static_cast<std::int64_t>(s->entries.size())),
-         Reply::bulk("radix-tree-keys"), Reply::of_int(nodes), Reply::bulk("radix-tree-nodes"),
-         Reply::of_int(nodes + 1), Reply::bulk("last-generated-id"), id_reply(s->last_id),
-         Reply::bulk("max-deleted-entry-id"), id_reply(s->max_deleted_id),
-         Reply::bulk("entries-added"), Reply::of_int(static_cast<std::int64_t>(s->entries_added)),
-         Reply::bulk("recorded-first-entry-id"), id_reply(s->first_id), Reply::bulk("groups"),
-         Reply::of_int(static_cast<std::int64_t>(s->groups.size())), Reply::bulk("first-entry"),
-         std::move(first), Reply::bulk("last-entry"), std::move(last)});
+    return Reply::array({Reply::bulk("length"),
+                         Reply::of_int(static_cast<std::int64_t>(s->entries.size())),
+                         Reply::bulk("radix-tree-keys"),
+                         Reply::of_int(nodes),
+                         Reply::bulk("radix-tree-nodes"),
+                         Reply::of_int(nodes + 1),
+                         Reply::bulk("last-generated-id"),
+                         id_reply(s->last_id),
+                         Reply::bulk("max-deleted-entry-id"),
+                         id_reply(s->max_deleted_id),
+                         Reply::bulk("entries-added"),
+                         Reply::of_int(static_cast<std::int64_t>(s->entries_added)),
+                         Reply::bulk("recorded-first-entry-id"),
+                         id_reply(s->first_id),
+                         Reply::bulk("groups"),
+                         Reply::of_int(static_cast<std::int64_t>(s->groups.size())),
+                         Reply::bulk("first-entry"),
+                         std::move(first),
+                         Reply::bulk("last-entry"),
+                         std::move(last)});
   }
   return subcommand_syntax_error(a);
 }

@@ -11,11 +11,16 @@ namespace {
 
 const char* type_name(const Value& v) {
   switch (v.data.index()) {
-    case 0: return "string";
-    case 1: return "set";
-    case 2: return "hash";
-    case 3: return "zset";
-    default: return "stream";
+    case 0:
+      return "string";
+    case 1:
+      return "set";
+    case 2:
+      return "hash";
+    case 3:
+      return "zset";
+    default:
+      return "stream";
   }
 }
 
@@ -97,7 +102,9 @@ Reply SimRedisEngine::cmd_flushall(const Command& a) {
 Reply SimRedisEngine::cmd_expire(const Command& a) {
   return expire_generic(a, 1000, false, "expire");
 }
-Reply SimRedisEngine::cmd_pexpire(const Command& a) { return expire_generic(a, 1, false, "pexpire"); }
+Reply SimRedisEngine::cmd_pexpire(const Command& a) {
+  return expire_generic(a, 1, false, "pexpire");
+}
 Reply SimRedisEngine::cmd_expireat(const Command& a) {
   return expire_generic(a, 1000, true, "expireat");
 }

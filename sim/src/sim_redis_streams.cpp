@@ -231,7 +231,8 @@ Reply SimRedisEngine::cmd_xadd(const Command& a) {
   if (v == nullptr && args.nomkstream) return Reply::nil();
   Stream& s = v != nullptr ? *typed<Stream>(v) : std::get<Stream>(create<Stream>(a[1]).data);
   if (s.last_id == kMaxStreamId) {
-    return Reply::error("ERR The stream has exhausted the last possible ID, unable to add more items");
+    return Reply::error(
+        "ERR The stream has exhausted the last possible ID, unable to add more items");
   }
   StreamId id;
   if (args.id_given) {

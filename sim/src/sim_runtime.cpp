@@ -41,7 +41,8 @@ SimRuntime::~SimRuntime() {
 // --- the clock ---
 
 std::int64_t SimRuntime::unclamped_local_ms(std::uint64_t global_ms) const {
-  if (rate_ppm_ == kPpm) return anchor_local_ms_ + static_cast<std::int64_t>(global_ms - anchor_global_ms_);
+  if (rate_ppm_ == kPpm)
+    return anchor_local_ms_ + static_cast<std::int64_t>(global_ms - anchor_global_ms_);
   const auto elapsed = static_cast<unsigned __int128>(global_ms - anchor_global_ms_);
   return anchor_local_ms_ + static_cast<std::int64_t>(elapsed * rate_ppm_ / kPpm);
 }
@@ -58,9 +59,11 @@ std::uint64_t SimRuntime::global_time_for(std::uint64_t local_ms) const {
   const std::uint64_t now = scheduler_.now_ms();
   const auto target = static_cast<std::int64_t>(local_ms);
   if (unclamped_local_ms(now) >= target) return now;
-  if (rate_ppm_ == kPpm) return anchor_global_ms_ + static_cast<std::uint64_t>(target - anchor_local_ms_);
+  if (rate_ppm_ == kPpm)
+    return anchor_global_ms_ + static_cast<std::uint64_t>(target - anchor_local_ms_);
   const auto needed = static_cast<unsigned __int128>(target - anchor_local_ms_);
-  const auto global_elapsed = static_cast<std::uint64_t>((needed * kPpm + rate_ppm_ - 1) / rate_ppm_);
+  const auto global_elapsed =
+      static_cast<std::uint64_t>((needed * kPpm + rate_ppm_ - 1) / rate_ppm_);
   return std::max(now, anchor_global_ms_ + global_elapsed);
 }
 

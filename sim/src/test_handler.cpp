@@ -34,7 +34,8 @@ void HandlerPlan::on_first_call(const std::string& node, const std::string& cate
   }
   if (b.poison) observer_->on_fault(FaultKind::handler_poison, node, where);
   if (b.slow_ms > 0) {
-    observer_->on_fault(FaultKind::slow_handler, node, where + " slow_ms=" + std::to_string(b.slow_ms));
+    observer_->on_fault(FaultKind::slow_handler, node,
+                        where + " slow_ms=" + std::to_string(b.slow_ms));
   }
 }
 
@@ -65,14 +66,18 @@ Task<HandlerResult> TestHandler::handle(const Event& event, HandlerContext& cont
   co_await runtime_.sleep_ms(b.duration_ms + b.slow_ms);
   plan_.inside_.erase(node_);
   if (b.poison) co_return HandlerResult::failed("poison");
-  if (plan_.take_transient_failure(event.category, event.key, seq)) co_return HandlerResult::failed("transient");
+  if (plan_.take_transient_failure(event.category, event.key, seq))
+    co_return HandlerResult::failed("transient");
   Result<CommitReply> committed = co_await context.commit(seq, event.id);
   if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
   switch (committed.value().outcome) {
     case CommitOutcome::accepted:
-    case CommitOutcome::duplicate: co_return HandlerResult::success();
-    case CommitOutcome::fenced: co_return HandlerResult::failed("commit fenced");
-    case CommitOutcome::out_of_order: co_return HandlerResult::failed("commit out of order");
+    case CommitOutcome::duplicate:
+      co_return HandlerResult::success();
+    case CommitOutcome::fenced:
+      co_return HandlerResult::failed("commit fenced");
+    case CommitOutcome::out_of_order:
+      co_return HandlerResult::failed("commit out of order");
   }
   co_return HandlerResult::failed("unknown commit outcome");
 }

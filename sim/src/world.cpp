@@ -174,11 +174,10 @@ void World::start() {
   started_ = true;
   sink_->reserve(case_.events.size() * 8 + 1024);
   sink_->record_header();
-  publisher_->live = std::make_unique<Incarnation>(*this, publisher_->runtime,
-                                                   *servers_.emplace_back(std::make_unique<StampServer>(
-                                                       *this, redis_, std::string())),
-                                                   std::string(), rng_.derive("link/publisher"),
-                                                   false);
+  publisher_->live = std::make_unique<Incarnation>(
+      *this, publisher_->runtime,
+      *servers_.emplace_back(std::make_unique<StampServer>(*this, redis_, std::string())),
+      std::string(), rng_.derive("link/publisher"), false);
   for (std::uint32_t i = 0; i < instances_.size(); ++i) bring_up(i);
   publisher_->runtime.spawn("publisher", publish_all());
   injector_->apply(case_.schedule);

@@ -41,8 +41,10 @@ bool is_decision(HistoryOp op) {
     case HistoryOp::commit:
     case HistoryOp::commit_fenced:
     case HistoryOp::commit_rejected:
-    case HistoryOp::reclaim: return true;
-    default: return false;
+    case HistoryOp::reclaim:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -188,9 +190,10 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
   inner = std::make_unique<InnerStampLink>(*link, server);
   redis::RedisLink* next = inner.get();
   if (with_faults) {
-    faulty = std::make_unique<FaultyLink>(*inner, runtime, rng.derive("faults"),
-                                          link_fault_rates(world.case_.swarm, world.case_.link.timeout_ms),
-                                          world.observer_.get(), node);
+    faulty = std::make_unique<FaultyLink>(
+        *inner, runtime, rng.derive("faults"),
+        link_fault_rates(world.case_.swarm, world.case_.link.timeout_ms), world.observer_.get(),
+        node);
     next = faulty.get();
   }
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
@@ -201,7 +204,8 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
 
 // --- faults ---------------------------------------------------------------------------------
 
-void World::StampObserver::on_fault(FaultKind kind, std::string_view node, std::string_view detail) {
+void World::StampObserver::on_fault(FaultKind kind, std::string_view node,
+                                    std::string_view detail) {
   SEQBY_CHECK(recorder_ != nullptr);
   auto it = names_.find(node);
   recorder_->on_fault(kind, it == names_.end() ? node : std::string_view(it->second), detail);
@@ -305,7 +309,8 @@ std::vector<HistoryRecord> World::Sink::take() {
     r.group = c.group;
     r.event_id = c.event_id;
     if (c.op == HistoryOp::commit) r.seq = c.seq;
-    r.detail = "decided by the server; the reply never reached the instance (recorded by the world)";
+    r.detail =
+        "decided by the server; the reply never reached the instance (recorded by the world)";
     pending_.push_back(Pending{2 * c.stamp - 1, std::move(r)});
   }
   // Sort positions, not records (records are large): ties keep their arrival order.

@@ -29,7 +29,8 @@ constexpr CustomScript kCustomScripts[] = {
      "return {'caught', r.err} end return {'value', r}"},
     {"custom_call_error", "return redis.call('INCR', KEYS[1])"},
     {"custom_numbers",
-     "return {3.99, -2.5, 0.5, 1e3, tonumber(ARGV[1]) or 'nan', tostring(7/2), true, false, 'tail'}"},
+     "return {3.99, -2.5, 0.5, 1e3, tonumber(ARGV[1]) or 'nan', tostring(7/2), true, false, "
+     "'tail'}"},
     {"custom_type", "local t = redis.call('TYPE', KEYS[1]) return {t, type(t), t.ok}"},
     {"custom_sorted_members", "local m = redis.call('SMEMBERS', KEYS[1]) table.sort(m) return m"},
     {"custom_hgetall", "return redis.call('HGETALL', KEYS[1])"},
@@ -56,8 +57,8 @@ constexpr const char* kSets[] = {"set:1", "set:2", "set:3"};
 constexpr const char* kHashes[] = {"h:1", "h:2", "h:3"};
 constexpr const char* kStreams[] = {"x:1", "x:2", "x:3"};
 // Not s:1 and x:1: the lease and the stream the fenced scripts mostly use keep their type.
-constexpr const char* kAnyKeys[] = {"s:2", "s:3", "set:1", "set:2", "h:1",
-                                    "h:2", "x:2", "x:3", "missing"};
+constexpr const char* kAnyKeys[] = {"s:2", "s:3", "set:1", "set:2",  "h:1",
+                                    "h:2", "x:2", "x:3",   "missing"};
 constexpr const char* kValues[] = {"o1:1", "o1:2", "o2:1", "o2:2", "1", "7", "-3", "x", "", "3.5"};
 constexpr const char* kTokens[] = {"o1:1", "o1:2", "o1:3", "o2:1", "o2:2", "o2:3"};
 constexpr const char* kGroups[] = {"g1", "g2"};
@@ -102,7 +103,9 @@ class Generator {
   const char* key(const char* const (&own)[N]) {
     return rng_.chance(0.1) ? one_of(kAnyKeys) : hot(own);
   }
-  std::string num(std::uint64_t lo, std::uint64_t hi) { return std::to_string(rng_.uniform(lo, hi)); }
+  std::string num(std::uint64_t lo, std::uint64_t hi) {
+    return std::to_string(rng_.uniform(lo, hi));
+  }
   // An explicit stream id: mostly near the ids already added, sometimes odd forms.
   std::string id() {
     const std::uint64_t r = rng_.below(20);
@@ -136,8 +139,10 @@ class Generator {
     // Rarely the lease key s:1, so that a lease taken stays held for a while.
     const char* k = rng_.chance(0.9) ? key(kPlainStrings) : "s:1";
     switch (rng_.below(10)) {
-      case 8: return add({"GETDEL", k});
-      case 9: return add({"MGET", k, one_of(kAnyKeys), "s:1"});
+      case 8:
+        return add({"GETDEL", k});
+      case 9:
+        return add({"MGET", k, one_of(kAnyKeys), "s:1"});
       case 0:
       case 1: {
         Command c{"SET", k, one_of(kValues)};
@@ -151,12 +156,18 @@ class Generator {
         if (rng_.chance(0.15)) c.push_back("GET");
         return add(c);
       }
-      case 2: return add({"GET", k});
-      case 3: return add({rng_.chance(0.7) ? "INCR" : "DECR", k});
-      case 4: return add({"INCRBY", k, one_of({"2", "-1", "1.5", "x"})});
-      case 5: return add({"PTTL", k}, Normalise::ttl_sign);
-      case 6: return add({"PEXPIRE", k, one_of({"100000", "200000", "abc"})});
-      default: return add({"TTL", k}, Normalise::ttl_sign);
+      case 2:
+        return add({"GET", k});
+      case 3:
+        return add({rng_.chance(0.7) ? "INCR" : "DECR", k});
+      case 4:
+        return add({"INCRBY", k, one_of({"2", "-1", "1.5", "x"})});
+      case 5:
+        return add({"PTTL", k}, Normalise::ttl_sign);
+      case 6:
+        return add({"PEXPIRE", k, one_of({"100000", "200000", "abc"})});
+      default:
+        return add({"TTL", k}, Normalise::ttl_sign);
     }
   }
 
@@ -169,10 +180,12 @@ class Generator {
         for (std::uint64_t i = rng_.uniform(1, 3); i > 0; --i) c.push_back(one_of(kValues));
         return add(c);
       }
-      case 2: return add({"SREM", k, one_of(kValues), one_of(kValues)});
-      case 3: return add({"SISMEMBER", k, one_of(kValues)});
-      default: return add({rng_.chance(0.5) ? "SMEMBERS" : "SCARD", k},
-                          Normalise::sorted);
+      case 2:
+        return add({"SREM", k, one_of(kValues), one_of(kValues)});
+      case 3:
+        return add({"SISMEMBER", k, one_of(kValues)});
+      default:
+        return add({rng_.chance(0.5) ? "SMEMBERS" : "SCARD", k}, Normalise::sorted);
     }
   }
 
@@ -192,9 +205,12 @@ class Generator {
       case 2:
         if (rng_.chance(0.3)) return add({"HMGET", k, one_of(fields), one_of(fields)});
         return add({"HGET", k, one_of(fields)});
-      case 3: return add({"HDEL", k, one_of(fields)});
-      case 4: return add({"HGETALL", k});
-      case 5: return add({"HINCRBY", k, one_of(fields), one_of({"1", "-2", "x"})});
+      case 3:
+        return add({"HDEL", k, one_of(fields)});
+      case 4:
+        return add({"HGETALL", k});
+      case 5:
+        return add({"HINCRBY", k, one_of(fields), one_of({"1", "-2", "x"})});
       default:
         if (rng_.chance(0.5)) return add({"HLEN", k});
         return add({"HEXISTS", k, one_of(fields)});
@@ -226,7 +242,8 @@ class Generator {
         if (rng_.chance(0.05)) c.push_back("odd");
         return add(c);
       }
-      case 3: return add({"XLEN", k});
+      case 3:
+        return add({"XLEN", k});
       case 4: {
         Command c{rng_.chance(0.8) ? "XRANGE" : "XREVRANGE", k};
         const bool rev = c[0] == "XREVRANGE";
@@ -235,7 +252,8 @@ class Generator {
         if (rng_.chance(0.3)) c.insert(c.end(), {"COUNT", num(0, 3)});
         return add(c);
       }
-      case 5: return add({"XDEL", k, id()});
+      case 5:
+        return add({"XDEL", k, id()});
       case 6:
         if (rng_.chance(0.3)) return add({"XTRIM", k, "MINID", id()});
         return add({"XTRIM", k, "MAXLEN", num(0, 4)});
@@ -282,7 +300,8 @@ class Generator {
         if (rng_.chance(0.3)) c.push_back(id());
         return add(c);
       }
-      case 6: return add({"XPENDING", k, g});
+      case 6:
+        return add({"XPENDING", k, g});
       case 7: {
         Command c{"XPENDING", k, g};
         if (rng_.chance(0.2)) c.insert(c.end(), {"IDLE", "0"});
@@ -306,19 +325,24 @@ class Generator {
         if (rng_.chance(0.5)) c.push_back("JUSTID");
         return add(c);
       }
-      case 10: return add({"XGROUP", "DELCONSUMER", k, g, consumer});
+      case 10:
+        return add({"XGROUP", "DELCONSUMER", k, g, consumer});
       case 11: {
         switch (rng_.below(3)) {
-          case 0: return add({"XGROUP", "CREATECONSUMER", k, g, consumer});
+          case 0:
+            return add({"XGROUP", "CREATECONSUMER", k, g, consumer});
           case 1: {
-            Command c{"XGROUP", "SETID", k, g, rng_.chance(0.5) ? "0" : (rng_.chance(0.2) ? "$" : id())};
+            Command c{"XGROUP", "SETID", k, g,
+                      rng_.chance(0.5) ? "0" : (rng_.chance(0.2) ? "$" : id())};
             if (rng_.chance(0.3)) c.insert(c.end(), {"ENTRIESREAD", num(0, 4)});
             return add(c);
           }
-          default: return add({"XGROUP", "DESTROY", k, g});
+          default:
+            return add({"XGROUP", "DESTROY", k, g});
         }
       }
-      case 12: return add({"XINFO", "GROUPS", k});
+      case 12:
+        return add({"XINFO", "GROUPS", k});
       default:
         if (rng_.chance(0.5)) return add({"XINFO", "CONSUMERS", k, g}, Normalise::consumers_idle);
         return add({"XINFO", "STREAM", k}, Normalise::stream_info);
@@ -327,11 +351,16 @@ class Generator {
 
   void key_command() {
     switch (rng_.below(5)) {
-      case 0: return add({"DEL", one_of(kAnyKeys)});
-      case 1: return add({"EXISTS", one_of(kAnyKeys), one_of(kAnyKeys)});
-      case 2: return add({"TYPE", one_of(kAnyKeys)});
-      case 3: return add({"KEYS", "*"}, Normalise::sorted);
-      default: return add({"DBSIZE"});
+      case 0:
+        return add({"DEL", one_of(kAnyKeys)});
+      case 1:
+        return add({"EXISTS", one_of(kAnyKeys), one_of(kAnyKeys)});
+      case 2:
+        return add({"TYPE", one_of(kAnyKeys)});
+      case 3:
+        return add({"KEYS", "*"}, Normalise::sorted);
+      default:
+        return add({"DBSIZE"});
     }
   }
 
@@ -362,8 +391,7 @@ class Generator {
       *argv = {hot(kTokens), num(0, 4), one_of(kValues)};
     } else if (name == "reclaim") {
       *keys = {lease, stream};
-      *argv = {hot(kTokens), hot(kGroups), num(1, 3), num(1, 3),
-               rng_.chance(0.7) ? "0-0" : id()};
+      *argv = {hot(kTokens), hot(kGroups), num(1, 3), num(1, 3), rng_.chance(0.7) ? "0-0" : id()};
     } else if (name == "drop_stale_consumers") {
       *keys = {lease, stream};
       *argv = {hot(kTokens), hot(kGroups), num(1, 3)};
@@ -430,7 +458,8 @@ class Generator {
 bool is_id(const std::string& s) {
   const std::size_t dash = s.find('-');
   if (dash == std::string::npos || dash == 0 || dash + 1 == s.size()) return false;
-  return std::all_of(s.begin(), s.end(), [](char ch) { return ch == '-' || (ch >= '0' && ch <= '9'); });
+  return std::all_of(s.begin(), s.end(),
+                     [](char ch) { return ch == '-' || (ch >= '0' && ch <= '9'); });
 }
 
 }  // namespace
@@ -450,7 +479,8 @@ std::vector<DifferentialStep> generate_sequence(std::uint64_t seed,
 Reply normalise_reply(const Reply& reply, Normalise normalise) {
   Reply out = reply;
   switch (normalise) {
-    case Normalise::none: break;
+    case Normalise::none:
+      break;
     case Normalise::sorted:
       if (out.kind == Reply::Kind::array) {
         std::sort(out.elements.begin(), out.elements.end(),

@@ -87,11 +87,19 @@ bool RedisServer::start_on(std::uint16_t port) {
   const char* program = std::getenv("SEQBY_REDIS_SERVER");
   if (program == nullptr || program[0] == '\0') program = "redis-server";
   const std::string dir = std::filesystem::temp_directory_path().string();
-  std::vector<std::string> args = {program,        "--bind",       "127.0.0.1",
-                                   "--port",       std::to_string(port),
-                                   "--save",       "",             "--appendonly",
-                                   "no",           "--daemonize",  "no",
-                                   "--dir",        dir};
+  std::vector<std::string> args = {program,
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--port",
+                                   std::to_string(port),
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--daemonize",
+                                   "no",
+                                   "--dir",
+                                   dir};
   if (!options_.password.empty()) {
     args.push_back("--requirepass");
     args.push_back(options_.password);

@@ -34,7 +34,7 @@ class RedisServer {
 
   const std::string& url() const { return url_; }  // redis://[:password@]127.0.0.1:PORT
   std::uint16_t port() const { return port_; }
-  pid_t pid() const { return pid_; }                // -1 for a shared (external) server
+  pid_t pid() const { return pid_; }   // -1 for a shared (external) server
   bool owned() const { return own_; }  // true when this object runs the server
 
   // FLUSHALL (the shared server between tests). Returns false when it failed.

@@ -258,8 +258,9 @@ Task<Result<bool>> RedisBroker::release(const Lease& lease) {
 }
 
 Task<Status> RedisBroker::ensure_group(const PartitionRef& partition, std::string_view group) {
-  Command command{"XGROUP", "CREATE", partition.stream(), std::string(group),
-                  options_.group_start_id, "MKSTREAM"};
+  Command command{
+      "XGROUP",  "CREATE", partition.stream(), std::string(group), options_.group_start_id,
+      "MKSTREAM"};
   Result<Reply> reply = co_await link_.execute(std::move(command));
   if (reply.ok() && reply.value().is_error_with("BUSYGROUP")) co_return Status::Ok();
   co_return status_of(reply);

@@ -63,8 +63,8 @@ Task<Result<std::optional<StreamEntry>>> RedisBroker::fenced_read(const Lease& l
   std::vector<std::string> script_keys{lease.key(), lease.partition.stream()};
   std::vector<std::string> script_args{lease.token(), std::string(group),
                                        from == ReadFrom::pending ? "0" : ">"};
-  Result<Reply> reply =
-      co_await run_script(options_.unfenced ? "unfenced_read" : "fenced_read", std::move(script_keys), std::move(script_args));
+  Result<Reply> reply = co_await run_script(options_.unfenced ? "unfenced_read" : "fenced_read",
+                                            std::move(script_keys), std::move(script_args));
   if (!reply.ok()) co_return reply.error();
   const Reply& r = reply.value();
   if (r.is_error()) co_return error_from_reply(r);
@@ -83,8 +83,8 @@ Task<Status> RedisBroker::fenced_ack(const Lease& lease, std::string_view group,
                                      std::string_view id) {
   std::vector<std::string> script_keys{lease.key(), lease.partition.stream()};
   std::vector<std::string> script_args{lease.token(), std::string(group), std::string(id)};
-  Result<Reply> reply =
-      co_await run_script(options_.unfenced ? "unfenced_ack" : "fenced_ack", std::move(script_keys), std::move(script_args));
+  Result<Reply> reply = co_await run_script(options_.unfenced ? "unfenced_ack" : "fenced_ack",
+                                            std::move(script_keys), std::move(script_args));
   Status status = status_of(reply);
   if (!status.ok()) co_return status;
   if (reply.value().kind != Reply::Kind::integer)
@@ -97,8 +97,8 @@ Task<Result<CommitReply>> RedisBroker::fenced_commit(const Lease& lease, std::st
   std::vector<std::string> script_keys{lease.key(), sink_key_name(lease.partition, group),
                                        effects_hash_name(lease.partition, group)};
   std::vector<std::string> script_args{lease.token(), std::to_string(seq), std::string(effect)};
-  Result<Reply> reply =
-      co_await run_script(options_.unfenced ? "unfenced_commit" : "fenced_commit", std::move(script_keys), std::move(script_args));
+  Result<Reply> reply = co_await run_script(options_.unfenced ? "unfenced_commit" : "fenced_commit",
+                                            std::move(script_keys), std::move(script_args));
   if (!reply.ok()) co_return reply.error();
   const Reply& r = reply.value();
   if (r.is_error()) {

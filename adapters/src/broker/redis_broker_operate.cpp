@@ -18,7 +18,8 @@ Task<Status> RedisBroker::record_halt(const Lease& lease, std::string_view group
       co_await run_script("record_halt", std::move(script_keys), std::move(script_args));
   Status status = status_of(reply);
   if (!status.ok()) co_return status;
-  if (reply.value().kind != Reply::Kind::integer) co_return shape_error("record_halt", reply.value());
+  if (reply.value().kind != Reply::Kind::integer)
+    co_return shape_error("record_halt", reply.value());
   co_return Status::Ok();
 }
 
@@ -43,8 +44,7 @@ Task<Result<std::optional<std::string>>> RedisBroker::pending_head(const Partiti
 Task<Result<bool>> RedisBroker::reap(const Lease& lease, std::uint64_t idle_ms) {
   std::vector<std::string> script_keys{lease.key(), lease.partition.stream(),
                                        lease.partition.index(), lease.partition.subscribers()};
-  std::vector<std::string> script_args{lease.token(), lease.partition.key,
-                                       std::to_string(idle_ms)};
+  std::vector<std::string> script_args{lease.token(), lease.partition.key, std::to_string(idle_ms)};
   Result<Reply> reply = co_await run_script("reap", std::move(script_keys), std::move(script_args));
   if (!reply.ok()) co_return reply.error();
   const Reply& r = reply.value();

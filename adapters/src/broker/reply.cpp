@@ -4,11 +4,16 @@ namespace seqby::redis {
 
 std::string to_string(const Reply& reply) {
   switch (reply.kind) {
-    case Reply::Kind::nil: return "(nil)";
-    case Reply::Kind::integer: return "(integer) " + std::to_string(reply.integer);
-    case Reply::Kind::status: return reply.str;
-    case Reply::Kind::error: return "(error) " + reply.str;
-    case Reply::Kind::bulk: return "\"" + reply.str + "\"";
+    case Reply::Kind::nil:
+      return "(nil)";
+    case Reply::Kind::integer:
+      return "(integer) " + std::to_string(reply.integer);
+    case Reply::Kind::status:
+      return reply.str;
+    case Reply::Kind::error:
+      return "(error) " + reply.str;
+    case Reply::Kind::bulk:
+      return "\"" + reply.str + "\"";
     case Reply::Kind::array: {
       std::string out = "[";
       for (std::size_t i = 0; i < reply.elements.size(); ++i) {

@@ -52,7 +52,8 @@ Status BlockingRedis::connect() {
     }
     if (reply.value().is_error()) {
       context_.reset();
-      return make_error(Errc::closed, what + ": " + command.front() + " refused: " + reply.value().str);
+      return make_error(Errc::closed,
+                        what + ": " + command.front() + " refused: " + reply.value().str);
     }
   }
   return Status::Ok();
@@ -67,8 +68,8 @@ Result<Reply> BlockingRedis::execute(const Command& command) {
   }
   hiredis::Argv argv(command);
   errno = 0;
-  hiredis::ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(
-      context_.get(), argv.argc(), argv.pointers.data(), argv.lengths.data())));
+  hiredis::ReplyPtr reply(static_cast<redisReply*>(
+      redisCommandArgv(context_.get(), argv.argc(), argv.pointers.data(), argv.lengths.data())));
   const int saved_errno = errno;
   if (reply == nullptr) {
     Error error = hiredis::error_from_hiredis(context_->err, context_->errstr, saved_errno,

@@ -132,8 +132,8 @@ class HiredisLink::Impl {
     if (op->result) return;
     const std::string limit = std::to_string(config_.command_timeout_ms) + " ms";
     if (!op->sent) {
-      resolve(op, make_error(Errc::closed, "no connection to " + url_ + " within " + limit +
-                                               " (" + hiredis::describe(op->command) + " not sent)" +
+      resolve(op, make_error(Errc::closed, "no connection to " + url_ + " within " + limit + " (" +
+                                               hiredis::describe(op->command) + " not sent)" +
                                                (last_error_.empty() ? "" : ": " + last_error_)));
       return;
     }
@@ -167,9 +167,8 @@ class HiredisLink::Impl {
       return;
     }
     context_.reset(ac);
-    watch_ = runtime_.watch_fd(ac->c.fd, [this](bool readable, bool writable) {
-      on_io(readable, writable);
-    });
+    watch_ = runtime_.watch_fd(ac->c.fd,
+                               [this](bool readable, bool writable) { on_io(readable, writable); });
     ac->ev.data = this;
     ac->ev.addRead = [](void* self) { static_cast<Impl*>(self)->want(true, std::nullopt); };
     ac->ev.delRead = [](void* self) { static_cast<Impl*>(self)->want(false, std::nullopt); };
@@ -215,8 +214,8 @@ class HiredisLink::Impl {
     connect_timer_ = 0;
     ++failures_in_row_;
     const int shift = static_cast<int>(std::min<std::uint64_t>(failures_in_row_ - 1, 30));
-    const std::uint64_t backoff_ms = std::min(config_.reconnect_backoff_max_ms,
-                                              config_.reconnect_backoff_min_ms << shift);
+    const std::uint64_t backoff_ms =
+        std::min(config_.reconnect_backoff_max_ms, config_.reconnect_backoff_min_ms << shift);
     next_attempt_ms_ = runtime_.clock().now_ms() + backoff_ms;
     last_error_ = error.message;
     fail_waiting(error);
@@ -268,7 +267,8 @@ class HiredisLink::Impl {
     --self->in_flight_;
     if (op->result) return;  // timed out already
     if (reply == nullptr) {
-      self->resolve(op, self->context_error(ac, hiredis::describe(op->command) + " on " + self->url_));
+      self->resolve(op,
+                    self->context_error(ac, hiredis::describe(op->command) + " on " + self->url_));
       return;
     }
     self->resolve(op, hiredis::convert_reply(static_cast<const redisReply*>(reply)));
@@ -352,9 +352,9 @@ class HiredisLink::Impl {
   std::uint64_t next_attempt_ms_ = 0;
   std::string last_error_;
 
-  std::deque<OpPtr> waiting_;     // waiting for the handshake to complete
-  std::size_t outstanding_ = 0;   // unresolved commands (waiting or in flight)
-  std::size_t in_flight_ = 0;     // sent commands whose callback has not run
+  std::deque<OpPtr> waiting_;    // waiting for the handshake to complete
+  std::size_t outstanding_ = 0;  // unresolved commands (waiting or in flight)
+  std::size_t in_flight_ = 0;    // sent commands whose callback has not run
   Stats stats_;
 };
 

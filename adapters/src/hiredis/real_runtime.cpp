@@ -197,7 +197,8 @@ void RealRuntime::run_until(const std::function<bool()>& done) {
     ids.push_back(0);
     for (const auto& [id, watch] : watches_) {
       if (!watch.read && !watch.write) continue;
-      const short events = static_cast<short>((watch.read ? POLLIN : 0) | (watch.write ? POLLOUT : 0));
+      const short events =
+          static_cast<short>((watch.read ? POLLIN : 0) | (watch.write ? POLLOUT : 0));
       fds.push_back(pollfd{watch.fd, events, 0});
       ids.push_back(id);
     }

@@ -17,9 +17,8 @@ bool parse_i64(std::string_view text, std::int64_t* out) {
 }
 
 Error bad_field(std::string_view name, std::string_view value) {
-  return Error{Errc::invalid,
-               "history entry: field '" + std::string(name) + "': bad value '" +
-                   std::string(value) + "'"};
+  return Error{Errc::invalid, "history entry: field '" + std::string(name) + "': bad value '" +
+                                  std::string(value) + "'"};
 }
 
 // KEYS[1] stream, KEYS[2] index, KEYS[3] history; ARGV[1] key, [2] type, [3] data, then the
@@ -93,7 +92,8 @@ Result<std::vector<HistoryRecord>> history_from_xrange(const Reply& reply) {
   std::vector<HistoryRecord> records;
   for (const Reply& entry : reply.elements) {
     if (entry.kind != Reply::Kind::array || entry.elements.size() != 2 ||
-        entry.elements[1].kind != Reply::Kind::array || entry.elements[1].elements.size() % 2 != 0) {
+        entry.elements[1].kind != Reply::Kind::array ||
+        entry.elements[1].elements.size() % 2 != 0) {
       return Error{Errc::protocol, "history: bad XRANGE entry: " + to_string(entry)};
     }
     std::vector<std::pair<std::string, std::string>> fields;
@@ -159,8 +159,14 @@ Task<Result<std::string>> publish_recorded(RedisLink& link, const PartitionRef& 
   record.key = partition.key;
   record.seq = seq;
   record.detail = std::string(detail);
-  Command command{"EVAL", kPublishRecordedScript, "3", partition.stream(), partition.index(),
-                  std::string(history_stream), partition.key, std::string(type),
+  Command command{"EVAL",
+                  kPublishRecordedScript,
+                  "3",
+                  partition.stream(),
+                  partition.index(),
+                  std::string(history_stream),
+                  partition.key,
+                  std::string(type),
                   std::string(data_json)};
   for (auto& [name, value] : history_fields(record)) {
     command.push_back(std::move(name));
@@ -169,7 +175,8 @@ Task<Result<std::string>> publish_recorded(RedisLink& link, const PartitionRef& 
   Result<Reply> reply = co_await link.execute(std::move(command));
   if (!reply.ok()) co_return reply.error();
   if (reply.value().kind != Reply::Kind::bulk) {
-    co_return Error{Errc::protocol, "publish_recorded: unexpected reply " + to_string(reply.value())};
+    co_return Error{Errc::protocol,
+                    "publish_recorded: unexpected reply " + to_string(reply.value())};
   }
   co_return reply.value().str;
 }

@@ -110,7 +110,8 @@ Result<RedisConfig> parse_redis_url(std::string_view url) {
     config.host = std::string(hostport.substr(1, close - 1));
     const std::string_view after = hostport.substr(close + 1);
     if (!after.empty()) {
-      if (after.front() != ':') return bad(url, "host is followed by \"" + std::string(after) + "\"");
+      if (after.front() != ':')
+        return bad(url, "host is followed by \"" + std::string(after) + "\"");
       port_text = after.substr(1);
       has_port = true;
     }
@@ -125,7 +126,8 @@ Result<RedisConfig> parse_redis_url(std::string_view url) {
   if (config.host.empty()) return bad(url, "host is empty");
   if (has_port) {
     auto port = parse_decimal<std::uint16_t>(port_text, 1, 65535);
-    if (!port) return bad(url, "port \"" + std::string(port_text) + "\" is not a number in 1..65535");
+    if (!port)
+      return bad(url, "port \"" + std::string(port_text) + "\" is not a number in 1..65535");
     config.port = *port;
   }
 

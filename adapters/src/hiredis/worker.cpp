@@ -83,8 +83,11 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
     } else {
       switch (committed.value().outcome) {
         case CommitOutcome::accepted:
-        case CommitOutcome::duplicate: break;
-        case CommitOutcome::fenced: result = HandlerResult::failed("commit fenced"); break;
+        case CommitOutcome::duplicate:
+          break;
+        case CommitOutcome::fenced:
+          result = HandlerResult::failed("commit fenced");
+          break;
         case CommitOutcome::out_of_order:
           result = HandlerResult::failed("commit out of order");
           break;
@@ -139,8 +142,8 @@ Task<std::string> halt_figures_line(RedisLink& link, HistoryRecord halt) {
     }
   }
   co_return "event=halt_figures category=" + halt.category + " key=" + halt.key +
-      " group=" + halt.group + " event_id=" + halt.event_id + " pending=" +
-      std::to_string(pending) + " lag=" + std::to_string(lag);
+      " group=" + halt.group + " event_id=" + halt.event_id +
+      " pending=" + std::to_string(pending) + " lag=" + std::to_string(lag);
 }
 
 std::string operator_log_line(const HistoryRecord& r) {

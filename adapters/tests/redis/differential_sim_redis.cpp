@@ -162,8 +162,8 @@ TEST_F(Differential, RandomSequencesGiveTheSameReplies) {
       }
       if (normalise_reply(want, step.normalise) == normalise_reply(got, step.normalise)) continue;
       ++mismatches;
-      ADD_FAILURE() << "seed " << seed << ", command " << i << ": "
-                    << command_text(step.command) << "\n  redis:    " << redis::to_string(want)
+      ADD_FAILURE() << "seed " << seed << ", command " << i << ": " << command_text(step.command)
+                    << "\n  redis:    " << redis::to_string(want)
                     << "\n  SimRedis: " << redis::to_string(got);
       break;  // the two states now differ: the rest of this sequence says nothing new
     }

@@ -16,8 +16,8 @@ redisReply make(int type) {
 }
 
 TEST(HiredisConvert, ErrorCodesMapInOnePlace) {
-  const Error timeout = error_from_hiredis(REDIS_ERR_IO, "Resource temporarily unavailable",
-                                           EAGAIN, "command GET");
+  const Error timeout =
+      error_from_hiredis(REDIS_ERR_IO, "Resource temporarily unavailable", EAGAIN, "command GET");
   EXPECT_EQ(timeout.code, Errc::timeout);
   EXPECT_EQ(timeout.message, "command GET: no reply in time (Resource temporarily unavailable)");
   const Error reset = error_from_hiredis(REDIS_ERR_IO, "Connection reset by peer", ECONNRESET, "x");
@@ -48,7 +48,8 @@ TEST(HiredisConvert, WellFormedReplies) {
   array.elements = 3;
   Result<Reply> converted = convert_reply(&array);
   ASSERT_TRUE(converted.ok());
-  EXPECT_EQ(converted.value(), Reply::array({Reply::bulk("hello"), Reply::of_int(-42), Reply::nil()}));
+  EXPECT_EQ(converted.value(),
+            Reply::array({Reply::bulk("hello"), Reply::of_int(-42), Reply::nil()}));
 }
 
 TEST(HiredisConvert, MalformedRepliesAreProtocolErrors) {
@@ -87,8 +88,7 @@ TEST(HiredisConvert, HandshakeCommands) {
   EXPECT_TRUE(handshake_commands(config).empty());
   config.password = "pw";
   config.db = 3;
-  EXPECT_EQ(handshake_commands(config),
-            (std::vector<Command>{{"AUTH", "pw"}, {"SELECT", "3"}}));
+  EXPECT_EQ(handshake_commands(config), (std::vector<Command>{{"AUTH", "pw"}, {"SELECT", "3"}}));
   config.user = "worker";
   EXPECT_EQ(handshake_commands(config).front(), (Command{"AUTH", "worker", "pw"}));
 }

@@ -111,7 +111,8 @@ TEST(HiredisFaults, BlockingRedisTimesOutOnAPausedServerThenReconnects) {
   Result<Reply> paused = redis.execute({"GET", "k"});
   ASSERT_FALSE(paused.ok());
   EXPECT_EQ(paused.code(), Errc::timeout);
-  EXPECT_EQ(paused.error().message, "command GET: no reply in time (Resource temporarily unavailable)");
+  EXPECT_EQ(paused.error().message,
+            "command GET: no reply in time (Resource temporarily unavailable)");
   EXPECT_FALSE(redis.connected());  // the error is sticky: the context was dropped
   Result<Reply> after = make_error(Errc::closed, "never tried");
   for (int attempt = 0; attempt < kRetryAttemptsMax && !after.ok(); ++attempt) {
@@ -181,9 +182,8 @@ TEST(HiredisFaults, RefusedConnectFailsAndBackoffFailsFastWithoutAnotherAttempt)
   Result<Reply> first = runtime.block_on(link.execute({"PING"}));
   ASSERT_FALSE(first.ok());
   EXPECT_EQ(first.code(), Errc::closed);
-  EXPECT_EQ(first.error().message,
-            "connect to redis://127.0.0.1:" + std::to_string(port) +
-                ": I/O error (Connection refused)");
+  EXPECT_EQ(first.error().message, "connect to redis://127.0.0.1:" + std::to_string(port) +
+                                       ": I/O error (Connection refused)");
   Result<Reply> second = runtime.block_on(link.execute({"PING"}));
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.code(), Errc::closed);
@@ -266,8 +266,8 @@ TEST(HiredisFaults, DestroyingTheLinkClosesOutstandingCommands) {
     runtime.spawn("command", [](RedisLink& l, std::vector<std::string>* out) -> Task<void> {
       Command command{"PING"};
       Result<Reply> reply = co_await l.execute(std::move(command));
-      out->push_back(reply.ok() ? "ok" : std::string(errc_name(reply.code())) + ": " +
-                                             reply.error().message);
+      out->push_back(
+          reply.ok() ? "ok" : std::string(errc_name(reply.code())) + ": " + reply.error().message);
     }(*link, &messages));
   }
   // Start both tasks (their commands wait for the connection), then destroy the link.

@@ -1,7 +1,6 @@
 // Many tasks sharing one HiredisLink: their commands are pipelined on one connection and each
 // gets its own reply. Two instances, each with its own loop thread and link, run side by side.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <thread>
@@ -88,7 +87,8 @@ TEST(HiredisPipeline, InstancesOnTheirOwnLoopThreadsRunSideBySide) {
   auto config = parse_redis_url(server.url());
   ASSERT_TRUE(config.ok());
   BlockingRedis setup(config.value());
-  ASSERT_TRUE(setup.execute({"DEL", unique_tag("a") + ":counter", unique_tag("b") + ":counter"}).ok());
+  ASSERT_TRUE(
+      setup.execute({"DEL", unique_tag("a") + ":counter", unique_tag("b") + ":counter"}).ok());
   Instance a(config.value());
   Instance b(config.value());
   for (Instance* instance : {&a, &b}) {

@@ -76,9 +76,9 @@ TEST_F(HiredisReplies, Arrays) {
 TEST_F(HiredisReplies, NestedArraysFromStreams) {
   EXPECT_EQ(run({"XADD", "s", "1-1", "type", "t", "data", "{}"}), Reply::bulk("1-1"));
   EXPECT_EQ(run({"XRANGE", "s", "-", "+"}),
-            Reply::array({Reply::array({Reply::bulk("1-1"),
-                                        Reply::array({Reply::bulk("type"), Reply::bulk("t"),
-                                                      Reply::bulk("data"), Reply::bulk("{}")})})}));
+            Reply::array({Reply::array(
+                {Reply::bulk("1-1"), Reply::array({Reply::bulk("type"), Reply::bulk("t"),
+                                                   Reply::bulk("data"), Reply::bulk("{}")})})}));
 }
 
 TEST_F(HiredisReplies, ErrorRepliesAreSuccessfulResults) {
@@ -87,8 +87,8 @@ TEST_F(HiredisReplies, ErrorRepliesAreSuccessfulResults) {
   EXPECT_EQ(reply, Reply::error("ERR value is not an integer or out of range"));
   EXPECT_TRUE(reply.is_error_with("ERR"));
   EXPECT_TRUE(run({"NOSUCHCOMMAND"}).is_error_with("ERR unknown command"));
-  EXPECT_TRUE(run({"XREADGROUP", "GROUP", "g", "c", "STREAMS", "nostream", ">"})
-                  .is_error_with("NOGROUP"));
+  EXPECT_TRUE(
+      run({"XREADGROUP", "GROUP", "g", "c", "STREAMS", "nostream", ">"}).is_error_with("NOGROUP"));
 }
 
 TEST_F(HiredisReplies, EvalConvertsLuaValues) {
@@ -115,9 +115,14 @@ TEST_F(HiredisReplies, EvalshaReportsNoscriptUntilTheScriptIsLoaded) {
 }
 
 TEST_F(HiredisReplies, BlockingRedisGivesTheSameReplies) {
-  const std::vector<Command> commands = {
-      {"SET", "k", "v"}, {"GET", "k"},        {"GET", "missing"},        {"INCR", "n"},
-      {"INCR", "k"},     {"RPUSH", "l", "a"}, {"LRANGE", "l", "0", "-1"}, {"EVAL", "return {1, {2, 'three'}}", "0"}};
+  const std::vector<Command> commands = {{"SET", "k", "v"},
+                                         {"GET", "k"},
+                                         {"GET", "missing"},
+                                         {"INCR", "n"},
+                                         {"INCR", "k"},
+                                         {"RPUSH", "l", "a"},
+                                         {"LRANGE", "l", "0", "-1"},
+                                         {"EVAL", "return {1, {2, 'three'}}", "0"}};
   BlockingRedis blocking(config_);
   std::vector<Reply> sync_replies;
   for (const Command& command : commands) {

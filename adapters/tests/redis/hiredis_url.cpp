@@ -74,8 +74,9 @@ TEST(RedisUrl, BadUrlsNameThePart) {
                  "0.14");
   expect_invalid("redis://", "invalid redis URL \"redis://\": host is empty");
   expect_invalid("redis://:6379", "invalid redis URL \"redis://:6379\": host is empty");
-  expect_invalid("redis://h:", "invalid redis URL \"redis://h:\": port \"\" is not a number in "
-                               "1..65535");
+  expect_invalid("redis://h:",
+                 "invalid redis URL \"redis://h:\": port \"\" is not a number in "
+                 "1..65535");
   expect_invalid("redis://h:http",
                  "invalid redis URL \"redis://h:http\": port \"http\" is not a number in 1..65535");
   expect_invalid("redis://h:0",
@@ -90,10 +91,12 @@ TEST(RedisUrl, BadUrlsNameThePart) {
                  "0..2147483647");
   expect_invalid("redis://h:1?db=2",
                  "invalid redis URL \"redis://h:1?db=2\": query and fragment are not supported");
-  expect_invalid("redis://alice@h:1", "invalid redis URL \"redis://alice@h:1\": user info must be "
-                                      "\"user:password\" or \":password\"");
-  expect_invalid("redis://alice:@h:1", "invalid redis URL \"redis://alice:***@h:1\": password is "
-                                       "empty");
+  expect_invalid("redis://alice@h:1",
+                 "invalid redis URL \"redis://alice@h:1\": user info must be "
+                 "\"user:password\" or \":password\"");
+  expect_invalid("redis://alice:@h:1",
+                 "invalid redis URL \"redis://alice:***@h:1\": password is "
+                 "empty");
   expect_invalid("redis://[::1:6379",
                  "invalid redis URL \"redis://[::1:6379\": host has an unclosed '['");
 }

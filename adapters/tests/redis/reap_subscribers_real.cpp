@@ -31,9 +31,9 @@ class ReapSubscribersReal : public ::testing::Test {
     ASSERT_TRUE(config.ok());
     link_ = std::make_unique<HiredisLink>(runtime_, config.value());
     broker_ = std::make_unique<RedisBroker>(*link_);
-    for (const std::string& key : {partition_.stream(), partition_.index(),
-                                   partition_.subscribers(), partition_.lease(),
-                                   partition_.fence()}) {
+    for (const std::string& key :
+         {partition_.stream(), partition_.index(), partition_.subscribers(), partition_.lease(),
+          partition_.fence()}) {
       run({"DEL", key});
     }
   }

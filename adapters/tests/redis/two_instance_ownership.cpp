@@ -4,12 +4,12 @@
 // keeps what is about the commands and the wire format: a publisher that is not seqby (plain
 // XADD of DESIGN.md section 3's entry format plus SADD to the index) is served in order, and
 // `seqby publish` writes exactly the documented entries or nothing. Every wait is bounded.
+#include <gtest/gtest.h>
+
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "../../../apps/tests/unit/cli_run.h"
 #include "redis_server.h"
@@ -49,9 +49,10 @@ TEST_F(TwoInstance, APublisherThatIsNotSeqbyIsServedInOrder) {
   // history record is the test's own bookkeeping for the checker (before any worker starts).
   for (std::int64_t seq = 1; seq <= kCount; ++seq) {
     for (const std::string& key : keys) {
-      const std::string data = "{\"client_id\":\"" + key + "\",\"seq\":" + std::to_string(seq) +
-                               ",\"delay_ms\":5}";
-      const Reply id = d.run({"XADD", d.category() + ":" + key, "*", "type", "charge", "data", data});
+      const std::string data =
+          "{\"client_id\":\"" + key + "\",\"seq\":" + std::to_string(seq) + ",\"delay_ms\":5}";
+      const Reply id =
+          d.run({"XADD", d.category() + ":" + key, "*", "type", "charge", "data", data});
       ASSERT_EQ(id.kind, Reply::Kind::bulk) << to_string(id);
       ASSERT_EQ(d.run({"SADD", d.category() + ":__partitions__", key}).kind, Reply::Kind::integer);
       ids[key].push_back(id.str);
@@ -68,10 +69,11 @@ TEST_F(TwoInstance, APublisherThatIsNotSeqbyIsServedInOrder) {
   ASSERT_NE(d.start_worker("w1"), nullptr);
   ASSERT_NE(d.start_worker("w2"), nullptr);
 
-  const bool done =
-      d.wait_until([&] { return d.last_seq("client-A") == kCount && d.last_seq("client-B") == kCount; });
-  ASSERT_TRUE(done) << "not every event was committed within " << d.wait_max_ms() << " ms: client-A at "
-                    << d.last_seq("client-A") << ", client-B at " << d.last_seq("client-B") << "\n"
+  const bool done = d.wait_until(
+      [&] { return d.last_seq("client-A") == kCount && d.last_seq("client-B") == kCount; });
+  ASSERT_TRUE(done) << "not every event was committed within " << d.wait_max_ms()
+                    << " ms: client-A at " << d.last_seq("client-A") << ", client-B at "
+                    << d.last_seq("client-B") << "\n"
                     << d.logs();
   EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 
@@ -105,7 +107,8 @@ TEST_F(TwoInstance, PublishCountWritesNumberedEventsAndPrintsTheirIds) {
                                                 category, "--key", "client-A", "--count", "3",
                                                 "--field", "delay_ms=5", "--type", "charge"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const Reply entries = driver_->run({"XRANGE", PartitionRef{category, "client-A"}.stream(), "-", "+"});
+  const Reply entries =
+      driver_->run({"XRANGE", PartitionRef{category, "client-A"}.stream(), "-", "+"});
   ASSERT_EQ(entries.elements.size(), 3u) << to_string(entries);
   std::string ids;
   for (std::size_t i = 0; i < entries.elements.size(); ++i) {

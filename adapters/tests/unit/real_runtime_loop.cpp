@@ -154,16 +154,17 @@ TEST(RealRuntime, StopEndsTheLoopAndDestroysRemainingTasks) {
     DestroyMarker marker{destroyed};
     co_await rt.sleep_ms(3600 * 1000);
   }(runtime, &sleeper_destroyed));
-  runtime.spawn("worker", [](Runtime& rt, bool* destroyed, Flag* started,
-                             std::atomic<bool>* finished) -> Task<void> {
-    DestroyMarker marker{destroyed};
-    Task<void> blocking = rt.run_blocking([=] {
-      started->set();
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      finished->store(true);
-    });
-    co_await blocking;
-  }(runtime, &worker_destroyed, &work_started, &work_finished));
+  runtime.spawn(
+      "worker",
+      [](Runtime& rt, bool* destroyed, Flag* started, std::atomic<bool>* finished) -> Task<void> {
+        DestroyMarker marker{destroyed};
+        Task<void> blocking = rt.run_blocking([=] {
+          started->set();
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          finished->store(true);
+        });
+        co_await blocking;
+      }(runtime, &worker_destroyed, &work_started, &work_finished));
   EXPECT_EQ(runtime.task_count(), 2u);
   std::thread stopper([&] {
     ASSERT_TRUE(work_started.wait());

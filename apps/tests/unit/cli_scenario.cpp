@@ -20,7 +20,7 @@ TEST(CliScenario, ListNamesTheDomainScenarios) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   for (const char* name : kDomainScenarios) {
     EXPECT_NE(run.out.find(std::string(name) + " "), std::string::npos) << name << " in\n"
-                                                                         << run.out;
+                                                                        << run.out;
   }
 }
 

@@ -29,9 +29,12 @@ TEST(CliUsage, EverySubcommandHasItsOwnHelp) {
     EXPECT_EQ(run.exit_code, 0) << name << ": " << run.err;
     EXPECT_NE(run.out.find("Usage: seqby " + name), std::string::npos) << run.out;
   }
-  for (const auto& path : std::vector<std::vector<std::string>>{
-           {"scenario", "list"}, {"scenario", "run"}, {"admin", "partitions"},
-           {"admin", "inspect"}, {"admin", "skip"}, {"admin", "dlq"}}) {
+  for (const auto& path : std::vector<std::vector<std::string>>{{"scenario", "list"},
+                                                                {"scenario", "run"},
+                                                                {"admin", "partitions"},
+                                                                {"admin", "inspect"},
+                                                                {"admin", "skip"},
+                                                                {"admin", "dlq"}}) {
     const auto run = run_seqby({path[0], path[1], "--help"});
     EXPECT_EQ(run.exit_code, 0) << path[0] << " " << path[1] << ": " << run.err;
     EXPECT_NE(run.out.find("Usage: seqby " + path[0] + " " + path[1]), std::string::npos)
@@ -72,8 +75,7 @@ TEST(CliUsage, UnknownOptionExitsTwoNamingIt) {
 TEST(CliUsage, BadSeedRangeExitsTwoNamingOptionAndValue) {
   const auto run = run_seqby({"sim", "--seeds", "9..3"});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find("--seeds: '9..3' is not a seed range A..B"), std::string::npos)
-      << run.err;
+  EXPECT_NE(run.err.find("--seeds: '9..3' is not a seed range A..B"), std::string::npos) << run.err;
 }
 
 TEST(CliUsage, SeedAndSeedsExcludeEachOther) {

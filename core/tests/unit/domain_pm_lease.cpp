@@ -97,8 +97,7 @@ TEST(DomainPmLease, EngineOptionsOfAProcessManager) {
 
   EngineOptions neither = pm_options();
   neither.pm_categories.clear();
-  EXPECT_EQ(validate_engine_options(neither).error().message,
-            "engine options: category is empty");
+  EXPECT_EQ(validate_engine_options(neither).error().message, "engine options: category is empty");
 
   // A handler may not serve the process managers' namespace either (it would join PM G's
   // membership and lower its fair share).

@@ -77,7 +77,8 @@ struct Sut {
 using Command = rc::state::Command<Model, Sut>;
 
 Reply entry(Id id, const std::string& value) {
-  return Reply::array({Reply::bulk(id.str()), Reply::array({Reply::bulk("n"), Reply::bulk(value)})});
+  return Reply::array(
+      {Reply::bulk(id.str()), Reply::array({Reply::bulk("n"), Reply::bulk(value)})});
 }
 
 std::string gen_key() { return *rc::gen::element<std::string>("a", "b", "lease"); }
@@ -110,7 +111,9 @@ struct SetPx : Command {
   void run(const Model&, Sut& s) const override {
     check(s, {"SET", key, value, "PX", std::to_string(ttl_ms)}, Reply::status("OK"));
   }
-  void show(std::ostream& os) const override { os << "SET " << key << " " << value << " PX " << ttl_ms; }
+  void show(std::ostream& os) const override {
+    os << "SET " << key << " " << value << " PX " << ttl_ms;
+  }
 };
 
 struct Get : Command {
@@ -127,7 +130,8 @@ struct Pttl : Command {
   void run(const Model& m, Sut& s) const override {
     const auto v = m.live(key);
     std::int64_t expected = -2;
-    if (v) expected = v->expire_at_ms < 0 ? -1 : v->expire_at_ms - static_cast<std::int64_t>(m.now_ms);
+    if (v)
+      expected = v->expire_at_ms < 0 ? -1 : v->expire_at_ms - static_cast<std::int64_t>(m.now_ms);
     check(s, {"PTTL", key}, Reply::of_int(expected));
   }
   void show(std::ostream& os) const override { os << "PTTL " << key; }
@@ -183,8 +187,10 @@ struct ReadGroup : Command {
       for (const Id& id : ids) items.push_back(entry(id, m.entries.at(id)));
       expected = Reply::array({Reply::array({Reply::bulk("s"), Reply::array(std::move(items))})});
     }
-    check(s, {"XREADGROUP", "GROUP", "g", consumer, "COUNT", std::to_string(count), "STREAMS", "s", ">"},
-          expected);
+    check(
+        s,
+        {"XREADGROUP", "GROUP", "g", consumer, "COUNT", std::to_string(count), "STREAMS", "s", ">"},
+        expected);
   }
   void show(std::ostream& os) const override {
     os << "XREADGROUP GROUP g " << consumer << " COUNT " << count << " STREAMS s >";
@@ -221,7 +227,9 @@ struct FencedAck : Command {
         holds(m) ? Reply::of_int(m.pel.count(id) ? 1 : 0) : Reply::error("ERR FENCED");
     check(s, {"EVAL", kScript, "2", "lease", "s", owner, id.str()}, expected);
   }
-  void show(std::ostream& os) const override { os << "fenced XACK " << id.str() << " as " << owner; }
+  void show(std::ostream& os) const override {
+    os << "fenced XACK " << id.str() << " as " << owner;
+  }
 };
 
 struct Autoclaim : Command {
@@ -230,8 +238,7 @@ struct Autoclaim : Command {
   Id start;
   std::int64_t count = *rc::gen::inRange<std::int64_t>(1, 4);
   bool justid = *rc::gen::arbitrary<bool>();
-  explicit Autoclaim(const Model& m)
-      : start(*rc::gen::inRange(0, 3) == 0 ? Id{} : gen_id(m)) {}
+  explicit Autoclaim(const Model& m) : start(*rc::gen::inRange(0, 3) == 0 ? Id{} : gen_id(m)) {}
 
   // Redis 7.0's loop: at most 10*count PEL entries looked at, deleted entries dropped.
   Reply simulate(Model& m) const {
@@ -267,8 +274,9 @@ struct Autoclaim : Command {
   void apply(Model& m) const override { simulate(m); }
   void run(const Model& m, Sut& s) const override {
     Model copy = m;
-    redis::Command c = {"XAUTOCLAIM", "s", "g", consumer, std::to_string(min_idle_ms),
-                        start.str(), "COUNT", std::to_string(count)};
+    redis::Command c = {
+        "XAUTOCLAIM",         "s", "g", consumer, std::to_string(min_idle_ms), start.str(), "COUNT",
+        std::to_string(count)};
     if (justid) c.push_back("JUSTID");
     check(s, c, simulate(copy));
   }
@@ -333,11 +341,11 @@ RC_GTEST_PROP(SimRedisModel, RepliesMatchThePlainModel, ()) {
   RC_ASSERT(sut.redis.execute({"XGROUP", "CREATE", "s", "g", "0", "MKSTREAM"}) ==
             Reply::status("OK"));
   Model model;
-  rc::state::check(model, sut,
-                   rc::state::gen::execOneOfWithArgs<SetPx, Get, Pttl, Advance, Xadd, Xadd,
-                                                     ReadGroup, ReadGroup, Xdel, FencedAck,
-                                                     Autoclaim, Autoclaim, PendingSummary,
-                                                     PendingRange, DelConsumer>());
+  rc::state::check(
+      model, sut,
+      rc::state::gen::execOneOfWithArgs<SetPx, Get, Pttl, Advance, Xadd, Xadd, ReadGroup, ReadGroup,
+                                        Xdel, FencedAck, Autoclaim, Autoclaim, PendingSummary,
+                                        PendingRange, DelConsumer>());
 }
 
 }  // namespace

@@ -182,7 +182,7 @@ TEST(CheckerPm, AStaleOwnerMayEnterTheEventItReadOnAnotherStreamBeforeItWentStal
   h.event_op(HistoryOp::exit, w1, "1-0", -1, "failed: transient", "order");  // stays pending
   h.event_op(HistoryOp::read, w1, "1-0", -1, "", "payment");
   h.event_op(HistoryOp::renew, w1, "", -1, "", "__pm__:fulfil");  // a renew is no read
-  h.acquire(w2);  // w1 stalled: its lease lapsed
+  h.acquire(w2);                                                  // w1 stalled: its lease lapsed
   apply(h, w2, "order", "1-0", 1);
   apply(h, w2, "payment", "1-0", 1);
   h.event_op(HistoryOp::enter, w1, "1-0", -1, "", "payment");  // w1 resumes

@@ -32,20 +32,19 @@ TEST_P(RealRedisScenario, PassesOnARealServer) {
   ScenarioContext ctx{out, server_.url(), 1, kSeqby};
   const ScenarioResult r = s->run_redis(ctx);
   std::cout << out.str();
-  EXPECT_TRUE(r.passed()) << out.str() << "replay: seqby scenario run " << GetParam()
-                          << " --redis " << server_.url();
+  EXPECT_TRUE(r.passed()) << out.str() << "replay: seqby scenario run " << GetParam() << " --redis "
+                          << server_.url();
   EXPECT_EQ(out.str().find("FAIL"), std::string::npos) << out.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Adr, RealRedisScenario,
                          ::testing::Values("per_key_order", "no_concurrent_entry",
-                                           "cross_key_parallelism", "poison_halt",
-                                           "crash_failover", "stall_failover",
-                                           "registration_validation", "capability_gating",
-                                           "one_key_per_category", "pm_per_instance",
-                                           "unsafe_keys",
-                                           "operator_skip_head", "operator_dlq_head",
-                                           "cold_partition_reaping", "partition_count_warning"));
+                                           "cross_key_parallelism", "poison_halt", "crash_failover",
+                                           "stall_failover", "registration_validation",
+                                           "capability_gating", "one_key_per_category",
+                                           "pm_per_instance", "unsafe_keys", "operator_skip_head",
+                                           "operator_dlq_head", "cold_partition_reaping",
+                                           "partition_count_warning"));
 
 TEST(RealRedisScenarioCommand, EveryScenarioHasARealRedisForm) {
   for (const Scenario& s : all_scenarios()) EXPECT_TRUE(static_cast<bool>(s.run_redis)) << s.name;

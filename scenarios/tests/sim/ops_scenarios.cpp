@@ -1,7 +1,7 @@
 // The operating scenarios of issue 7 on the simulator (each passing is asserted with the engine
-// scenarios in scenario_engine.cpp), what the skip scenario says, and the reap race campaign: bursts of publishes separated by idle gaps around
-// reap_idle_ms, swarm faults on, every property holding on every seed, reaps happening and some
-// publishes landing right at a reap of their key.
+// scenarios in scenario_engine.cpp), what the skip scenario says, and the reap race campaign:
+// bursts of publishes separated by idle gaps around reap_idle_ms, swarm faults on, every property
+// holding on every seed, reaps happening and some publishes landing right at a reap of their key.
 #include <gtest/gtest.h>
 
 #include <sstream>

@@ -33,24 +33,34 @@ TEST(CaseFiles, MalformedFieldsNameFileFieldAndProblem) {
             "case.json: field 'engine.lease_ttl_msx': unknown field");
   EXPECT_EQ(load_edited([](auto& j) { j["engine"]["lease_ttl_ms"] = -5; }),
             "case.json: field 'engine.lease_ttl_ms': expected an unsigned integer, got -5");
-  EXPECT_EQ(load_edited([](auto& j) { j["variant"] = "no_fencing"; }),
-            "case.json: field 'variant': unknown variant \"no_fencing\" (known: correct, shared_group, "
-            "message_lock, no_fence, dlq_continue, no_reclaim, batch_unfenced, group_at_dollar)");
-  EXPECT_EQ(load_edited([](auto& j) { j["scenario"] = "nope"; }),
-            "case.json: field 'scenario': unknown scenario \"nope\" (known: default, per_key_order, "
-            "no_concurrent_entry, cross_key_parallelism, poison_halt, crash_failover, "
-            "stall_failover)");
+  EXPECT_EQ(
+      load_edited([](auto& j) { j["variant"] = "no_fencing"; }),
+      "case.json: field 'variant': unknown variant \"no_fencing\" (known: correct, shared_group, "
+      "message_lock, no_fence, dlq_continue, no_reclaim, batch_unfenced, group_at_dollar)");
+  EXPECT_EQ(
+      load_edited([](auto& j) { j["scenario"] = "nope"; }),
+      "case.json: field 'scenario': unknown scenario \"nope\" (known: default, per_key_order, "
+      "no_concurrent_entry, cross_key_parallelism, poison_halt, crash_failover, "
+      "stall_failover)");
   EXPECT_EQ(load_edited([](auto& j) {
-              j["schedule"] = nlohmann::ordered_json::array(
-                  {{{"kind", "crash"}, {"at_ms", 5}, {"target", 7}, {"duration_ms", 0},
-                    {"amount_ms", 0}, {"rate_ppm", 0}}});
+              j["schedule"] = nlohmann::ordered_json::array({{{"kind", "crash"},
+                                                              {"at_ms", 5},
+                                                              {"target", 7},
+                                                              {"duration_ms", 0},
+                                                              {"amount_ms", 0},
+                                                              {"rate_ppm", 0}}});
             }),
             "case.json: field 'schedule[0].target': instance 7 does not exist (3 instances)");
-  EXPECT_EQ(load_edited([](auto& j) { j["swarm"]["faults"]["crashes"] = {{"enabled", true}, {"rate_ppm", 1}}; }),
+  EXPECT_EQ(load_edited([](auto& j) {
+              j["swarm"]["faults"]["crashes"] = {{"enabled", true}, {"rate_ppm", 1}};
+            }),
             "case.json: field 'swarm.faults.crashes': unknown fault kind (known: clock_skew, "
             "connection_reset, crash, handler_poison, handler_transient, heartbeat_stall, latency, "
             "redis_clock_jump, reply_lost, request_lost, slow_handler, stall)");
-  EXPECT_EQ(load_edited([](auto& j) { j["events"][1]["seq"] = 5; }).rfind("case.json: field 'events[1].seq': expected ", 0), 0u);
+  EXPECT_EQ(load_edited([](auto& j) {
+              j["events"][1]["seq"] = 5;
+            }).rfind("case.json: field 'events[1].seq': expected ", 0),
+            0u);
 }
 
 TEST(CaseFiles, SyntaxErrorsNameLineAndColumn) {

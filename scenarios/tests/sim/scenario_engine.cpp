@@ -28,8 +28,8 @@ TEST_P(EngineScenario, PassesOnTheSimulator) {
 
 INSTANTIATE_TEST_SUITE_P(Adr, EngineScenario,
                          ::testing::Values("per_key_order", "no_concurrent_entry",
-                                           "cross_key_parallelism", "poison_halt",
-                                           "crash_failover", "stall_failover"));
+                                           "cross_key_parallelism", "poison_halt", "crash_failover",
+                                           "stall_failover"));
 INSTANTIATE_TEST_SUITE_P(ProcessManagers, EngineScenario, ::testing::Values("pm_per_instance"));
 INSTANTIATE_TEST_SUITE_P(Issue7, EngineScenario,
                          ::testing::Values("operator_skip_head", "operator_dlq_head",
@@ -38,9 +38,9 @@ INSTANTIATE_TEST_SUITE_P(Issue7, EngineScenario,
 TEST(EngineScenarioCatalog, ListsEveryScenarioInDesignOrder) {
   std::vector<std::string> names;
   for (const auto& s : all_scenarios()) names.push_back(s.name);
-  const std::vector<std::string> engine = {"per_key_order",  "no_concurrent_entry",
+  const std::vector<std::string> engine = {"per_key_order",         "no_concurrent_entry",
                                            "cross_key_parallelism", "poison_halt",
-                                           "crash_failover", "stall_failover"};
+                                           "crash_failover",        "stall_failover"};
   ASSERT_GE(names.size(), engine.size());
   EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 6), engine);
   for (const auto& s : all_scenarios()) EXPECT_FALSE(s.summary.empty()) << s.name;

@@ -152,8 +152,8 @@ struct World {
   redis::RedisBroker publisher{publisher_link};
   std::map<std::string, std::vector<std::string>> published;  // key -> entry ids in order
   std::vector<std::unique_ptr<Instance>> instances;
-  LinkFaultRates link_faults;  // for instances added from now on
-  std::uint64_t seed = kSeed;  // for instances added from now on
+  LinkFaultRates link_faults;      // for instances added from now on
+  std::uint64_t seed = kSeed;      // for instances added from now on
   std::uint64_t reap_idle_ms = 0;  // for instances added from now on
 
   ~World() {
@@ -163,9 +163,8 @@ struct World {
   }
 
   Instance& add(const std::string& owner) {
-    instances.push_back(
-        std::make_unique<Instance>(scheduler, server, history, probe, owner, link_faults, seed,
-                                   reap_idle_ms));
+    instances.push_back(std::make_unique<Instance>(scheduler, server, history, probe, owner,
+                                                   link_faults, seed, reap_idle_ms));
     return *instances.back();
   }
 
@@ -176,8 +175,8 @@ struct World {
     publisher_runtime.spawn("publisher", publish_all(std::move(keys), per_key, gap_ms, seq_first));
   }
 
-  Task<void> publish_all(std::vector<std::string> keys, std::int64_t per_key,
-                         std::uint64_t gap_ms, std::int64_t seq_first) {
+  Task<void> publish_all(std::vector<std::string> keys, std::int64_t per_key, std::uint64_t gap_ms,
+                         std::int64_t seq_first) {
     for (std::int64_t seq = seq_first; seq < seq_first + per_key; ++seq) {
       for (const auto& key : keys) {
         const std::string data = "{\"key\":\"" + key + "\",\"seq\":" + std::to_string(seq) + "}";

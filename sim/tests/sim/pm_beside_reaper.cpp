@@ -304,7 +304,10 @@ TEST(PmBesideReaper, ValueReapedBeforeTheProcessManagerCameIsNotLost) {
   first.engine.start();
   const std::string subscribers = subscribers_set_name(kCategory);
   w.scheduler.run_until(
-      [&] { return w.redis.execute({"SISMEMBER", subscribers, kFulfil}).integer == 1; }, 30'000);
+      [&] {
+        return w.redis.execute({"SISMEMBER", subscribers, kFulfil}).integer == 1;
+      },
+      30'000);
   ASSERT_EQ(w.redis.execute({"SISMEMBER", subscribers, kFulfil}).integer, 1);
   first.runtime.crash();  // down before C exists: it never joins order:C
 

@@ -162,7 +162,8 @@ TEST(PmEngine, FaultFreeHoldsEveryPropertyAndRunsCorrelationValuesInParallel) {
   EXPECT_TRUE(world.stats().liveness_reached);
   const std::vector<HistoryRecord> history = world.take_history();
   ASSERT_FALSE(history.empty());
-  EXPECT_EQ(history.front().detail.rfind("run pm=fulfil:order+payment ", 0), 0u) << history.front().detail;
+  EXPECT_EQ(history.front().detail.rfind("run pm=fulfil:order+payment ", 0), 0u)
+      << history.front().detail;
   const properties::CheckReport report = judge(history);
   expect_all_hold(report, history);
   EXPECT_TRUE(report.status(Property::parallel).checked);
@@ -207,8 +208,8 @@ Struck strike_holder_inside(const SimCase& c, const std::string& category, std::
   std::string inside_category;
   const bool caught = world.run_until(
       [&] {
-        return world.inside(kA, &inside_seq, &inside_category).has_value() &&
-               inside_seq == seq && inside_category == category;
+        return world.inside(kA, &inside_seq, &inside_category).has_value() && inside_seq == seq &&
+               inside_category == category;
       },
       c.run_ms);
   const std::optional<std::uint32_t> holder = world.holder_of(kA);

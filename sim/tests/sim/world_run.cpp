@@ -11,7 +11,9 @@
 namespace seqby::scenarios {
 namespace {
 
-std::string replay_line(std::uint64_t seed) { return "replay: seqby sim --seed " + std::to_string(seed); }
+std::string replay_line(std::uint64_t seed) {
+  return "replay: seqby sim --seed " + std::to_string(seed);
+}
 
 TEST(WorldRun, DefaultSeedHoldsEveryProperty) {
   const std::uint64_t seed = 1;
@@ -33,7 +35,8 @@ TEST(WorldRun, SameSeedTwiceGivesTheSameHistory) {
   const sim::SimCase c = sim::generate_case(7);
   const DeterminismResult d = check_determinism(c);
   EXPECT_TRUE(d.same) << "first difference at record " << d.position.value_or(0) << "\n  "
-                      << d.first_line << "\n  " << d.second_line << "\n" << replay_line(7);
+                      << d.first_line << "\n  " << d.second_line << "\n"
+                      << replay_line(7);
   EXPECT_EQ(d.sha256_first, d.sha256_second);
   EXPECT_EQ(d.sha256_first.size(), 64u);
 }
@@ -68,7 +71,7 @@ TEST(WorldRun, DecisionsWhoseRepliesWereLostAreRecordedWhereTheServerMadeThem) {
   t.event_count = 200;
   t.publish_span_ms = 4000;
   t.run_ms = 6000;
-  sim::SimCase c = sim::generate_case(19, t);  // a seed with lost ack or commit replies
+  sim::SimCase c = sim::generate_case(19, t);              // a seed with lost ack or commit replies
   c.swarm.set(sim::FaultKind::reply_lost, true, 100'000);  // one reply in ten never arrives
   c.schedule.faults.push_back(sim::TimedFault{sim::FaultKind::stall, 2000, 0, 4000, 0, 0});
   const RunResult r = run_case(c);

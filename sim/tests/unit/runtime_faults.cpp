@@ -123,12 +123,13 @@ TEST(RuntimeFaults, InjectorAppliesTheScheduleAndRecordsEachFault) {
   CollectingSink sink;
   FaultRecorder recorder(s.clock(), &sink);
   std::vector<std::string> hooks, log;
-  FaultInjector injector(s, {&a, &b}, server_clock, &recorder,
-                         FaultHooks{[&](std::uint32_t i) { hooks.push_back("crash " + std::to_string(i)); },
-                                    [&](std::uint32_t i) {
-                                      hooks.push_back("restart " + std::to_string(i));
-                                      b.spawn("worker", tick_forever(b, &log, "b2"));
-                                    }});
+  FaultInjector injector(
+      s, {&a, &b}, server_clock, &recorder,
+      FaultHooks{[&](std::uint32_t i) { hooks.push_back("crash " + std::to_string(i)); },
+                 [&](std::uint32_t i) {
+                   hooks.push_back("restart " + std::to_string(i));
+                   b.spawn("worker", tick_forever(b, &log, "b2"));
+                 }});
   a.spawn(std::string(kHeartbeatTaskName), tick_forever(a, &log, "a-hb"));
   b.spawn("worker", tick_forever(b, &log, "b"));
 
@@ -153,10 +154,10 @@ TEST(RuntimeFaults, InjectorAppliesTheScheduleAndRecordsEachFault) {
     EXPECT_EQ(r.op, HistoryOp::fault);
     details.push_back(std::to_string(r.time_ms) + " " + r.node + " " + r.detail);
   }
-  EXPECT_EQ(details, (std::vector<std::string>{"150 b crash downtime_ms=300",
-                                               "250 a heartbeat_stall duration_ms=200",
-                                               "400  redis_clock_jump jump_ms=7000",
-                                               "500 a clock_skew jump_ms=1000 rate_ppm=0"}));
+  EXPECT_EQ(details,
+            (std::vector<std::string>{
+                "150 b crash downtime_ms=300", "250 a heartbeat_stall duration_ms=200",
+                "400  redis_clock_jump jump_ms=7000", "500 a clock_skew jump_ms=1000 rate_ppm=0"}));
 }
 
 TEST(RuntimeFaults, StopRestartsDownInstancesAndCancelsQueuedFaults) {

@@ -46,11 +46,12 @@ struct Outcome {
   std::uint64_t at_ms = 0;
 };
 
-Task<void> call(redis::RedisLink& link, Runtime& rt, redis::Command cmd, std::vector<Outcome>* out) {
+Task<void> call(redis::RedisLink& link, Runtime& rt, redis::Command cmd,
+                std::vector<Outcome>* out) {
   Result<redis::Reply> r = co_await link.execute(std::move(cmd));
-  out->push_back(Outcome{r.ok() ? "reply:" + redis::to_string(r.value())
-                                : std::string("error:") + errc_name(r.code()),
-                         rt.clock().now_ms()});
+  out->push_back(Outcome{
+      r.ok() ? "reply:" + redis::to_string(r.value()) : std::string("error:") + errc_name(r.code()),
+      rt.clock().now_ms()});
 }
 
 SimLinkOptions fixed_latency(std::uint64_t each_way_ms, std::uint64_t timeout_ms) {

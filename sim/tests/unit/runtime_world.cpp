@@ -56,7 +56,8 @@ RunSummary run_world(std::uint64_t seed) {
   auto start = [&](std::uint32_t i) {
     Instance& in = instances[i];
     const std::string name = "i" + std::to_string(i);
-    const Rng rng = root.derive("instance/" + name + "/" + std::to_string(in.runtime->crash_count()));
+    const Rng rng =
+        root.derive("instance/" + name + "/" + std::to_string(in.runtime->crash_count()));
     in.link = std::make_unique<SimRedisLink>(*in.runtime, server, rng.derive("link"));
     in.faulty = std::make_unique<FaultyLink>(*in.link, *in.runtime, rng.derive("faults"),
                                              link_fault_rates(swarm, 1000), &recorder, name);

@@ -76,7 +76,7 @@ TEST_F(SimRedisKeysTest, KeysExpireOnTheServerClock) {
   EXPECT_EQ(redis.key_count(), 2u);
   EXPECT_FALSE(redis.key_exists("a"));
   EXPECT_EQ(run({"ttl", "b"}), integer(10));  // 9899 ms rounds to 10 s
-  clock.advance_ms(60'000);                     // a forward jump: b is gone
+  clock.advance_ms(60'000);                   // a forward jump: b is gone
   EXPECT_EQ(redis.key_count(), 1u);
   EXPECT_EQ(redis.active_expire(), 1u);
   EXPECT_EQ(run({"exists", "b", "c", "c"}), integer(2));
@@ -184,8 +184,7 @@ TEST_F(SimRedisKeysTest, SortedSetsOrderByScoreThenMember) {
   EXPECT_EQ(run({"zcount", "z", "(1", "5"}), integer(2));
   EXPECT_EQ(run({"zcount", "z", "x", "5"}), error("ERR min or max is not a float"));
   EXPECT_EQ(run({"zrangebyscore", "z", "-inf", "+inf", "limit", "1", "2"}), bulks({"b", "e"}));
-  EXPECT_EQ(run({"zrangebyscore", "z", "1", "(5", "withscores"}),
-            bulks({"b", "1", "e", "2"}));
+  EXPECT_EQ(run({"zrangebyscore", "z", "1", "(5", "withscores"}), bulks({"b", "1", "e", "2"}));
   EXPECT_EQ(run({"zrange", "z", "-2", "-1"}), bulks({"a", "d"}));
   EXPECT_EQ(run({"zrem", "z", "d", "nope"}), integer(1));
   EXPECT_EQ(run({"zremrangebyscore", "z", "0", "2"}), integer(3));
@@ -196,10 +195,15 @@ TEST_F(SimRedisKeysTest, SortedSetsOrderByScoreThenMember) {
 
 TEST(SimRedisDeterminism, SameCommandsGiveSameReplies) {
   const std::vector<redis::Command> commands = {
-      {"set", "a", "1", "px", "50"}, {"xadd", "s", "*", "f", "v"}, {"xadd", "s", "*", "f", "w"},
-      {"xgroup", "create", "s", "g", "0"}, {"xreadgroup", "group", "g", "c", "streams", "s", ">"},
-      {"eval", "return {math.random(100), redis.call('time')[2]}", "0"}, {"get", "a"},
-      {"xpending", "s", "g", "-", "+", "10"}, {"keys", "*"}};
+      {"set", "a", "1", "px", "50"},
+      {"xadd", "s", "*", "f", "v"},
+      {"xadd", "s", "*", "f", "w"},
+      {"xgroup", "create", "s", "g", "0"},
+      {"xreadgroup", "group", "g", "c", "streams", "s", ">"},
+      {"eval", "return {math.random(100), redis.call('time')[2]}", "0"},
+      {"get", "a"},
+      {"xpending", "s", "g", "-", "+", "10"},
+      {"keys", "*"}};
   std::vector<Reply> first;
   for (int round = 0; round < 2; round++) {
     ManualClock clock(5'000);
@@ -209,8 +213,10 @@ TEST(SimRedisDeterminism, SameCommandsGiveSameReplies) {
       replies.push_back(redis.execute(c));
       clock.advance_ms(20);
     }
-    if (round == 0) first = replies;
-    else EXPECT_EQ(replies, first);
+    if (round == 0)
+      first = replies;
+    else
+      EXPECT_EQ(replies, first);
   }
   EXPECT_EQ(first[1], bulk("5020-0"));
   EXPECT_EQ(first[6], nil());

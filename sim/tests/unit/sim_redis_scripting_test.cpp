@@ -69,11 +69,10 @@ TEST_F(SimRedisScriptingTest, RedisRepliesBecomeLuaValues) {
 TEST_F(SimRedisScriptingTest, ErrorsCarryScriptAndLine) {
   run({"set", "str", "v"});
   const std::string body = "local x = 1\nreturn redis.call('sadd', 'str', 'x')";
-  EXPECT_EQ(eval(body), error(std::string(kWrongType) + " script: " + sha1_hex(body) +
-                              ", on @user_script:2."));
-  EXPECT_EQ(eval("error('boom')"),
-            error("ERR user_script:1: boom script: " + sha1_hex("error('boom')") +
-                  ", on @user_script:1."));
+  EXPECT_EQ(eval(body),
+            error(std::string(kWrongType) + " script: " + sha1_hex(body) + ", on @user_script:2."));
+  EXPECT_EQ(eval("error('boom')"), error("ERR user_script:1: boom script: " +
+                                         sha1_hex("error('boom')") + ", on @user_script:1."));
   EXPECT_EQ(eval("return redis.call('nocmd')"),
             error("ERR Unknown Redis command called from script script: " +
                   sha1_hex("return redis.call('nocmd')") + ", on @user_script:1."));
@@ -86,7 +85,8 @@ TEST_F(SimRedisScriptingTest, ErrorsCarryScriptAndLine) {
             bulk("ERR xreadgroup command is not allowed with BLOCK option from scripts"));
   EXPECT_EQ(eval("return os"),
             error("ERR user_script:1: Script attempted to access nonexistent global variable 'os' "
-                  "script: " + sha1_hex("return os") + ", on @user_script:1."));
+                  "script: " +
+                  sha1_hex("return os") + ", on @user_script:1."));
   EXPECT_EQ(eval("x = 5"), error("ERR user_script:1: Attempt to modify a readonly table script: " +
                                  sha1_hex("x = 5") + ", on @user_script:1."));
   EXPECT_EQ(eval("return 'x' +"),

@@ -33,7 +33,8 @@ TEST_F(SimRedisStreamsTest, XaddIdsAreMonotonicOnTheServerClock) {
             error("ERR The ID specified in XADD must be greater than 0-0"));
   EXPECT_EQ(run({"xadd", "t", "bad", "f", "v"}),
             error("ERR Invalid stream ID specified as stream command argument"));
-  EXPECT_EQ(run({"xadd", "t", "*", "f"}), error("ERR wrong number of arguments for 'xadd' command"));
+  EXPECT_EQ(run({"xadd", "t", "*", "f"}),
+            error("ERR wrong number of arguments for 'xadd' command"));
   EXPECT_EQ(run({"xadd", "t", "nomkstream", "*", "f", "v"}), nil());
   EXPECT_EQ(run({"exists", "t"}), integer(0));
   EXPECT_EQ(run({"xlen", "s"}), integer(6));
@@ -77,9 +78,8 @@ TEST_F(SimRedisStreamsTest, ReadGroupTracksPendingEntriesAndDeliveries) {
   // History re-delivers alice's own pending entries and bumps their delivery count.
   EXPECT_EQ(run({"xreadgroup", "group", "g", "alice", "count", "1", "streams", "s", "0"}),
             arr({arr({bulk("s"), arr({entry("1-0", {"f", "1-0"})})})}));
-  EXPECT_EQ(run({"xpending", "s", "g"}),
-            arr({integer(3), bulk("1-0"), bulk("3-0"),
-                 arr({bulks({"alice", "2"}), bulks({"bob", "1"})})}));
+  EXPECT_EQ(run({"xpending", "s", "g"}), arr({integer(3), bulk("1-0"), bulk("3-0"),
+                                              arr({bulks({"alice", "2"}), bulks({"bob", "1"})})}));
   EXPECT_EQ(run({"xpending", "s", "g", "-", "+", "10"}),
             arr({arr({bulk("1-0"), bulk("alice"), integer(0), integer(2)}),
                  arr({bulk("2-0"), bulk("alice"), integer(150), integer(1)}),
@@ -120,8 +120,7 @@ TEST_F(SimRedisStreamsTest, XclaimMovesEntriesAndHonoursMinIdle) {
   clock.advance_ms(1000);
   EXPECT_EQ(run({"xclaim", "s", "g", "b", "5000", "1-0"}), arr({}));
   EXPECT_EQ(run({"xinfo", "consumers", "s", "g"}).elements.size(), 1u);  // b not created
-  EXPECT_EQ(run({"xclaim", "s", "g", "b", "500", "1-0", "2-0", "justid"}),
-            bulks({"1-0", "2-0"}));
+  EXPECT_EQ(run({"xclaim", "s", "g", "b", "500", "1-0", "2-0", "justid"}), bulks({"1-0", "2-0"}));
   EXPECT_EQ(run({"xclaim", "s", "g", "c", "0", "1-0"}), arr({entry("1-0", {"f", "1-0"})}));
   EXPECT_EQ(run({"xclaim", "s", "g", "c", "0", "2-0", "idle", "300", "retrycount", "9"}),
             arr({entry("2-0", {"f", "2-0"})}));
@@ -202,13 +201,26 @@ TEST_F(SimRedisStreamsTest, XinfoGroupsReportsEntriesReadAndLag) {
   run({"xdel", "s", "1-2"});
   run({"xreadgroup", "group", "g", "c", "streams", "s", ">"});
   EXPECT_EQ(run({"xinfo", "groups", "s"}), group(integer(2), integer(1)));  // as Redis counts
-  EXPECT_EQ(run({"xinfo", "stream", "s"}),
-            arr({bulk("length"), integer(2), bulk("radix-tree-keys"), integer(1),
-                 bulk("radix-tree-nodes"), integer(2), bulk("last-generated-id"), bulk("2-0"),
-                 bulk("max-deleted-entry-id"), bulk("1-2"), bulk("entries-added"), integer(3),
-                 bulk("recorded-first-entry-id"), bulk("1-1"), bulk("groups"), integer(1),
-                 bulk("first-entry"), entry("1-1", {"a", "1"}), bulk("last-entry"),
-                 entry("2-0", {"a", "1"})}));
+  EXPECT_EQ(run({"xinfo", "stream", "s"}), arr({bulk("length"),
+                                                integer(2),
+                                                bulk("radix-tree-keys"),
+                                                integer(1),
+                                                bulk("radix-tree-nodes"),
+                                                integer(2),
+                                                bulk("last-generated-id"),
+                                                bulk("2-0"),
+                                                bulk("max-deleted-entry-id"),
+                                                bulk("1-2"),
+                                                bulk("entries-added"),
+                                                integer(3),
+                                                bulk("recorded-first-entry-id"),
+                                                bulk("1-1"),
+                                                bulk("groups"),
+                                                integer(1),
+                                                bulk("first-entry"),
+                                                entry("1-1", {"a", "1"}),
+                                                bulk("last-entry"),
+                                                entry("2-0", {"a", "1"})}));
   EXPECT_EQ(run({"xinfo", "groups", "nokey"}), error("ERR no such key"));
   EXPECT_EQ(run({"set", "str", "v"}), ok());
   EXPECT_EQ(run({"xinfo", "groups", "str"}), error(kWrongType));

@@ -47,6 +47,7 @@ inline Reply entry(const char* id, std::initializer_list<const char*> fields) {
   return arr({bulk(id), bulks(fields)});
 }
 
-inline const char kWrongType[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline const char kWrongType[] =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 }  // namespace seqby::sim::testing

@@ -54,8 +54,8 @@ struct GroupView {
   // The group's own lease when there is one: `C:K:__lease__:G`, or for a process manager G its
   // lease for correlation value K, `__pm__:G:K:__lease__`.
   std::optional<LeaseView> lease;
-  std::optional<HeadView> head;     // nullopt when nothing is pending
-  std::optional<HaltView> halt;     // nullopt when the partition is not halted for this group
+  std::optional<HeadView> head;  // nullopt when nothing is pending
+  std::optional<HaltView> halt;  // nullopt when the partition is not halted for this group
 };
 
 struct PartitionView {

@@ -22,10 +22,10 @@ class HiredisLink final : public RedisLink {
  public:
   struct Stats {
     std::uint64_t connect_attempts = 0;
-    std::uint64_t connects = 0;         // handshakes completed
+    std::uint64_t connects = 0;  // handshakes completed
     std::uint64_t commands_sent = 0;
-    std::uint64_t timeouts = 0;         // commands that missed their deadline after being sent
-    std::uint64_t in_flight_max = 0;    // most commands ever awaiting replies at once
+    std::uint64_t timeouts = 0;       // commands that missed their deadline after being sent
+    std::uint64_t in_flight_max = 0;  // most commands ever awaiting replies at once
   };
 
   // Connects lazily, on the first command, then AUTHs, SELECTs and PINGs within

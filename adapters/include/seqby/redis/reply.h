@@ -15,16 +15,41 @@ struct Reply {
   enum class Kind : std::uint8_t { nil, integer, status, error, bulk, array };
 
   Kind kind = Kind::nil;
-  std::int64_t integer = 0;       // Kind::integer
-  std::string str;                // Kind::status, Kind::error, Kind::bulk
-  std::vector<Reply> elements;    // Kind::array
+  std::int64_t integer = 0;     // Kind::integer
+  std::string str;              // Kind::status, Kind::error, Kind::bulk
+  std::vector<Reply> elements;  // Kind::array
 
   static Reply nil() { return Reply{}; }
-  static Reply of_int(std::int64_t v) { Reply r; r.kind = Kind::integer; r.integer = v; return r; }
-  static Reply status(std::string s) { Reply r; r.kind = Kind::status; r.str = std::move(s); return r; }
-  static Reply error(std::string s) { Reply r; r.kind = Kind::error; r.str = std::move(s); return r; }
-  static Reply bulk(std::string s) { Reply r; r.kind = Kind::bulk; r.str = std::move(s); return r; }
-  static Reply array(std::vector<Reply> e) { Reply r; r.kind = Kind::array; r.elements = std::move(e); return r; }
+  static Reply of_int(std::int64_t v) {
+    Reply r;
+    r.kind = Kind::integer;
+    r.integer = v;
+    return r;
+  }
+  static Reply status(std::string s) {
+    Reply r;
+    r.kind = Kind::status;
+    r.str = std::move(s);
+    return r;
+  }
+  static Reply error(std::string s) {
+    Reply r;
+    r.kind = Kind::error;
+    r.str = std::move(s);
+    return r;
+  }
+  static Reply bulk(std::string s) {
+    Reply r;
+    r.kind = Kind::bulk;
+    r.str = std::move(s);
+    return r;
+  }
+  static Reply array(std::vector<Reply> e) {
+    Reply r;
+    r.kind = Kind::array;
+    r.elements = std::move(e);
+    return r;
+  }
 
   bool is_error() const { return kind == Kind::error; }
   bool is_nil() const { return kind == Kind::nil; }
@@ -36,7 +61,8 @@ struct Reply {
   friend bool operator==(const Reply&, const Reply&) = default;
 };
 
-// A readable one-line rendering, redis-cli style, for logs, test failures and the differential test.
+// A readable one-line rendering, redis-cli style, for logs, test failures and the differential
+// test.
 std::string to_string(const Reply& reply);
 
 }  // namespace seqby::redis

@@ -123,9 +123,8 @@ class Broker {
   // Operating partitions (ADR decisions 6 and 7).
   // Fenced: records that the partition halted for `group` on head `id` (why, since when, by
   // whom), where operators see it. An operator's skip or dlq of the head clears it.
-  virtual Task<Status> record_halt(const Lease& lease, std::string_view group,
-                                   std::string_view id, std::string_view reason,
-                                   std::uint64_t delivery_count) = 0;
+  virtual Task<Status> record_halt(const Lease& lease, std::string_view group, std::string_view id,
+                                   std::string_view reason, std::uint64_t delivery_count) = 0;
   // The lowest pending entry id of `group` on the partition, or nullopt when nothing is pending.
   virtual Task<Result<std::optional<std::string>>> pending_head(const PartitionRef& partition,
                                                                 std::string_view group) = 0;

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define SEQBY_CHECK(cond)                                                                \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
+#define SEQBY_CHECK(cond)                                                                    \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
       std::fprintf(stderr, "seqby: check failed: %s at %s:%d\n", #cond, __FILE__, __LINE__); \
-      std::abort();                                                                      \
-    }                                                                                    \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (0)

@@ -1,8 +1,9 @@
 // Engine: the ownership engine of one instance (ADR decisions 5, 6, 7; DESIGN section 4). It
 // discovers the category's partitions from the maintained index, takes a fair share of their
 // leases, renews them on a heartbeat, and runs one worker per owned partition with ONE event in
-// flight: fenced read (the lease check before entering), handler, fenced ack. A FENCED reply or a refused renew ends
-// that worker at once. A head that keeps failing halts its partition (nothing goes to a DLQ).
+// flight: fenced read (the lease check before entering), handler, fenced ack. A FENCED reply or a
+// refused renew ends that worker at once. A head that keeps failing halts its partition (nothing
+// goes to a DLQ).
 //
 // It guarantees, through the broker's fence, that a stale instance never reads, acks or commits
 // for a partition it lost, and never enters a next event of it. It does not un-run a handler
@@ -79,7 +80,7 @@ class Engine {
     std::uint32_t transport_failures = 0;  // broker calls in a row that got no answer
     bool halted = false;
     std::string halt_id;
-    std::uint64_t head_check_ms = 0;        // when a halted head is looked at next
+    std::uint64_t head_check_ms = 0;       // when a halted head is looked at next
     std::int64_t commit_recorded_seq = 0;  // highest seq recorded as committed (this lease)
     std::deque<StreamEntry> batch;  // KNOWN-BROKEN batch_unfenced only: read, not yet handled
   };
@@ -156,7 +157,7 @@ class Engine {
   bool started_ = false;
   bool stopping_ = false;
   bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
-  bool subscribed_ = false;  // the group is in every served category's subscriber set
+  bool subscribed_ = false;         // the group is in every served category's subscriber set
   std::uint32_t tasks_alive_ = 0;
   std::uint32_t workers_alive_ = 0;
   std::map<std::string, SlotPtr> slots_;  // by partition key; ordered (determinism)

@@ -49,9 +49,7 @@ struct TaskPromiseBase {
 
   std::suspend_always initial_suspend() noexcept { return {}; }
   FinalAwaiter final_suspend() noexcept { return {}; }
-  void unhandled_exception() noexcept {
-    SEQBY_CHECK(false && "exception escaped a seqby::Task");
-  }
+  void unhandled_exception() noexcept { SEQBY_CHECK(false && "exception escaped a seqby::Task"); }
 };
 
 // The context of the coroutine suspended at `h` when it is a Task frame, else nullptr. For

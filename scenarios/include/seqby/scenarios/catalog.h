@@ -13,10 +13,10 @@
 namespace seqby::scenarios {
 
 struct ScenarioContext {
-  std::ostream& out;          // where the scenario prints what it checked
-  std::string redis_url;      // empty: run on the simulator; else redis://127.0.0.1:PORT
-  std::uint64_t seed = 1;     // the simulator seed (ignored on real Redis)
-  std::string seqby_binary;   // path of the seqby command (real Redis scenarios spawn workers)
+  std::ostream& out;         // where the scenario prints what it checked
+  std::string redis_url;     // empty: run on the simulator; else redis://127.0.0.1:PORT
+  std::uint64_t seed = 1;    // the simulator seed (ignored on real Redis)
+  std::string seqby_binary;  // path of the seqby command (real Redis scenarios spawn workers)
 };
 
 struct ScenarioResult {
@@ -28,9 +28,9 @@ using ScenarioFn = std::function<ScenarioResult(ScenarioContext&)>;
 
 struct Scenario {
   std::string name;
-  std::string summary;  // one line: the ADR acceptance item it asserts
-  ScenarioFn run_sim;   // always set
-  ScenarioFn run_redis; // empty when the scenario has no real-Redis form yet
+  std::string summary;   // one line: the ADR acceptance item it asserts
+  ScenarioFn run_sim;    // always set
+  ScenarioFn run_redis;  // empty when the scenario has no real-Redis form yet
 };
 
 // Every scenario, in the order of DESIGN.md section 7.

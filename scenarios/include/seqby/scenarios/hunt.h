@@ -123,8 +123,8 @@ std::string render_hunt_json(const HuntResult& result, const SavedHunt* saved);
 
 struct HuntArgs {
   std::string variant;
-  std::string seeds;     // "A..B" or "N"; "" : 1..200
-  std::string property;  // "" : any property
+  std::string seeds;             // "A..B" or "N"; "" : 1..200
+  std::string property;          // "" : any property
   bool process_manager = false;  // hunt on process-manager cases (process_manager_template)
   bool json = false;
   std::string save_dir;   // "" : kDefaultFailuresDir

@@ -75,7 +75,7 @@ struct CampaignViolation {
 struct SeedOutcome {
   std::uint64_t seed = 0;
   bool passed = false;
-  std::uint64_t done = 0;   // seeds finished so far (this one included)
+  std::uint64_t done = 0;  // seeds finished so far (this one included)
   std::uint64_t total = 0;
 };
 
@@ -85,7 +85,7 @@ struct CampaignOptions {
   unsigned jobs = 1;
   // The case of each seed; generate_case(seed, default template) when empty.
   std::function<sim::SimCase(std::uint64_t seed)> make_case;
-  std::string save_failures_dir;  // "" : do not save; else DIR/seed-N.json and DIR/seed-N.jsonl
+  std::string save_failures_dir;   // "" : do not save; else DIR/seed-N.json and DIR/seed-N.jsonl
   bool check_determinism = false;  // run each seed twice; a difference fails the seed
   RunOptions run;
   std::function<void(const SeedOutcome&)> progress;  // called under a lock, in finishing order
@@ -109,7 +109,7 @@ struct CampaignResult {
   std::map<std::string, std::uint64_t> properties_checked;  // property -> runs that judged it
   std::map<std::uint64_t, std::string> saved_cases;         // seed -> case file path
   std::vector<std::string> determinism_failures;            // one line per seed that differed
-  std::string history_sha256;  // set when the campaign is one seed
+  std::string history_sha256;                               // set when the campaign is one seed
   unsigned jobs = 1;
   std::string rerun_args;  // from CampaignOptions
 };

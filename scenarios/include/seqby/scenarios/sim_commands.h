@@ -33,12 +33,12 @@ struct SimArgs {
   std::string seeds;                  // --seeds A..B ("" when not given)
   std::string scenario;               // --scenario FILE|NAME ("" : generated default case)
   std::string variant = "correct";
-  bool process_manager = false;       // generated cases are process-manager cases
+  bool process_manager = false;  // generated cases are process-manager cases
   unsigned jobs = 1;
   bool json = false;
-  std::string save_failures_dir;      // "" : kDefaultFailuresDir, only written on failure
+  std::string save_failures_dir;  // "" : kDefaultFailuresDir, only written on failure
   bool check_determinism = false;
-  bool progress = false;              // print progress on `err` (the caller knows if it is a tty)
+  bool progress = false;  // print progress on `err` (the caller knows if it is a tty)
 };
 
 int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err);

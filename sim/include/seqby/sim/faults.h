@@ -96,16 +96,16 @@ class FaultRecorder final : public FaultObserver {
 // The ranges a seed draws settings and fault parameters from; scenarios tune them (e.g. stalls
 // around the lease TTL).
 struct SwarmBounds {
-  std::uint32_t enable_ppm = 500'000;                // chance each kind is switched on
-  std::uint32_t link_rate_ppm_max = 50'000;          // link kinds: chance per command
-  std::uint32_t handler_rate_ppm_max = 50'000;       // handler kinds: chance per event
-  std::uint32_t schedule_rate_ppm_max = 100'000;     // schedule kinds: chance per instance-second
-  std::uint64_t latency_ms_max = 200;                // latency fault: extra delay each way
-  std::uint64_t stall_ms_min = 100;                  // stall and heartbeat_stall durations
+  std::uint32_t enable_ppm = 500'000;             // chance each kind is switched on
+  std::uint32_t link_rate_ppm_max = 50'000;       // link kinds: chance per command
+  std::uint32_t handler_rate_ppm_max = 50'000;    // handler kinds: chance per event
+  std::uint32_t schedule_rate_ppm_max = 100'000;  // schedule kinds: chance per instance-second
+  std::uint64_t latency_ms_max = 200;             // latency fault: extra delay each way
+  std::uint64_t stall_ms_min = 100;               // stall and heartbeat_stall durations
   std::uint64_t stall_ms_max = 5'000;
-  std::uint64_t crash_downtime_ms_max = 5'000;       // 0 drawn: down until the liveness phase
-  std::int64_t clock_jump_ms_max = 2'000;            // clock_skew: jump in [-max, max]
-  std::uint32_t clock_rate_spread_ppm = 100'000;     // clock_skew: rate in 1e6 +- spread
+  std::uint64_t crash_downtime_ms_max = 5'000;    // 0 drawn: down until the liveness phase
+  std::int64_t clock_jump_ms_max = 2'000;         // clock_skew: jump in [-max, max]
+  std::uint32_t clock_rate_spread_ppm = 100'000;  // clock_skew: rate in 1e6 +- spread
   std::uint64_t redis_clock_jump_ms_max = 5'000;
   std::uint64_t slow_handler_ms_max = 5'000;
   std::uint32_t transient_failures_max = 3;

@@ -22,9 +22,9 @@ struct LinkFaultRates {
   std::uint32_t reply_lost_ppm = 0;
   std::uint32_t latency_ppm = 0;
   std::uint32_t connection_reset_ppm = 0;
-  std::uint64_t latency_ms_min = 1;    // extra delay each way when latency fires
+  std::uint64_t latency_ms_min = 1;  // extra delay each way when latency fires
   std::uint64_t latency_ms_max = 100;
-  std::uint64_t timeout_ms = 1000;     // how long a caller waits for a reply that never comes
+  std::uint64_t timeout_ms = 1000;  // how long a caller waits for a reply that never comes
 };
 
 // The link fault rates a swarm configuration drew (0 for kinds switched off).

@@ -51,10 +51,10 @@ class Domain {
 };
 
 struct SchedulerOptions {
-  std::uint64_t start_ms = 0;                       // virtual time at construction
-  std::uint64_t step_count_max = 1'000'000'000;     // runs stop here (RunStop::step_cap)
+  std::uint64_t start_ms = 0;                    // virtual time at construction
+  std::uint64_t step_count_max = 1'000'000'000;  // runs stop here (RunStop::step_cap)
   std::size_t queue_size_max = std::size_t{1} << 22;
-  std::uint32_t domain_count_max = 1u << 16;        // domain ids are never reused
+  std::uint32_t domain_count_max = 1u << 16;  // domain ids are never reused
 };
 
 enum class RunStop : std::uint8_t {
@@ -79,7 +79,9 @@ class Scheduler {
   // World-level work: runs at `due_ms` whatever happens to any instance.
   // REQUIRES: due_ms >= now_ms().
   void call_at(std::uint64_t due_ms, Callback fn);
-  void call_after(std::uint64_t delay_ms, Callback fn) { call_at(now_ms_ + delay_ms, std::move(fn)); }
+  void call_after(std::uint64_t delay_ms, Callback fn) {
+    call_at(now_ms_ + delay_ms, std::move(fn));
+  }
 
   // Domains. REQUIRES: `domain` outlives its registration (remove_domain before destroying it).
   DomainId add_domain(Domain* domain);
@@ -138,10 +140,10 @@ class Scheduler {
   std::uint64_t seq_next_ = 0;
   std::uint64_t step_count_ = 0;
   std::uint64_t trace_hash_ = 0xcbf29ce484222325ULL;
-  std::vector<Key> heap_;                  // binary min-heap on (due_ms, seq)
-  std::vector<Entry> entries_;             // payloads, indexed by Key::slot
+  std::vector<Key> heap_;       // binary min-heap on (due_ms, seq)
+  std::vector<Entry> entries_;  // payloads, indexed by Key::slot
   std::vector<std::uint32_t> free_slots_;
-  std::vector<Domain*> domains_;           // nullptr once removed
+  std::vector<Domain*> domains_;  // nullptr once removed
   WorldClock clock_{this};
 };
 

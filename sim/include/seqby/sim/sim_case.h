@@ -35,7 +35,7 @@ struct CaseEvent {
   // The event's category: "" means the case's `category`; in a process-manager case it names
   // one of `pm_categories`.
   std::string category;
-  std::int64_t seq = 0;     // per (category, key) sequence number, 1, 2, 3, ... in publish order
+  std::int64_t seq = 0;  // per (category, key) sequence number, 1, 2, 3, ... in publish order
   std::string type = "created";
   EventBehaviour behaviour;
   friend bool operator==(const CaseEvent&, const CaseEvent&) = default;
@@ -69,13 +69,13 @@ struct SimCase {
   // then "" and every event names its category.
   std::vector<std::string> pm_categories;
   std::uint32_t instance_count = 3;
-  std::vector<std::string> keys;    // every key that has events, sorted (PM: correlation values)
-  std::vector<CaseEvent> events;    // sorted by at_ms (ties: generation order)
+  std::vector<std::string> keys;  // every key that has events, sorted (PM: correlation values)
+  std::vector<CaseEvent> events;  // sorted by at_ms (ties: generation order)
   CaseEngineOptions engine;
   SimLinkOptions link;
-  SwarmConfig swarm;                // link fault rates (handler/schedule kinds: informative)
-  FaultSchedule schedule;           // instance faults, all before run_ms
-  std::uint64_t run_ms = 10'000;    // end of the active phase (faults stop here)
+  SwarmConfig swarm;                   // link fault rates (handler/schedule kinds: informative)
+  FaultSchedule schedule;              // instance faults, all before run_ms
+  std::uint64_t run_ms = 10'000;       // end of the active phase (faults stop here)
   std::uint64_t liveness_ms = 60'000;  // the liveness phase lasts at most this long
 };
 
@@ -95,12 +95,12 @@ struct CaseTemplate {
   std::uint32_t instance_count = 3;
   std::uint32_t key_count = 16;
   std::uint32_t event_count = 1000;
-  std::uint64_t publish_span_ms = 20'000;     // events are published over [0, span)
-  std::uint64_t duration_ms_min = 1;          // handler body time, drawn per event
+  std::uint64_t publish_span_ms = 20'000;  // events are published over [0, span)
+  std::uint64_t duration_ms_min = 1;       // handler body time, drawn per event
   std::uint64_t duration_ms_max = 20;
   std::uint64_t run_ms = 25'000;
   std::uint64_t liveness_ms = 60'000;
-  bool faults = true;                         // false: SwarmConfig::none()
+  bool faults = true;  // false: SwarmConfig::none()
   // Non-empty: a process-manager case over these categories; each event's category is drawn
   // uniformly from them (sub-stream "case/categories"), keys are correlation values.
   std::vector<std::string> pm_categories;

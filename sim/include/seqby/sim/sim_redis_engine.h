@@ -71,7 +71,7 @@ struct StreamNode {
 
 struct Stream {
   std::map<StreamId, std::vector<std::string>> entries;  // id -> field, value, field, value...
-  std::map<StreamId, StreamNode> nodes;                   // keyed by the node's first id
+  std::map<StreamId, StreamNode> nodes;                  // keyed by the node's first id
   StreamId last_id;
   StreamId first_id;
   StreamId max_deleted_id;
@@ -119,8 +119,8 @@ class SimRedisEngine {
   using Handler = Reply (SimRedisEngine::*)(const Command&);
   struct CommandSpec {
     Handler handler;
-    int arity;          // Redis arity: n exact, -n at least n
-    bool noscript;      // refused inside scripts
+    int arity;      // Redis arity: n exact, -n at least n
+    bool noscript;  // refused inside scripts
   };
 
  private:

@@ -98,7 +98,7 @@ class LuaScripting {
   std::map<std::string, std::string, std::less<>> sha_by_body_;
   // sha -> the compiled function's reference in the Lua registry (luaL_ref).
   std::map<std::string, int, std::less<>> scripts_;
-  int handler_ref_ = 0;  // the error handler's registry reference
+  int handler_ref_ = 0;    // the error handler's registry reference
   int keys_name_ref_ = 0;  // the strings "KEYS" and "ARGV", kept interned
   int argv_name_ref_ = 0;
   std::uint64_t rand48_state_ = 0x1234ABCD330EULL;

@@ -1,9 +1,10 @@
 // TestHandler: the handler every simulated run uses. It reads the event's per-stream `seq` from
-// its JSON data (an event is named by its stream, category and key, and that seq), takes the event's planned time (runtime.sleep_ms), fails as its behaviour says
-// (transient failures counted per event across retries AND instances, poison always), and then
-// commits through the fenced effect sink (HandlerContext::commit(seq, event id)). It succeeds
-// only when the sink accepted the commit or already had it. The plan and the counters live in a
-// HandlerPlan the world owns, so a crash or a failover does not reset them.
+// its JSON data (an event is named by its stream, category and key, and that seq), takes the
+// event's planned time (runtime.sleep_ms), fails as its behaviour says (transient failures counted
+// per event across retries AND instances, poison always), and then commits through the fenced
+// effect sink (HandlerContext::commit(seq, event id)). It succeeds only when the sink accepted the
+// commit or already had it. The plan and the counters live in a HandlerPlan the world owns, so a
+// crash or a failover does not reset them.
 #pragma once
 
 #include <cstdint>

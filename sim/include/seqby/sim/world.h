@@ -62,12 +62,12 @@ class World {
   void run();
 
   // Phases, for drivers that act between them (scenarios).
-  void start();                      // run header, engines, publisher, fault schedule
-  void run_active();                 // until case.run_ms
+  void start();       // run header, engines, publisher, fault schedule
+  void run_active();  // until case.run_ms
   // Runs until `done()` holds or global time `limit_ms`; false when the limit came first.
   bool run_until(const std::function<bool()>& done, std::uint64_t limit_ms);
-  void run_liveness();               // faults off, everyone up; until all_committed() or bound
-  void stop_engines();               // graceful stop of every live engine (bounded)
+  void run_liveness();  // faults off, everyone up; until all_committed() or bound
+  void stop_engines();  // graceful stop of every live engine (bounded)
 
   // The history in decision order, indices 0, 1, 2, ... (call once, after the run).
   std::vector<HistoryRecord> take_history();
