@@ -1,0 +1,423 @@
+// The history index (history_index.h): one record at a time, in history order.
+#include "seqby/properties/history_index.h"
+
+#include <algorithm>
+
+#include "seqby/core/check.h"
+
+namespace seqby::properties {
+namespace {
+
+std::string with_sep(const std::string& a, const std::string& b) { return a + '\x1f' + b; }
+
+bool same_event(const HistoryRecord& a, const HistoryRecord& b) {
+  return a.category == b.category && a.event_id == b.event_id;
+}
+
+}  // namespace
+
+HistoryIndex::HistoryIndex(const std::vector<HistoryRecord>& history) : history_(&history) {
+  std::uint64_t previous_index = 0;
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    const HistoryRecord& r = history[i];
+    if (i > 0 && r.index <= previous_index) order_breaks_.push_back(i);
+    previous_index = r.index;
+    if (is_run_header(r)) {
+      RunHeader header = parse_run_header(r);
+      for (const std::string& group : header.process_managers) pm_groups_.insert(group);
+      for (const auto& [group, categories] : header.pm_categories) {
+        pm_categories_[group].insert(categories.begin(), categories.end());
+      }
+      for (const std::string& demand : header.require) requires_halt_ |= demand == "halt";
+      headers_.emplace_back(i, std::move(header));
+    } else if (is_liveness_marker(r) && !liveness_marker_) {
+      liveness_marker_ = i;
+    }
+  }
+  // A process manager's lanes on the categories it subscribes are judged even where it never
+  // worked: every stream C:X it should have applied.
+  for (const auto& [group, categories] : pm_categories_) {
+    for (const std::string& category : categories) note_group(category, group);
+  }
+  if (complete()) complete_lanes();
+}
+
+HistoryIndex HistoryIndex::build(const std::vector<HistoryRecord>& history) {
+  HistoryIndex index(history);
+  while (!index.complete()) index.add();
+  return index;
+}
+
+const IndexedStep& HistoryIndex::add() {
+  SEQBY_CHECK(position_ < history_->size());
+  const HistoryRecord& r = (*history_)[position_];
+  step_ = IndexedStep{};
+  step_.position = position_;
+  ended_.clear();
+  switch (r.op) {
+    case HistoryOp::publish:
+      on_publish(r);
+      break;
+    case HistoryOp::acquire:
+      on_acquire(r);
+      break;
+    case HistoryOp::release:
+    case HistoryOp::reap:  // a reap deletes the lease too: it ends the generation
+      step_.unit = unit_of(r);
+      if (step_.unit >= 0) units_[step_.unit].released.emplace(r.generation, r.index);
+      break;
+    case HistoryOp::renew:
+      step_.unit = unit_of(r);
+      break;
+    case HistoryOp::read:
+      step_.unit = unit_of(r);
+      if (step_.unit >= 0) units_[step_.unit].reads.push_back(position_);
+      break;
+    case HistoryOp::enter:
+      on_enter(r);
+      break;
+    case HistoryOp::exit:
+      on_exit(r);
+      break;
+    case HistoryOp::ack:
+    case HistoryOp::commit:
+      on_ack_or_commit(r);
+      break;
+    case HistoryOp::halt:
+      on_halt(r);
+      break;
+    case HistoryOp::dlq:
+    case HistoryOp::skip:
+      on_resolve(r);
+      break;
+    case HistoryOp::fault:
+      if (is_crash(r)) on_crash(r);
+      break;
+    case HistoryOp::commit_fenced:
+    case HistoryOp::commit_rejected:
+    case HistoryOp::lose:
+    case HistoryOp::read_fenced:
+    case HistoryOp::ack_fenced:
+    case HistoryOp::reclaim:
+    case HistoryOp::warn:
+    case HistoryOp::resume:
+      break;
+  }
+  ++position_;
+  if (complete()) complete_lanes();
+  return step_;
+}
+
+void HistoryIndex::on_publish(const HistoryRecord& r) {
+  if (r.category.empty() || r.key.empty()) {
+    note("publish #" + std::to_string(r.index) + " names no category or key; ignored");
+    return;
+  }
+  IndexedStream& stream = streams_[stream_of(r.category, r.key)];
+  const auto seq = static_cast<std::int64_t>(stream.events.size()) + 1;
+  if (r.seq != seq) {
+    note("publish #" + std::to_string(r.index) + " on " + r.category + ":" + r.key + " has seq " +
+         std::to_string(r.seq) + "; publish order makes it seq " + std::to_string(seq));
+  }
+  if (!stream.seq_of_event.emplace(r.event_id, seq).second) {
+    note("publish #" + std::to_string(r.index) + " repeats event '" + r.event_id + "' on " +
+         r.category + ":" + r.key);
+  }
+  const bool poison = detail_has_token(r.detail, kPoisonToken);
+  stream.events.push_back(IndexedEvent{r.event_id, r.index, poison});
+  stream.resolved_all.push_back(0);
+  if (poison) stream.poison_seqs.push_back(seq);
+  step_.seq = seq;
+}
+
+void HistoryIndex::on_acquire(const HistoryRecord& r) {
+  if (lease_node_names_.insert(r.node).second) lease_nodes_.emplace_back(r.node, r.index);
+  step_.unit = unit_of(r);
+  if (step_.unit < 0) return;
+  IndexedUnit& unit = units_[step_.unit];
+  unit.acquires.push_back(IndexedAcquire{r.generation, r.node, r.index});
+}
+
+void HistoryIndex::on_enter(const HistoryRecord& r) {
+  step_.unit = unit_of(r);
+  if (step_.unit < 0 || r.category.empty()) return;
+  if (units_[step_.unit].pm) note_group(r.category, r.group);
+  IndexedExecution e;
+  e.unit = step_.unit;
+  e.stream = stream_of(r.category, r.key);
+  IndexedUnit& unit = units_[step_.unit];
+  e.spot = spot_of(r, unit, e.stream);
+  e.enter = position_;
+  e.seq = seq_of(r);
+  e.lease_current = r.generation > 0 && !stale_point(unit, r.generation);
+  step_.seq = e.seq;
+  step_.execution = static_cast<int>(executions_.size());
+  executions_.push_back(e);
+  unit.open.push_back(step_.execution);
+}
+
+void HistoryIndex::on_exit(const HistoryRecord& r) {
+  step_.unit = unit_of(r);
+  if (step_.unit < 0) return;
+  IndexedUnit& unit = units_[step_.unit];
+  for (std::size_t i = unit.open.size(); i-- > 0;) {
+    const HistoryRecord& enter = (*history_)[executions_[unit.open[i]].enter];
+    if (enter.node == r.node && same_event(enter, r)) {
+      end_execution(unit, i);
+      return;
+    }
+  }
+  note("exit #" + std::to_string(r.index) + " by " + r.node + " of event " + r.event_id +
+       " matches no open enter");
+}
+
+void HistoryIndex::on_crash(const HistoryRecord& r) {
+  crashes_.push_back(position_);
+  for (IndexedUnit& unit : units_) {
+    for (std::size_t i = unit.open.size(); i-- > 0;) {
+      if ((*history_)[executions_[unit.open[i]].enter].node == r.node) end_execution(unit, i);
+    }
+  }
+}
+
+void HistoryIndex::end_execution(IndexedUnit& unit, std::size_t open_position) {
+  const int id = unit.open[open_position];
+  IndexedExecution& e = executions_[id];
+  SEQBY_CHECK(e.end == kNoPosition);
+  SEQBY_CHECK(e.enter < position_);  // an execution ends after it began, and only once
+  e.end = position_;
+  ended_.push_back(id);
+  unit.open.erase(unit.open.begin() + static_cast<std::ptrdiff_t>(open_position));
+}
+
+void HistoryIndex::on_ack_or_commit(const HistoryRecord& r) {
+  step_.unit = unit_of(r);
+  step_.seq = seq_of(r);
+  if (step_.seq < 1) {
+    note(r.op == HistoryOp::commit
+             ? "commit #" + std::to_string(r.index) + " names no seq and no published event"
+             : "ack #" + std::to_string(r.index) + " names no published event");
+    return;
+  }
+  step_.lane = lane_of(r.category, r.key, r.group);
+  IndexedLane& lane = lanes_[step_.lane];
+  if (r.op == HistoryOp::ack) {
+    lane.acks.push_back(position_);
+    return;
+  }
+  const auto published = static_cast<std::int64_t>(streams_[lane.stream].events.size());
+  lane.commits.push_back(IndexedCommit{step_.seq, r.index, step_.seq <= published});
+}
+
+void HistoryIndex::on_halt(const HistoryRecord& r) {
+  step_.seq = seq_of(r);
+  if (step_.seq < 1 || r.category.empty() || r.key.empty()) {
+    note("halt #" + std::to_string(r.index) + " names no published event");
+    return;
+  }
+  step_.lane = lane_of(r.category, r.key, r.group);
+  IndexedLane& lane = lanes_[step_.lane];
+  lane.halted_seqs.insert(step_.seq);
+  const std::vector<IndexedEvent>& events = streams_[lane.stream].events;
+  if (step_.seq > static_cast<std::int64_t>(events.size()) || !events[step_.seq - 1].poison) {
+    note("halt #" + std::to_string(r.index) + " on " + describe_event(lane.stream, step_.seq) +
+         " of " + r.category + ":" + r.key + ", which was not published as poison");
+  }
+}
+
+void HistoryIndex::on_resolve(const HistoryRecord& r) {
+  step_.seq = seq_of(r);
+  // A dlq not by an operator resolves nothing (poison_halt judges it).
+  if (r.op == HistoryOp::dlq && !detail_starts_with_word(r.detail, kOperatorToken)) return;
+  if (step_.seq < 1) {
+    note(std::string(history_op_name(r.op)) + " #" + std::to_string(r.index) +
+         " names no published event");
+    return;
+  }
+  const int stream_id = find_stream(r.category, r.key);
+  if (stream_id < 0 || step_.seq > static_cast<std::int64_t>(streams_[stream_id].events.size())) {
+    note(std::string(history_op_name(r.op)) + " #" + std::to_string(r.index) +
+         " names an event that was never published");
+    return;
+  }
+  if (r.group.empty()) {
+    streams_[stream_id].resolved_all[step_.seq - 1] = 1;
+    return;
+  }
+  step_.lane = lane_of(r.category, r.key, r.group);
+  IndexedLane& lane = lanes_[step_.lane];
+  const std::size_t published = streams_[stream_id].events.size();
+  if (lane.resolved.size() < published) lane.resolved.resize(published, 0);
+  lane.resolved[step_.seq - 1] = 1;
+}
+
+// Every stream with events gets a lane for every group of its category, so the end-of-history
+// judgements find one even where a group never touched the stream.
+void HistoryIndex::complete_lanes() {
+  for (std::size_t stream_id = 0; stream_id < streams_.size(); ++stream_id) {
+    if (streams_[stream_id].events.empty()) continue;
+    auto groups = category_groups_.find(streams_[stream_id].category);
+    if (groups == category_groups_.end()) continue;
+    for (const std::string& group : groups->second) {
+      lane_of(streams_[stream_id].category, streams_[stream_id].key, group);
+    }
+  }
+}
+
+void HistoryIndex::note(std::string text) {
+  if (notes_.size() < kNotesKept) notes_.push_back(std::move(text));
+}
+
+int HistoryIndex::stream_of(const std::string& category, const std::string& key) {
+  const int found = find_stream(category, key);
+  if (found >= 0) return found;
+  auto [it, inserted] = stream_ids_.emplace(with_sep(category, key), streams_.size());
+  if (inserted) {
+    IndexedStream stream;
+    stream.category = category;
+    stream.key = key;
+    streams_.push_back(std::move(stream));
+  }
+  return it->second;
+}
+
+int HistoryIndex::find_stream(const std::string& category, const std::string& key) const {
+  if (last_stream_ >= 0 && streams_[last_stream_].key == key &&
+      streams_[last_stream_].category == category) {
+    return last_stream_;
+  }
+  auto it = stream_ids_.find(with_sep(category, key));
+  if (it == stream_ids_.end()) return -1;
+  last_stream_ = it->second;
+  return it->second;
+}
+
+int HistoryIndex::find_lane(const std::string& category, const std::string& key,
+                            const std::string& group) const {
+  auto it = lane_ids_.find(with_sep(with_sep(category, key), group));
+  return it == lane_ids_.end() ? -1 : it->second;
+}
+
+int HistoryIndex::lane_of(const std::string& category, const std::string& key,
+                          const std::string& group) {
+  auto [it, inserted] =
+      lane_ids_.emplace(with_sep(with_sep(category, key), group), static_cast<int>(lanes_.size()));
+  if (inserted) {
+    IndexedLane lane;
+    lane.stream = stream_of(category, key);
+    lane.group = group;
+    streams_[lane.stream].lanes.push_back(it->second);
+    lanes_.push_back(std::move(lane));
+    note_group(category, group);
+  }
+  return it->second;
+}
+
+void HistoryIndex::note_group(const std::string& category, const std::string& group) {
+  if (category.empty() || group.empty()) return;
+  if (category_group_seen_.emplace(with_sep(category, group), true).second) {
+    category_groups_[category].push_back(group);
+    auto declared = pm_categories_.find(group);
+    if (declared != pm_categories_.end() && declared->second.count(category) == 0) {
+      note("process manager " + group + " works on category " + category +
+           ", which its run header does not name");
+    }
+  }
+}
+
+int HistoryIndex::unit_of(const HistoryRecord& r) {
+  const bool pm = pm_groups_.count(r.group) > 0;
+  if (r.key.empty() || (!pm && r.category.empty())) {
+    note(std::string(history_op_name(r.op)) + " #" + std::to_string(r.index) +
+         " names no partition; ignored");
+    return -1;
+  }
+  const std::string id = pm ? with_sep(with_sep("", r.key), r.group) + "\x1fpm"
+                            : with_sep(with_sep(r.category, r.key), r.group);
+  auto [it, inserted] = unit_ids_.emplace(id, static_cast<int>(units_.size()));
+  if (inserted) {
+    IndexedUnit unit;
+    unit.category = pm ? "" : r.category;
+    unit.key = r.key;
+    unit.group = r.group;
+    unit.pm = pm;
+    units_.push_back(std::move(unit));
+    if (!pm) note_group(r.category, r.group);
+  }
+  return it->second;
+}
+
+int HistoryIndex::spot_of(const HistoryRecord& r, const IndexedUnit& unit, int stream) {
+  const std::string label = unit.pm ? unit.group + "/" + unit.key
+                                    : streams_[stream].category + ":" + streams_[stream].key;
+  auto [it, inserted] =
+      spot_ids_.emplace((unit.pm ? "pm\x1f" : "\x1f") + label, static_cast<int>(spots_.size()));
+  if (inserted) spots_.push_back(IndexedSpot{label, r.index});
+  return it->second;
+}
+
+std::int64_t HistoryIndex::seq_of(const HistoryRecord& r) {
+  const int stream_id = find_stream(r.category, r.key);
+  std::int64_t by_event = -1;
+  if (stream_id >= 0 && !r.event_id.empty()) {
+    auto it = streams_[stream_id].seq_of_event.find(r.event_id);
+    if (it != streams_[stream_id].seq_of_event.end()) by_event = it->second;
+  }
+  if (r.seq >= 1) {
+    if (by_event >= 1 && by_event != r.seq) {
+      note(std::string(history_op_name(r.op)) + " #" + std::to_string(r.index) + " has seq " +
+           std::to_string(r.seq) + " but its event " + r.event_id + " was published as seq " +
+           std::to_string(by_event));
+    }
+    return r.seq;
+  }
+  return by_event;
+}
+
+bool HistoryIndex::resolved(const IndexedLane& lane, std::int64_t seq) const {
+  const IndexedStream& stream = streams_[lane.stream];
+  if (seq <= static_cast<std::int64_t>(stream.resolved_all.size()) &&
+      stream.resolved_all[seq - 1]) {
+    return true;
+  }
+  return seq <= static_cast<std::int64_t>(lane.resolved.size()) && lane.resolved[seq - 1];
+}
+
+std::int64_t HistoryIndex::poison_head(const IndexedLane& lane) const {
+  for (std::int64_t seq : streams_[lane.stream].poison_seqs) {
+    if (!resolved(lane, seq)) return seq;
+  }
+  return 0;
+}
+
+std::optional<std::uint64_t> HistoryIndex::stale_point(const IndexedUnit& unit,
+                                                       std::uint64_t generation) const {
+  std::optional<std::uint64_t> point;
+  for (const IndexedAcquire& acquire : unit.acquires) {
+    if (acquire.generation > generation) {
+      point = acquire.index;
+      break;
+    }
+  }
+  auto released = unit.released.find(generation);
+  if (released != unit.released.end() && (!point || released->second < *point)) {
+    point = released->second;
+  }
+  return point;
+}
+
+std::string HistoryIndex::describe_event(int stream, std::int64_t seq) const {
+  const IndexedStream& s = streams_[stream];
+  std::string text = "seq " + std::to_string(seq);
+  if (seq >= 1 && seq <= static_cast<std::int64_t>(s.events.size())) {
+    text += " (event " + s.events[seq - 1].event_id + ")";
+  }
+  return text;
+}
+
+std::string HistoryIndex::where(const IndexedUnit& unit) const {
+  if (unit.pm) return "correlation " + unit.key + " of process manager " + unit.group;
+  return unit.category + ":" + unit.key + " (group " + unit.group + ")";
+}
+
+}  // namespace seqby::properties
