@@ -1,9 +1,8 @@
 // What the engine scenario files (engine_scenarios.cpp, ops_scenarios.cpp, pm_scenarios.cpp)
-// share: the checker's verdict as an assertion, a key's commit seqs and handler executions, the
-// in-progress marker check, and the two forms of a scenario.
-#include <map>
-
+// share: the checker's verdict as an assertion, a key's commit seqs, its handler executions (read
+// from the checker's HistoryIndex), the in-progress marker check, and the two forms of a scenario.
 #include "engine_backend.h"
+#include "seqby/properties/history_index.h"
 
 namespace seqby::scenarios::engine {
 
@@ -45,23 +44,14 @@ std::vector<std::int64_t> commits_of(const Outcome& o, const std::string& key,
 }
 
 std::vector<Execution> executions(const Outcome& o, const std::string& key) {
+  const properties::HistoryIndex index = properties::HistoryIndex::build(o.history);
   std::vector<Execution> out;
-  std::map<std::string, std::size_t> open;  // node -> index
-  for (const auto& r : o.history) {
-    if (r.op == HistoryOp::fault && !r.node.empty() && r.detail.rfind("crash", 0) == 0) {
-      auto it = open.find(r.node);
-      if (it != open.end()) out[it->second].end = r.index;
-      open.erase(r.node);
-    }
-    if (r.key != key) continue;
-    if (r.op == HistoryOp::enter) {
-      open[r.node] = out.size();
-      out.push_back(Execution{r.node, r.category, r.event_id, r.generation, r.index});
-    } else if (r.op == HistoryOp::exit) {
-      auto it = open.find(r.node);
-      if (it != open.end()) out[it->second].end = r.index;
-      open.erase(r.node);
-    }
+  for (const properties::IndexedExecution& e : index.executions()) {
+    if (index.units()[e.unit].key != key) continue;
+    const HistoryRecord& enter = index.record(e.enter);
+    out.push_back(Execution{enter.node, enter.category, enter.event_id, enter.generation,
+                            enter.index,
+                            e.end == properties::kNoPosition ? ~0ull : index.record(e.end).index});
   }
   return out;
 }
