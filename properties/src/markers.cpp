@@ -1,5 +1,8 @@
 #include "seqby/properties/markers.h"
 
+#include <algorithm>
+#include <charconv>
+
 #include "seqby/core/check.h"
 
 namespace seqby::properties {
@@ -14,6 +17,12 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
     start = end + 1;
   }
   return parts;
+}
+
+// A decimal count, all digits, that fits.
+bool parse_count(std::string_view text, std::uint64_t* out) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return error == std::errc() && end == text.data() + text.size();
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -91,6 +100,28 @@ bool is_liveness_marker(const HistoryRecord& record) {
 bool is_crash(const HistoryRecord& record) {
   return record.op == HistoryOp::fault && !record.node.empty() &&
          detail_starts_with_word(record.detail, kCrashFault);
+}
+
+bool is_crash_of(const HistoryRecord& record, std::string_view node) {
+  return is_crash(record) && record.node == node;
+}
+
+std::optional<PartitionCountWarning> parse_partition_count_warning(const HistoryRecord& record) {
+  if (record.op != HistoryOp::warn) return std::nullopt;
+  // "live" "partitions" N "over" "threshold" T
+  const std::vector<std::string_view> tokens = split(record.detail, ' ');
+  const std::vector<std::string_view> words = split(kPartitionCountWarning, ' ');
+  if (tokens.size() != words.size() + 4 ||
+      !std::equal(words.begin(), words.end(), tokens.begin()) ||
+      tokens[words.size() + 1] != "over" || tokens[words.size() + 2] != "threshold") {
+    return std::nullopt;
+  }
+  PartitionCountWarning warning;
+  if (!parse_count(tokens[words.size()], &warning.partitions) ||
+      !parse_count(tokens[words.size() + 3], &warning.threshold)) {
+    return std::nullopt;
+  }
+  return warning;
 }
 
 RunHeader parse_run_header(const HistoryRecord& record) {

@@ -13,6 +13,7 @@
 #include "engine_backend.h"
 #include "seqby/core/check.h"
 #include "seqby/properties/checker.h"
+#include "seqby/properties/markers.h"
 #include "seqby/scenarios/catalog.h"
 
 namespace seqby::scenarios {
@@ -207,8 +208,7 @@ ScenarioResult crash_failover(ScenarioContext& ctx, EngineBackend& b) {
   // Another instance claims client-A, reclaims the dead owner's pending entries, resumes in order.
   std::uint64_t crash_index = 0;
   for (const auto& r : o.history) {
-    if (r.op == HistoryOp::fault && r.node == victim && r.detail.rfind("crash", 0) == 0)
-      crash_index = r.index;
+    if (properties::is_crash_of(r, victim)) crash_index = r.index;
   }
   std::string claimer;
   std::string reclaimed;

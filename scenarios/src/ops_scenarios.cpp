@@ -5,10 +5,12 @@
 // ends with the history checker finding every property holding.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine_backend.h"
 #include "seqby/properties/checker.h"
+#include "seqby/properties/markers.h"
 #include "seqby/redis/redis_broker.h"
 #include "seqby/scenarios/catalog.h"
 
@@ -324,9 +326,13 @@ ScenarioResult partition_count_warning(ScenarioContext& ctx, EngineBackend& b) {
   }
   const Outcome o = b.finish(checks);
   std::string warning;
+  std::uint64_t over = 0;
   for (const auto& r : o.history) {
-    if (r.op == HistoryOp::warn && r.detail.rfind("live partitions", 0) == 0) {
+    const std::optional<properties::PartitionCountWarning> parsed =
+        properties::parse_partition_count_warning(r);
+    if (parsed) {
       warning = r.node + ": " + r.detail;
+      over = parsed->partitions;
       break;
     }
   }
@@ -334,10 +340,6 @@ ScenarioResult partition_count_warning(ScenarioContext& ctx, EngineBackend& b) {
   checks.expect(warning.find(threshold_text) != std::string::npos,
                 "partition-count warning recorded",
                 warning.empty() ? "no warn record 'live partitions N over threshold 3'" : warning);
-  std::uint64_t over = 0;
-  if (const std::size_t at = warning.find("live partitions "); at != std::string::npos) {
-    over = std::stoull(warning.substr(at + 16));
-  }
   checks.expect(over > threshold, "the warning counts live partitions",
                 std::to_string(over) + " > " + std::to_string(threshold));
   if (b.where() == "redis") {

@@ -11,6 +11,7 @@
 
 #include "engine_backend.h"
 #include "seqby/core/check.h"
+#include "seqby/properties/markers.h"
 #include "seqby/scenarios/catalog.h"
 
 namespace seqby::scenarios {
@@ -173,9 +174,7 @@ ScenarioResult pm_per_instance(ScenarioContext& ctx, EngineBackend& b) {
   // The crashed owner's correlation value: taken over, its pending entries reclaimed.
   std::uint64_t crash_index = 0;
   for (const auto& r : o.history) {
-    if (r.op == HistoryOp::fault && r.node == crashed && r.detail.rfind("crash", 0) == 0) {
-      crash_index = r.index;
-    }
+    if (properties::is_crash_of(r, crashed)) crash_index = r.index;
   }
   std::string claimer;
   std::string reclaimed;

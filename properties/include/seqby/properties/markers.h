@@ -20,11 +20,15 @@
 // One convention is about injected faults, which do carry a node:
 //   crash          {"op":"fault","node":"w1","detail":"crash ..."}: instance w1 died; its open
 //                  handler executions end here (they do not run on until the end of the history).
-// Publish records mark poison events with the token "poison" in their detail.
+// Publish records mark poison events with the token "poison" in their detail. One warning the
+// engine records is recognised here too (the engine in core/ writes it; core cannot see this):
+//   partitions     {"op":"warn","node":"w1","detail":"live partitions 5 over threshold 3"}: the
+//                  category's live partitions passed EngineOptions::partitions_warn_threshold.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +43,7 @@ inline constexpr std::string_view kLivenessMarker = "liveness_phase_start";
 inline constexpr std::string_view kCrashFault = "crash";
 inline constexpr std::string_view kPoisonToken = "poison";
 inline constexpr std::string_view kOperatorToken = "operator";
+inline constexpr std::string_view kPartitionCountWarning = "live partitions";
 
 struct RunHeader {
   std::vector<std::string> process_managers;  // group names of process managers
@@ -66,6 +71,17 @@ bool is_run_header(const HistoryRecord& record);
 bool is_liveness_marker(const HistoryRecord& record);
 // True for a fault record about a crash of `record.node` (node not empty).
 bool is_crash(const HistoryRecord& record);
+// True for a fault record about a crash of `node`.
+bool is_crash_of(const HistoryRecord& record, std::string_view node);
+
+// A partition-count warning: how many live partitions the engine saw, over which threshold.
+struct PartitionCountWarning {
+  std::uint64_t partitions = 0;
+  std::uint64_t threshold = 0;
+};
+// The warning a warn record carries ("live partitions N over threshold T"); nullopt for any
+// other record.
+std::optional<PartitionCountWarning> parse_partition_count_warning(const HistoryRecord& record);
 // Parses a run header's tokens. REQUIRES: is_run_header(record).
 RunHeader parse_run_header(const HistoryRecord& record);
 
