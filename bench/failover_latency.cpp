@@ -11,10 +11,6 @@
 //
 //   scripts/with-redis build/bench_failover_latency [--ttls 1000,2000,3000] [--rounds 5]
 //       [--keys 4] [--discovery-interval-ms 1000] [--heartbeat-divisor 3]
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,6 +29,7 @@
 #include "seqby/core/naming.h"
 #include "seqby/redis/redis_broker.h"
 #include "seqby/redis/redis_history.h"
+#include "seqby/redis/subprocess.h"
 
 namespace seqby::redis::bench {
 namespace {
@@ -61,54 +57,14 @@ std::string seqby_binary() {
   return self.substr(0, self.rfind('/') + 1) + "seqby";
 }
 
-// One `seqby worker` child; SIGKILLed when this program dies or the object goes.
-class WorkerProcess {
- public:
-  explicit WorkerProcess(const std::vector<std::string>& args) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const int fd = ::open("/dev/null", O_WRONLY);
-      if (fd >= 0) ::dup2(fd, STDERR_FILENO);
-      std::vector<char*> argv;
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-  }
-  ~WorkerProcess() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  WorkerProcess(const WorkerProcess&) = delete;
-  WorkerProcess& operator=(const WorkerProcess&) = delete;
-
-  void kill_now() {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    reaped_ = true;
-  }
-  // SIGTERM, then SIGKILL after wait_max_ms.
-  void terminate(std::uint64_t wait_max_ms) {
-    if (reaped_) return;
-    ::kill(pid_, SIGTERM);
-    for (std::uint64_t waited = 0; waited < wait_max_ms; waited += 10) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        reaped_ = true;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    kill_now();
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
+// One `seqby worker` child, its stderr to /dev/null; SIGKILLed when this program dies or the
+// object goes. An empty Subprocess (never running) when fork failed.
+Subprocess start_worker(const std::vector<std::string>& args) {
+  SpawnOptions options;
+  options.err = Redirect::null();
+  Result<Subprocess> process = Subprocess::spawn(args, options);
+  return process.ok() ? std::move(process).value() : Subprocess();
+}
 
 struct Round {
   bool measured = false;
@@ -179,7 +135,7 @@ Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_m
 
   BlockingRedis redis(config);
   Publisher publisher(redis, category, keys);
-  std::map<std::string, std::unique_ptr<WorkerProcess>> workers;  // by owner id
+  std::map<std::string, Subprocess> workers;  // by owner id
   for (const char* name : {"a", "b"}) {
     const std::string owner = category + name;
     const std::vector<std::string> args{binary,
@@ -202,7 +158,7 @@ Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_m
                                         std::to_string(o.discovery_interval_ms),
                                         "--history-stream",
                                         history_stream};
-    workers[owner] = std::make_unique<WorkerProcess>(args);
+    workers[owner] = start_worker(args);
   }
 
   // Wait until both instances hold keys and nothing has changed hands for kStableForMs.
@@ -256,7 +212,7 @@ Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_m
   }
   out.load = load_average();
   const std::uint64_t kill_us = steady_now_us();
-  workers[victim]->kill_now();
+  workers[victim].kill();
 
   const std::uint64_t wait_max_us = (5 * ttl_ms + o.discovery_interval_ms + 10000) * 1000;
   while (steady_now_us() - kill_us < wait_max_us) {
@@ -281,7 +237,7 @@ Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_m
   }
   // Give the survivor's history appends a moment to land, then stop it gracefully.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  workers[survivor]->terminate(15000);
+  workers[survivor].terminate(15000);  // SIGTERM, SIGKILL at the bound
 
   Command range{"XRANGE", history_stream, "-", "+"};
   Result<Reply> reply = redis.execute(range);

@@ -5,8 +5,6 @@
 // as "per core" even on a loaded machine; the Time column is wall time. Figures are reported,
 // never asserted: see bench/README.md for the targets and how to read them.
 #include <benchmark/benchmark.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -20,6 +18,7 @@
 #include "seqby/core/clock.h"
 #include "seqby/redis/reply.h"
 #include "seqby/redis/scripts.h"
+#include "seqby/redis/subprocess.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/sim_case.h"
 #include "seqby/sim/sim_redis.h"
@@ -37,6 +36,7 @@ constexpr std::uint64_t kLeaseTtlMs = 3000;
 // a default seed's events per key, so the figure does not drift with the number of iterations.
 constexpr std::int64_t kEffectsPerHash = 64;
 constexpr const char* kPeakChildFlag = "--seqby-peak-memory-child=";
+constexpr std::uint64_t kPeakChildWaitMaxMs = 600000;  // a bound on a hung child, not a timing
 
 // On a shared machine the spread between repetitions is wide: with --benchmark_repetitions=N,
 // "min" gives the best CPU time and "max" the best rate, the figures nearest to a free core.
@@ -353,33 +353,23 @@ void BM_DefaultSeedPeakMemory(benchmark::State& state) {
   std::uint64_t before_kib = 0;
   std::uint64_t after_kib = 0;
   for (auto _ : state) {
-    int fds[2];
-    if (pipe(fds) != 0) {
-      state.SkipWithError("pipe failed");
+    const std::string flag = std::string(kPeakChildFlag) + "1";
+    seqby::redis::SpawnOptions options;  // no die_with_parent: the child is waited for here
+    options.out = seqby::redis::Redirect::pipe();
+    options.program = "/proc/self/exe";
+    options.die_with_parent = false;
+    seqby::Result<seqby::redis::Subprocess> child =
+        seqby::redis::Subprocess::spawn({"bench_sim_bench", flag}, options);
+    if (!child.ok()) {
+      state.SkipWithError(child.error().message.c_str());
       return;
     }
-    const std::string flag = std::string(kPeakChildFlag) + "1";
-    const pid_t pid = fork();
-    if (pid == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      char* argv[] = {const_cast<char*>("bench_sim_bench"), const_cast<char*>(flag.c_str()),
-                      nullptr};
-      execv("/proc/self/exe", argv);
-      _exit(127);
-    }
-    close(fds[1]);
-    std::string out;
-    char buffer[256];
-    for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) out.append(buffer, n);
-    close(fds[0]);
-    int wait_status = 0;
-    waitpid(pid, &wait_status, 0);
+    const std::string out = child.value().read_stdout(kPeakChildWaitMaxMs);
+    const int exit_status = child.value().wait(kPeakChildWaitMaxMs);
     unsigned long long before = 0;
     unsigned long long after = 0;
     int passed = 0;
-    if (pid < 0 || !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 ||
+    if (exit_status != 0 ||
         std::sscanf(out.c_str(), "%llu %llu %d", &before, &after, &passed) != 3 || passed != 1) {
       state.SkipWithError(("peak memory child failed: " + out).c_str());
       return;

@@ -2,10 +2,6 @@
 // history stream of a real-Redis scenario run.
 #include "seqby/scenarios/redis_driver.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,44 +36,15 @@ std::string read_file(const std::string& path) {
 
 std::string temp_dir() { return std::filesystem::temp_directory_path().string(); }
 
-// Forks and execs `argv`; stdin from /dev/null, stdout and stderr to the given files ("" keeps
-// the parent's). The child dies with the parent thread.
-pid_t spawn(const std::vector<std::string>& args, const std::string& out_path,
-            const std::string& err_path) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  const int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-  if (!out_path.empty()) {
-    const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) ::dup2(fd, STDOUT_FILENO);
-  }
-  if (!err_path.empty()) {
-    const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) ::dup2(fd, STDERR_FILENO);
-  }
-  ::execv(argv[0], argv.data());
-  ::_exit(127);
-}
-
-// Waits at most `wait_max_ms` for `pid`; its exit status, or -1 (killed at the bound or by a
-// signal).
-int wait_exit(pid_t pid, std::uint64_t wait_max_ms) {
-  for (std::uint64_t waited_ms = 0;; waited_ms += kPollMs) {
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    }
-    if (waited_ms >= wait_max_ms) break;
-    sleep_ms(kPollMs);
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-  return -1;
+// `argv` with stdin from /dev/null, stdout and stderr to the given files ("" keeps the
+// parent's). The child dies with the parent thread.
+Result<redis::Subprocess> spawn(const std::vector<std::string>& args, const std::string& out_path,
+                                const std::string& err_path) {
+  redis::SpawnOptions options;
+  options.in = redis::Redirect::null();
+  if (!out_path.empty()) options.out = redis::Redirect::file(out_path);
+  if (!err_path.empty()) options.err = redis::Redirect::file(err_path);
+  return redis::Subprocess::spawn(args, options);
 }
 
 }  // namespace
@@ -109,36 +76,25 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
     args.push_back("--partitions-warn-threshold");
     args.push_back(std::to_string(s.partitions_warn_threshold));
   }
-  pid_ = spawn(args, "", log_path_);
+  Result<redis::Subprocess> process = spawn(args, "", log_path_);
+  if (process.ok()) process_ = std::move(process).value();
 }
 
 WorkerProcess::~WorkerProcess() {
-  if (running()) kill_now();
+  process_.kill();
   if (!log_path_.empty()) std::remove(log_path_.c_str());
 }
 
 int WorkerProcess::terminate(std::uint64_t wait_max_ms) {
   if (!running()) return -1;
-  ::kill(pid_, SIGTERM);
-  ::kill(pid_, SIGCONT);  // a stopped worker acts on SIGTERM only once continued
-  reaped_ = true;
-  return wait_exit(pid_, wait_max_ms);
+  return process_.terminate(wait_max_ms);  // SIGTERM and SIGCONT: a stopped worker must act
 }
 
-void WorkerProcess::kill_now() {
-  if (!running()) return;
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  reaped_ = true;
-}
+void WorkerProcess::kill_now() { process_.kill(); }
 
-void WorkerProcess::stop_now() {
-  if (running()) ::kill(pid_, SIGSTOP);
-}
+void WorkerProcess::stop_now() { process_.stop(); }
 
-void WorkerProcess::continue_now() {
-  if (running()) ::kill(pid_, SIGCONT);
-}
+void WorkerProcess::continue_now() { process_.resume(); }
 
 std::string WorkerProcess::log() const { return read_file(log_path_); }
 
@@ -152,12 +108,12 @@ CommandRun run_command(const std::string& binary, const std::vector<std::string>
   const std::string out_path = stem + ".out";
   const std::string err_path = stem + ".err";
   CommandRun run;
-  const pid_t pid = spawn(argv, out_path, err_path);
-  if (pid < 0) {
-    run.err = "fork failed for " + binary;
+  Result<redis::Subprocess> process = spawn(argv, out_path, err_path);
+  if (!process.ok()) {
+    run.err = process.error().message;
     return run;
   }
-  run.exit_code = wait_exit(pid, wait_max_ms);
+  run.exit_code = process.value().wait(wait_max_ms);
   run.out = read_file(out_path);
   run.err = read_file(err_path);
   std::remove(out_path.c_str());

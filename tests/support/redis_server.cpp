@@ -1,12 +1,9 @@
 #include "redis_server.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -43,11 +40,6 @@ std::uint16_t pick_free_port() {
   }
   ::close(fd);
   return port;
-}
-
-bool exited(pid_t pid) {
-  int status = 0;
-  return ::waitpid(pid, &status, WNOHANG) == pid;
 }
 
 }  // namespace
@@ -105,27 +97,17 @@ bool RedisServer::start_on(std::uint16_t port) {
     args.push_back(options_.password);
   }
   for (const auto& arg : options_.extra_args) args.push_back(arg);
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  redis::SpawnOptions spawn_options;  // dies with the test process's thread that started it
+  spawn_options.in = redis::Redirect::null();
+  spawn_options.out = redis::Redirect::null();
+  spawn_options.err = redis::Redirect::null();
+  spawn_options.search_path = true;
+  Result<redis::Subprocess> process = redis::Subprocess::spawn(args, spawn_options);
+  if (!process.ok()) {
     error_ = "fork failed";
     return false;
   }
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test process
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(null_fd, STDOUT_FILENO);
-      ::dup2(null_fd, STDERR_FILENO);
-    }
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
-  pid_ = pid;
+  process_ = std::move(process).value();
   return true;
 }
 
@@ -136,8 +118,8 @@ bool RedisServer::wait_ready(std::uint64_t limit_ms) {
   config.value().command_timeout_ms = 500;
   redis::BlockingRedis redis(config.value());
   for (std::uint64_t waited_ms = 0; waited_ms < limit_ms; waited_ms += kPollMs) {
-    if (pid_ > 0 && exited(pid_)) {
-      pid_ = -1;
+    if (process_.pid() > 0 && process_.try_reap()) {
+      process_ = redis::Subprocess();
       error_ = "redis-server exited at start (port " + std::to_string(port_) + ")";
       return false;
     }
@@ -150,20 +132,9 @@ bool RedisServer::wait_ready(std::uint64_t limit_ms) {
 }
 
 void RedisServer::terminate() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  ::kill(pid_, SIGCONT);  // a stopped server only acts on SIGTERM once continued
-  for (std::uint64_t waited_ms = 0; waited_ms < kTermLimitMs; waited_ms += kPollMs) {
-    if (exited(pid_)) {
-      pid_ = -1;
-      return;
-    }
-    sleep_for_ms(kPollMs);
-  }
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
+  if (process_.pid() <= 0) return;
+  process_.terminate(kTermLimitMs);  // SIGTERM (and SIGCONT), SIGKILL at the bound
+  process_ = redis::Subprocess();
 }
 
 bool RedisServer::flushall() {
@@ -172,11 +143,8 @@ bool RedisServer::flushall() {
 }
 
 void RedisServer::kill() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
+  process_.kill();
+  process_ = redis::Subprocess();
 }
 
 bool RedisServer::restart() {

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "seqby/redis/subprocess.h"
+
 namespace seqby::testing {
 
 struct RedisServerOptions {
@@ -34,8 +36,8 @@ class RedisServer {
 
   const std::string& url() const { return url_; }  // redis://[:password@]127.0.0.1:PORT
   std::uint16_t port() const { return port_; }
-  pid_t pid() const { return pid_; }   // -1 for a shared (external) server
-  bool owned() const { return own_; }  // true when this object runs the server
+  pid_t pid() const { return process_.pid(); }  // -1 for a shared (external) server
+  bool owned() const { return own_; }           // true when this object runs the server
 
   // FLUSHALL (the shared server between tests). Returns false when it failed.
   bool flushall();
@@ -60,7 +62,7 @@ class RedisServer {
   std::string error_;
   std::string url_;
   std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  redis::Subprocess process_;  // the own server
 };
 
 }  // namespace seqby::testing

@@ -291,8 +291,19 @@ void RealRuntime::destroy_tasks() {
 
 void RealRuntime::submit_blocking(const std::shared_ptr<BlockingJob>& job) {
   SEQBY_CHECK(on_loop());
+  // FIFO hand-off: a slot that freed goes to the oldest parked job first, and while any job
+  // still parks a new one parks behind it; a new job never overtakes a parked one.
+  retry_parked();
+  if (parked_.empty() && hand_to_pool(job)) return;
+  SEQBY_CHECK(parked_.size() < options_.parked_jobs_max);
+  parked_.push_back(job);
+  arm_parked_retry();
+}
+
+bool RealRuntime::hand_to_pool(const std::shared_ptr<BlockingJob>& job) {
   {
     std::lock_guard<std::mutex> lock(job->mutex);
+    SEQBY_CHECK(job->state == BlockingJob::State::parked);
     job->state = BlockingJob::State::queued;
   }
   const bool queued = pool_->try_submit([job] {
@@ -305,45 +316,42 @@ void RealRuntime::submit_blocking(const std::shared_ptr<BlockingJob>& job) {
     // Post before finishing: a destroyed waiter waits for `finished`, so the runtime is alive.
     job->runtime->post([job] {
       RealRuntime* runtime = job->runtime;
+      runtime->retry_parked();  // the freed slot goes to the oldest parked job
       if (job->waiter) std::exchange(job->waiter, {}).resume();
-      runtime->retry_parked();
     });
     std::lock_guard<std::mutex> lock(job->mutex);
     job->state = BlockingJob::State::finished;
     job->changed.notify_all();
   });
-  if (queued) return;
-  {
-    std::lock_guard<std::mutex> lock(job->mutex);
-    job->state = BlockingJob::State::parked;
-  }
-  SEQBY_CHECK(parked_.size() < options_.parked_jobs_max);
-  parked_.push_back(job);
-  if (parked_timer_ == 0) {
-    parked_timer_ = add_timer(options_.parked_retry_ms, [this] {
-      parked_timer_ = 0;
-      retry_parked();
-    });
-  }
+  if (queued) return true;
+  std::lock_guard<std::mutex> lock(job->mutex);
+  SEQBY_CHECK(job->state == BlockingJob::State::queued);  // the pool refused it: nobody saw it
+  job->state = BlockingJob::State::parked;
+  return false;
 }
 
 void RealRuntime::retry_parked() {
+  SEQBY_CHECK(on_loop());
   while (!parked_.empty()) {
-    std::shared_ptr<BlockingJob> job = parked_.front();
-    parked_.pop_front();
+    const std::shared_ptr<BlockingJob> job = parked_.front();
+    bool abandoned = false;
     {
       std::lock_guard<std::mutex> lock(job->mutex);
-      if (job->state != BlockingJob::State::parked) continue;  // abandoned while parked
+      abandoned = job->state != BlockingJob::State::parked;
+      SEQBY_CHECK(abandoned == (job->state == BlockingJob::State::cancelled));
     }
-    const std::size_t before = parked_.size();
-    submit_blocking(job);  // parks it again at the back when the pool is still full
-    if (parked_.size() > before) {
-      // Still full: restore FIFO order and wait for the next completion or retry tick.
-      parked_.pop_back();
-      parked_.push_front(job);
-      return;
-    }
+    if (!abandoned && !hand_to_pool(job)) break;  // still full: the oldest stays first
+    parked_.pop_front();
   }
+  if (!parked_.empty()) arm_parked_retry();  // a shared pool frees slots without telling us
+}
+
+void RealRuntime::arm_parked_retry() {
+  if (parked_timer_ != 0) return;
+  parked_timer_ = add_timer(options_.parked_retry_ms, [this] {
+    parked_timer_ = 0;
+    retry_parked();
+  });
 }
 
 void RealRuntime::abandon_blocking(const std::shared_ptr<BlockingJob>& job) {

@@ -40,6 +40,10 @@ class AdminCommands : public ::testing::Test {
     // A category of its own per test: the server may be shared.
     category_ =
         std::string("admin-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    // The shared server outlives a run: a repeated test (ctest --repeat, a rerun) finds what its
+    // previous run left under the category, so every test starts from an empty category.
+    run({"DEL", category_});  // a plain, unpartitioned category's stream
+    for (const Reply& key : run({"KEYS", category_ + ":*"}).elements) run({"DEL", key.str});
   }
 
   Reply run(const Command& command) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -119,6 +120,47 @@ TEST(RealRuntime, JobsBeyondTheQueueLimitWaitAndRunInSubmissionOrder) {
     while (*count < 6) co_await rt.sleep_ms(1);
   }(runtime, &finished));
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+}
+
+Task<void> record_blocking(Runtime& rt, std::string name, std::vector<std::string>* out,
+                           int* count) {
+  Task<void> blocking = rt.run_blocking([=] { out->push_back(name); });
+  co_await blocking;
+  ++*count;
+}
+
+Task<void> nothing() { co_return; }
+
+// The overtaking that made JobsBeyondTheQueueLimitWaitAndRunInSubmissionOrder flaky, made
+// deterministic: a slot frees while a job is parked and, before any retry, a new job arrives.
+// The freed slot goes to the parked job; the new one parks behind it.
+TEST(RealRuntime, AJobSubmittedWhenASlotFreesQueuesBehindTheParkedOne) {
+  Flag first_running, release_first, second_running, release_second;
+  std::vector<std::string> order;  // written by the pool's single thread only
+  int finished = 0;
+  WorkerPool pool(1, 1);
+  RealRuntime runtime(RealRuntimeOptions{.pool = &pool});
+  // Fill the shared pool from outside: one job running, one waiting in its queue.
+  ASSERT_TRUE(pool.try_submit([&] {
+    first_running.set();
+    release_first.wait();
+  }));
+  ASSERT_TRUE(first_running.wait());
+  ASSERT_TRUE(pool.try_submit([&] {
+    second_running.set();
+    release_second.wait();
+  }));
+  runtime.spawn("parked", record_blocking(runtime, "parked", &order, &finished));
+  runtime.block_on(nothing());  // "parked" found the queue full and parked; no retry ran yet
+  release_first.set();
+  ASSERT_TRUE(second_running.wait());  // the queue has a free slot now, unknown to the runtime
+  // On the next turn "late" asks for the slot before any parked retry fires.
+  runtime.spawn("late", record_blocking(runtime, "late", &order, &finished));
+  runtime.block_on([](Runtime& rt, Flag* release, int* count) -> Task<void> {
+    release->set();
+    while (*count < 2) co_await rt.sleep_ms(1);
+  }(runtime, &release_second, &finished));
+  EXPECT_EQ(order, (std::vector<std::string>{"parked", "late"}));
 }
 
 TEST(RealRuntime, PostedWorkRunsOnTheLoopThread) {

@@ -80,7 +80,8 @@ class RealRuntime final : public Runtime {
 
   // seqby::Runtime. A run_blocking() job that is running when its task is destroyed is waited
   // for (its captures must stay valid); a queued one is dropped. When the pool's queue is full
-  // the job parks on the loop (at most parked_jobs_max) and is submitted in order later.
+  // the job parks on the loop (at most parked_jobs_max). Jobs reach the pool in call order: a
+  // freed slot goes to the oldest parked job, and a new job parks behind any parked one.
   Clock& clock() override { return clock_; }
   Task<void> sleep_ms(std::uint64_t duration_ms) override;
   void spawn(std::string name, Task<void> task) override;
@@ -141,7 +142,9 @@ class RealRuntime final : public Runtime {
   int poll_timeout_ms();
   void wake();
   void submit_blocking(const std::shared_ptr<BlockingJob>& job);
+  bool hand_to_pool(const std::shared_ptr<BlockingJob>& job);
   void retry_parked();
+  void arm_parked_retry();
   void abandon_blocking(const std::shared_ptr<BlockingJob>& job);
 
   const RealRuntimeOptions options_;

@@ -26,6 +26,7 @@
 #include "seqby/core/result.h"
 #include "seqby/redis/blocking_redis.h"
 #include "seqby/redis/redis_url.h"
+#include "seqby/redis/subprocess.h"
 
 namespace seqby::scenarios {
 
@@ -56,9 +57,9 @@ class WorkerProcess {
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
-  bool started() const { return pid_ > 0; }
-  bool running() const { return pid_ > 0 && !reaped_; }
-  pid_t pid() const { return pid_; }
+  bool started() const { return process_.pid() > 0; }
+  bool running() const { return process_.running(); }
+  pid_t pid() const { return process_.pid(); }
   const std::string& owner() const { return owner_; }
 
   // SIGTERM, then waits at most `wait_max_ms` for the exit; returns the exit status, or -1 when
@@ -72,8 +73,7 @@ class WorkerProcess {
  private:
   std::string owner_;
   std::string log_path_;
-  pid_t pid_ = -1;
-  bool reaped_ = false;
+  redis::Subprocess process_;
 };
 
 struct CommandRun {
