@@ -1,4 +1,5 @@
 // HandlerContext: the fenced commit a handler makes under its partition's current lease.
+#include "retry.h"
 #include "seqby/core/engine_options.h"
 #include "seqby/core/handler.h"
 
@@ -34,54 +35,66 @@ void HandlerContext::record(HistoryOp op, std::int64_t seq, std::string detail) 
 }
 
 Task<Result<CommitReply>> HandlerContext::commit(std::int64_t seq, std::string effect) {
-  bool earlier_reply_lost = false;
-  for (std::uint32_t attempt = 1;; ++attempt) {
-    Result<CommitReply> reply = co_await broker_.fenced_commit(lease_, group_, seq, effect);
-    if (!reply.ok()) {
-      const Errc code = reply.code();
-      if ((code != Errc::timeout && code != Errc::closed) ||
-          attempt >= transport_retry_count_max_) {
-        record(HistoryOp::commit_rejected, seq,
-               std::string("error ") + errc_name(code) + ": " + reply.error().message);
-        co_return reply;
-      }
-      earlier_reply_lost = true;
-      co_await runtime_.sleep_ms(
-          backoff_ms(transport_backoff_ms_, 8 * transport_backoff_ms_, attempt));
-      continue;
-    }
-    CommitReply out = std::move(reply).value();
-    // A commit whose reply was lost may have been applied: a later try then sees a duplicate of
-    // the last seq committed by this very token, which is our own commit, recorded once.
-    const bool own_lost_commit =
-        out.outcome == CommitOutcome::duplicate && out.last_seq == seq &&
-        out.committed_by == lease_.token() &&
-        (recorded_seq_max_ != nullptr ? *recorded_seq_max_ < seq : earlier_reply_lost);
-    if (own_lost_commit) {
-      out.outcome = CommitOutcome::accepted;
-      if (recorded_seq_max_ != nullptr) *recorded_seq_max_ = seq;
-      record(HistoryOp::commit, seq, "accepted after a lost reply");
-      co_return out;
-    }
-    if (out.outcome == CommitOutcome::accepted && recorded_seq_max_ != nullptr) {
-      *recorded_seq_max_ = seq;
-    }
-    switch (out.outcome) {
-      case CommitOutcome::accepted:
-        record(HistoryOp::commit, seq, "");
-        break;
-      case CommitOutcome::fenced:
-        record(HistoryOp::commit_fenced, seq, "");
-        break;
-      case CommitOutcome::duplicate:
-      case CommitOutcome::out_of_order:
-        record(HistoryOp::commit_rejected, seq,
-               std::string(commit_outcome_name(out.outcome)) +
-                   " last=" + std::to_string(out.last_seq));
-        break;
-    }
+  std::uint32_t attempts = 0;
+  auto send = [&] {
+    ++attempts;
+    return broker_.fenced_commit(lease_, group_, seq, effect);
+  };
+  const TransportRetry retry(runtime_, transport_retry_count_max_, transport_backoff_ms_,
+                             8 * transport_backoff_ms_);
+  Result<CommitReply> reply = co_await retry_transport(retry, is_transport_error, send);
+  if (!reply.ok()) {
+    const Errc code = reply.code();
+    record(HistoryOp::commit_rejected, seq,
+           std::string("error ") + errc_name(code) + ": " + reply.error().message);
+    co_return reply;
+  }
+  const bool earlier_reply_lost = attempts > 1;  // only a reply that never came is sent again
+  CommitReply out = std::move(reply).value();
+  // The reply's shape, as the sink's script decides it.
+  switch (out.outcome) {
+    case CommitOutcome::accepted:
+      SEQBY_CHECK(out.last_seq == seq && out.committed_by == lease_.token());
+      break;
+    case CommitOutcome::duplicate:
+      SEQBY_CHECK(out.last_seq >= seq);
+      break;
+    case CommitOutcome::out_of_order:
+      SEQBY_CHECK(out.last_seq + 1 < seq);
+      break;
+    case CommitOutcome::fenced:
+      break;
+  }
+  // A commit whose reply was lost may have been applied: a later try then sees a duplicate of
+  // the last seq committed by this very token, which is our own commit, recorded once.
+  const bool own_lost_commit =
+      out.outcome == CommitOutcome::duplicate && out.last_seq == seq &&
+      out.committed_by == lease_.token() &&
+      (recorded_seq_max_ != nullptr ? *recorded_seq_max_ < seq : earlier_reply_lost);
+  if (own_lost_commit) {
+    out.outcome = CommitOutcome::accepted;
+    if (recorded_seq_max_ != nullptr) *recorded_seq_max_ = seq;
+    record(HistoryOp::commit, seq, "accepted after a lost reply");
     co_return out;
   }
+  if (out.outcome == CommitOutcome::accepted && recorded_seq_max_ != nullptr) {
+    *recorded_seq_max_ = seq;
+  }
+  switch (out.outcome) {
+    case CommitOutcome::accepted:
+      record(HistoryOp::commit, seq, "");
+      break;
+    case CommitOutcome::fenced:
+      record(HistoryOp::commit_fenced, seq, "");
+      break;
+    case CommitOutcome::duplicate:
+    case CommitOutcome::out_of_order:
+      record(
+          HistoryOp::commit_rejected, seq,
+          std::string(commit_outcome_name(out.outcome)) + " last=" + std::to_string(out.last_seq));
+      break;
+  }
+  co_return out;
 }
 
 }  // namespace seqby

@@ -18,39 +18,41 @@
 //
 // Before it acquires anything, the engine subscribes its group to every category it serves
 // (Broker::subscribe), so that no partition of them is reaped before the group has joined it.
+//
+// The Engine keeps the lifecycle and owns its parts, each in a file of its own: the membership
+// (discovery and fair share, core/src/membership.cpp), the heartbeat (core/src/heartbeat.cpp),
+// and one PartitionWorker per unit held (partition_worker.h). Which worker runs a unit and how
+// the share is taken come from its EngineSteps (engine_steps.h), the design unless a
+// KNOWN-BROKEN variant is asked for.
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <memory>
-#include <optional>
-#include <string>
 #include <vector>
 
 #include "seqby/core/broker.h"
+#include "seqby/core/engine_env.h"
 #include "seqby/core/engine_options.h"
+#include "seqby/core/engine_steps.h"
 #include "seqby/core/handler.h"
 #include "seqby/core/history.h"
-#include "seqby/core/lease.h"
+#include "seqby/core/partition_worker.h"
 #include "seqby/core/runtime.h"
 
 namespace seqby {
 
-// What an instance holds for one partition, for tests, metrics and operators.
-struct PartitionStatus {
-  std::string key;  // the partition key, or a process manager's correlation value
-  std::uint64_t generation = 0;
-  bool halted = false;  // a stream of it halted
-  std::string halt_id;  // the head entry the first halted stream halted on ("" unless halted)
-};
+class WorkerSet;
+class Membership;
+class Heartbeat;
 
 class Engine {
  public:
-  // REQUIRES: validate_engine_options(options).ok(); every reference outlives the engine and
-  // its tasks.
+  // `steps` null: engine_steps_for(options), the design unless the simulator asks for a
+  // KNOWN-BROKEN variant. REQUIRES: validate_engine_options(options).ok(); every reference
+  // outlives the engine and its tasks.
   Engine(Runtime& runtime, Broker& broker, HistorySink& history, Handler& handler,
-         EngineOptions options);
+         EngineOptions options, std::unique_ptr<EngineSteps> steps = nullptr);
+  ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -65,102 +67,21 @@ class Engine {
 
   // The partitions this instance holds right now, sorted by key.
   std::vector<PartitionStatus> held() const;
-  const EngineOptions& options() const { return options_; }
+  const EngineOptions& options() const { return env_.options; }
   // Tasks of this engine still running (0 after a completed stop).
-  std::uint32_t tasks_alive() const { return tasks_alive_; }
+  std::uint32_t tasks_alive() const;
 
  private:
-  // One partition stream a slot reads: the partition itself, or for a process manager the
-  // stream C:X of each subscribed category. Each keeps its own read position, retries and halt.
-  struct Lane {
-    Lease lease;  // the slot's lease acting on this stream
-    ReadFrom from = ReadFrom::pending;
-    std::string failing_id;  // the entry that failed last, and how many times in a row
-    std::uint32_t failures = 0;
-    std::uint32_t transport_failures = 0;  // broker calls in a row that got no answer
-    bool halted = false;
-    std::string halt_id;
-    std::uint64_t head_check_ms = 0;       // when a halted head is looked at next
-    std::int64_t commit_recorded_seq = 0;  // highest seq recorded as committed (this lease)
-    std::deque<StreamEntry> batch;  // KNOWN-BROKEN batch_unfenced only: read, not yet handled
-  };
+  // Runs one of the engine's loops (discovery, heartbeat) and counts it while it runs.
+  Task<void> run_loop(Task<void> loop);
 
-  struct Slot {
-    Lease lease;  // the unit's lease: the partition's, or a process manager's for a correlation
-    std::vector<Lane> lanes;      // one per stream the lease covers, in category order
-    bool lost = false;            // the lease is gone (fenced, renew refused): stop at once
-    bool stop_requested = false;  // stop after the current event, then release
-    bool released = false;        // the worker is releasing or has released the lease
-    std::uint64_t last_renew_ok_ms = 0;
-    std::uint64_t active_ms = 0;  // last acquire or read of an entry (the reaper's idle clock)
-  };
-  using SlotPtr = std::shared_ptr<Slot>;
-
-  enum class Step : std::uint8_t { done, failed, lost, gave_up };
-  // What one turn on a lane came to: it did something, found nothing to do, or the worker ends.
-  enum class Turn : std::uint8_t { worked, idle, ended };
-
-  // Tasks.
-  Task<void> discovery_loop();
-  Task<void> heartbeat_loop();
-  Task<void> worker(SlotPtr slot);
-
-  // Discovery (decision 7) and fair sharing.
-  Task<void> discover_once();
-  // Subscribes the group to each category it serves; true once every subscribe succeeded.
-  Task<bool> subscribe_categories();
-  Task<std::uint64_t> live_member_count();
-  std::vector<std::string> acquire_order(std::vector<std::string> keys) const;
-  Task<bool> try_acquire(const std::string& key);
-  // A slot for `lease` with its lanes (one, or one per process-manager category).
-  SlotPtr make_slot(Lease lease) const;
-  bool process_manager() const { return !options_.pm_categories.empty(); }
-  void warn_partition_count(std::size_t count);
-
-  // Heartbeat (decision 5).
-  Task<void> renew_one(const SlotPtr& slot);
-
-  // Worker steps, each small and replaceable (variants swap single steps).
-  Task<bool> prepare(Slot& slot);
-  Task<void> process(Slot& slot);
-  Task<Turn> take_turn(Slot& slot, Lane& lane);
-  Task<Step> run_one(Slot& slot, Lane& lane, const StreamEntry& entry, std::string* failure);
-  Task<Step> ack(Slot& slot, Lane& lane, const StreamEntry& entry);
-  Task<void> finish(const SlotPtr& slot);
-
-  // Operating partitions (decisions 6 and 7): the halt made visible in Redis, the halted head
-  // watched for an operator's skip or dlq, and the reaping of a cold partition.
-  Task<bool> halt(Slot& slot, Lane& lane, const StreamEntry& entry, const std::string& failure);
-  Task<bool> head_resolved(Lane& lane);
-  Task<bool> reap_if_cold(Slot& slot);
-
-  // KNOWN-BROKEN variants (variant.h), in engine_variants.cpp: serving partitions without a
-  // lease (shared_group, message_lock), the per-message lock loop, and the batch read.
-  bool lease_free() const;
-  void serve_without_lease(const std::string& key);
-  Task<void> process_message_lock(Slot& slot);
-  Task<void> read_batch_rest(Lane& lane);
-
-  bool active(const Slot& slot) const { return !slot.lost && !slot.stop_requested; }
-  void lose(Slot& slot, std::string detail);
-  void record(HistoryOp op, const Lease* lease, std::string event_id, std::string detail);
-  Task<void> transport_backoff(std::uint32_t attempt);
-
-  Runtime& runtime_;
-  Broker& broker_;
-  HistorySink& history_;
-  Handler& handler_;
-  const EngineOptions options_;
-  // Where leases and membership live: the category, or a process manager's __pm__:G.
-  const std::string unit_category_;
-
+  const EngineEnv env_;
+  const std::unique_ptr<EngineSteps> steps_;
+  const std::unique_ptr<WorkerSet> workers_;
+  const std::unique_ptr<Membership> membership_;
+  const std::unique_ptr<Heartbeat> heartbeat_;
   bool started_ = false;
-  bool stopping_ = false;
-  bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
-  bool subscribed_ = false;         // the group is in every served category's subscriber set
-  std::uint32_t tasks_alive_ = 0;
-  std::uint32_t workers_alive_ = 0;
-  std::map<std::string, SlotPtr> slots_;  // by partition key; ordered (determinism)
+  std::uint32_t loops_alive_ = 0;
 };
 
 }  // namespace seqby

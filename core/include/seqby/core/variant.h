@@ -9,8 +9,9 @@
 
 namespace seqby {
 
-// Each broken variant changes one step of the engine (engine_worker.cpp, engine_variants.cpp) or
-// of the broker (redis_broker_options_for), and that step says so in a KNOWN-BROKEN comment.
+// Each broken variant changes one step of the engine (its EngineSteps or PartitionWorker override
+// in core/src/variant_<name>.cpp, picked by make_engine_steps, engine_steps.h) or of the broker
+// (redis_broker_options_for), and that step says so in a KNOWN-BROKEN comment.
 enum class Variant {
   correct,
   // ADR Context ("A Redis consumer group load-balances by message, not by key"): every instance

@@ -1,0 +1,40 @@
+// EngineEnv: what every part of one engine instance shares (the membership, the heartbeat and
+// each partition worker): its dependencies, its options, where its leases live, and the one way
+// it writes its history. It holds no state of its own beyond the options.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "seqby/core/broker.h"
+#include "seqby/core/engine_options.h"
+#include "seqby/core/handler.h"
+#include "seqby/core/history.h"
+#include "seqby/core/lease.h"
+#include "seqby/core/runtime.h"
+
+namespace seqby {
+
+struct EngineEnv {
+  // REQUIRES: validate_engine_options(options).ok(); every reference outlives this env.
+  EngineEnv(Runtime& runtime, Broker& broker, HistorySink& history, Handler& handler,
+            EngineOptions options);
+  EngineEnv(const EngineEnv&) = delete;
+  EngineEnv& operator=(const EngineEnv&) = delete;
+
+  bool process_manager() const { return !options.pm_categories.empty(); }
+
+  // Appends a record of this instance to the history: about `lease`'s partition and generation,
+  // or (lease null) about the unit category.
+  void record(HistoryOp op, const Lease* lease, std::string event_id, std::string detail) const;
+
+  Runtime& runtime;
+  Broker& broker;
+  HistorySink& history;
+  Handler& handler;
+  const EngineOptions options;
+  // Where leases and membership live: the category, or a process manager's __pm__:G.
+  const std::string unit_category;
+};
+
+}  // namespace seqby

@@ -1,0 +1,136 @@
+// PartitionWorker: the worker of one unit this instance holds the lease of (DESIGN section 4).
+// On acquire it creates the group at id 0, reclaims the older consumers' pending entries, drops
+// empty old consumers, then processes its own pending entries in id order before new ones, ONE
+// event in flight: fenced read (the lease check), handler, fenced ack. A FENCED reply to any of
+// its calls ends it at once: it sends nothing more. A head that fails past the retry budget
+// halts its stream (decision 6). A process manager's worker does this on each of its
+// correlation value's streams (lanes), taking turns, still one event in flight.
+//
+// The steps are small and each is the design. A KNOWN-BROKEN variant (variant.h) derives from
+// this class and overrides only the step the ADR argues about (LevelDB EnvWrapper style); the
+// engine picks the worker through its EngineSteps (engine_steps.h) and never tests a variant.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seqby/core/broker.h"
+#include "seqby/core/engine_env.h"
+#include "seqby/core/lease.h"
+#include "seqby/core/task.h"
+
+namespace seqby {
+
+// What an instance holds for one partition, for tests, metrics and operators.
+struct PartitionStatus {
+  std::string key;  // the partition key, or a process manager's correlation value
+  std::uint64_t generation = 0;
+  bool halted = false;  // a stream of it halted
+  std::string halt_id;  // the head entry the first halted stream halted on ("" unless halted)
+};
+
+// One partition stream a worker reads: the partition itself, or for a process manager the stream
+// C:X of each subscribed category. Each keeps its own read position, retries and halt.
+struct Lane {
+  Lease lease;  // the worker's lease acting on this stream
+  ReadFrom from = ReadFrom::pending;
+  std::string failing_id;  // the entry that failed last, and how many times in a row
+  std::uint32_t failures = 0;
+  std::uint32_t transport_failures = 0;  // reads in a row that got no answer
+  bool halted = false;
+  std::string halt_id;
+  std::uint64_t head_check_ms = 0;       // when a halted head is looked at next
+  std::int64_t commit_recorded_seq = 0;  // highest seq recorded as committed (this lease)
+};
+
+class PartitionWorker {
+ public:
+  enum class Step : std::uint8_t { done, failed, lost, gave_up };
+  // What one turn on a lane came to: it did something, found nothing to do, or the worker ends.
+  enum class Turn : std::uint8_t { worked, idle, ended };
+
+  // What reading a lane came to: an entry to handle, or (none) what the turn came to.
+  struct Next {
+    Next(Turn turn) : turn(turn) {}  // NOLINT: implicit, so that a step can co_return a Turn
+    Next(StreamEntry entry) : entry(std::move(entry)) {}  // NOLINT: likewise an entry
+    Turn turn = Turn::worked;
+    std::optional<StreamEntry> entry;
+  };
+
+  // A worker for the unit of `lease`, with one lane (or one per process-manager category).
+  // REQUIRES: env outlives the worker.
+  PartitionWorker(const EngineEnv& env, Lease lease);
+  virtual ~PartitionWorker() = default;
+  PartitionWorker(const PartitionWorker&) = delete;
+  PartitionWorker& operator=(const PartitionWorker&) = delete;
+
+  // The worker's whole life: prepare, process until it ends or is stopped, then release the
+  // lease unless it is lost. REQUIRES: awaited once, by a task that keeps this worker alive.
+  Task<void> run();
+
+  const Lease& lease() const { return lease_; }
+  // Generation 0: a KNOWN-BROKEN variant's unit served without a lease (nothing to renew or
+  // release). Every lease the design acts under has generation >= 1.
+  bool leased() const { return lease_.generation > 0; }
+  // Neither lost nor released: the instance still holds the unit.
+  bool holds() const { return !lost_ && !released_; }
+  // Neither lost nor asked to stop: the worker goes on to a next event.
+  bool active() const { return !lost_ && !stop_requested_; }
+  PartitionStatus status() const;
+
+  // Stop after the current event, then release the lease.
+  void request_stop() { stop_requested_ = true; }
+  // The lease is gone (renew refused or FENCED, or unconfirmed for a TTL): stop at once.
+  // Recorded as `lose` once.
+  void lose(std::string detail);
+
+  // The heartbeat's clock: when the last renew (or the acquire) that was confirmed was sent.
+  std::uint64_t last_renew_ok_ms() const { return last_renew_ok_ms_; }
+  void renew_confirmed(std::uint64_t sent_ms) { last_renew_ok_ms_ = sent_ms; }
+  // The acquire that granted the lease was sent at `sent_ms`.
+  void acquired_at(std::uint64_t sent_ms);
+
+ protected:
+  // The steps a variant may replace; here each is the design.
+  // After the groups exist: take over the older consumers' pending entries on every lane.
+  virtual Task<bool> reclaim();
+  // Turns on the lanes until the worker ends or is stopped.
+  virtual Task<void> process();
+  // The next entry of `lane` through the fenced read (the lease check before entering).
+  virtual Task<Next> next_entry(Lane& lane);
+  // The head `entry` failed past the retry budget: halt its stream.
+  virtual Task<Turn> exhausted(Lane& lane, const StreamEntry& entry, const std::string& failure);
+
+  Task<bool> prepare();
+  Task<Turn> take_turn(Lane& lane);
+  Task<Step> run_one(Lane& lane, const StreamEntry& entry, std::string* failure);
+  Task<Step> ack(Lane& lane, const StreamEntry& entry);
+  Task<void> finish();
+
+  // Operating partitions (decisions 6 and 7): the halt made visible in Redis, the halted head
+  // watched for an operator's skip or dlq, and the reaping of a cold partition.
+  Task<bool> halt(Lane& lane, const StreamEntry& entry, const std::string& failure);
+  Task<bool> head_resolved(Lane& lane);
+  Task<bool> reap_if_cold();
+
+  // A FENCED reply to one of this worker's calls: lose the lease; the worker sends nothing more.
+  void fenced(std::string detail);
+  // Before each call the worker sends: no FENCED reply came before it.
+  void check_may_send() const;
+  bool any_lane_halted() const;
+
+  const EngineEnv& env_;
+  Lease lease_;                  // the unit's lease: the partition's, or a process manager's for X
+  std::vector<Lane> lanes_;      // one per stream the lease covers, in category order
+  bool lost_ = false;            // the lease is gone (fenced, renew refused): stop at once
+  bool stop_requested_ = false;  // stop after the current event, then release
+  bool released_ = false;        // the worker is releasing or has released the lease
+  bool fenced_ = false;          // a call of this worker got a FENCED reply (then lost_)
+  bool in_handler_ = false;      // an event of this unit is inside the handler
+  std::uint64_t last_renew_ok_ms_ = 0;
+  std::uint64_t active_ms_ = 0;  // last acquire or read of an entry (the reaper's idle clock)
+};
+
+}  // namespace seqby

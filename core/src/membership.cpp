@@ -1,0 +1,176 @@
+// Membership: discovery with fair sharing (ADR decision 7).
+#include "membership.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "seqby/core/keys.h"
+
+namespace seqby {
+namespace {
+
+// FNV-1a, 64 bit: a fixed hash so that the acquire order is the same in every run and build.
+std::uint64_t fnv1a64(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace
+
+Task<void> Membership::loop() {
+  while (!workers_.stopping()) {
+    co_await discover_once();
+    if (workers_.stopping()) break;
+    co_await env_.runtime.sleep_ms(env_.options.discovery_interval_ms);
+  }
+}
+
+// Instance-specific but deterministic: each instance walks the partitions in its own order, so
+// instances do not all race for the same partition first.
+std::vector<std::string> Membership::acquire_order(std::vector<std::string> keys) const {
+  std::vector<std::pair<std::uint64_t, std::string>> ranked;
+  ranked.reserve(keys.size());
+  for (auto& key : keys) {
+    ranked.emplace_back(fnv1a64(env_.options.owner_id + ":" + key), std::move(key));
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> out;
+  out.reserve(ranked.size());
+  for (auto& [hash, key] : ranked) out.push_back(std::move(key));
+  return out;
+}
+
+Task<std::uint64_t> Membership::live_member_count() {
+  Result<std::vector<std::string>> members =
+      co_await env_.broker.live_members(env_.unit_category, env_.options.group);
+  // Unknown membership: count only ourselves (never hold back partitions for lack of a reply).
+  if (!members.ok()) co_return 1;
+  const auto& names = members.value();
+  const std::string& self = env_.options.owner_id;
+  const bool self_listed = std::find(names.begin(), names.end(), self) != names.end();
+  co_return names.size() + (self_listed ? 0 : 1);
+}
+
+// Once subscribed, a category's partitions are not reaped before this group joined them (its
+// consumer group exists there), so nothing is acquired before: a failed subscribe is retried
+// on the next discovery cycle.
+Task<bool> Membership::subscribe_categories() {
+  const std::vector<std::string> own{env_.options.category};
+  for (const std::string& category : env_.process_manager() ? env_.options.pm_categories : own) {
+    Status subscribed = co_await env_.broker.subscribe(category, env_.options.group);
+    if (!subscribed.ok()) co_return false;
+  }
+  co_return true;
+}
+
+Task<void> Membership::discover_once() {
+  if (!subscribed_) {
+    const bool subscribed = co_await subscribe_categories();  // not inside the if (g++ 12)
+    if (!subscribed) co_return;
+    subscribed_ = true;
+  }
+  // A process manager's units are the correlation values found in any of its categories.
+  std::vector<std::string> keys;
+  const std::vector<std::string> own{env_.options.category};
+  for (const std::string& category : env_.process_manager() ? env_.options.pm_categories : own) {
+    Result<std::vector<std::string>> index = co_await env_.broker.partitions(category);
+    if (!index.ok()) co_return;
+    for (const auto& key : index.value()) {
+      if (validate_partition_key(key).ok()) keys.push_back(key);
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  warn_partition_count(keys.size());
+  co_await steps_.take_share(*this, keys);
+}
+
+Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
+  const std::uint64_t members = co_await live_member_count();
+  std::uint64_t target = (keys.size() + members - 1) / members;  // ceil(P / N)
+  if (env_.options.partitions_max > 0 && target > env_.options.partitions_max) {
+    target = env_.options.partitions_max;
+  }
+
+  std::vector<std::string> holding;
+  for (const auto& [key, worker] : workers_.workers()) {
+    // A correlation value gone from every index was reaped on each of its streams (a reap needs
+    // the process manager's group to have acked everything there): release it. A partition's
+    // own worker ends itself when it reaps, so this only ever applies to process managers.
+    if (env_.process_manager() && !std::binary_search(keys.begin(), keys.end(), key)) {
+      worker->request_stop();
+    }
+    if (worker->active()) holding.push_back(key);
+  }
+  if (holding.size() > target) {
+    // Over the fair share: release the least preferred extras, each after its current event.
+    const std::vector<std::string> order = acquire_order(holding);
+    for (std::size_t i = target; i < order.size(); ++i) {
+      auto it = workers_.workers().find(order[i]);
+      if (it != workers_.workers().end()) it->second->request_stop();
+    }
+    co_return;
+  }
+  std::uint64_t count = holding.size();
+  const std::vector<std::string> order = acquire_order(keys);
+  for (const auto& key : order) {
+    if (workers_.stopping() || count >= target) break;
+    if (workers_.serves(key)) continue;               // held, or its worker is still ending
+    const bool acquired = co_await try_acquire(key);  // not inside the if (g++ 12)
+    if (acquired) ++count;
+  }
+}
+
+// A category past the threshold is a high-cardinality misuse in the making (ADR, limits).
+void Membership::warn_partition_count(std::size_t count) {
+  const std::uint32_t threshold = env_.options.partitions_warn_threshold;
+  if (threshold == 0) return;
+  if (count <= threshold) {
+    partitions_warned_ = false;
+    return;
+  }
+  if (partitions_warned_) return;
+  partitions_warned_ = true;
+  env_.record(
+      HistoryOp::warn, nullptr, "",
+      "live partitions " + std::to_string(count) + " over threshold " + std::to_string(threshold));
+}
+
+void Membership::check_granted(const PartitionRef& partition, const std::string& scope,
+                               const Lease& lease) {
+  SEQBY_CHECK(lease.partition == partition);
+  SEQBY_CHECK(lease.scope == scope);
+  SEQBY_CHECK(lease.owner_id == env_.options.owner_id);
+  SEQBY_CHECK(lease.process_manager.empty());
+  SEQBY_CHECK(lease.generation >= 1);
+  std::uint64_t& granted = granted_generation_[partition.key];
+  SEQBY_CHECK(lease.generation > granted);  // a generation is never handed out twice
+  granted = lease.generation;
+}
+
+Task<bool> Membership::try_acquire(const std::string& key) {
+  const PartitionRef partition{env_.unit_category, key};
+  const std::string scope = env_.options.lease_per_group ? env_.options.group : std::string();
+  const std::uint64_t sent_ms = env_.runtime.clock().now_ms();
+  Result<std::optional<Lease>> got = co_await env_.broker.acquire(
+      partition, scope, env_.options.owner_id, env_.options.lease_ttl_ms);
+  if (!got.ok() || !got.value().has_value()) co_return false;
+  Lease lease = std::move(*got.value());
+  check_granted(partition, scope, lease);
+  if (workers_.stopping() || workers_.serves(key)) {
+    (void)co_await env_.broker.release(lease);
+    co_return false;
+  }
+  std::shared_ptr<PartitionWorker> worker = steps_.make_worker(env_, std::move(lease));
+  worker->acquired_at(sent_ms);
+  env_.record(HistoryOp::acquire, &worker->lease(), "", "");
+  workers_.launch(std::move(worker));
+  co_return true;
+}
+
+}  // namespace seqby

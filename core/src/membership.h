@@ -1,0 +1,61 @@
+// Membership: which units this instance serves (ADR decision 7). It discovers the units from the
+// maintained partition indexes, counts the live instances of its group, and takes a fair share
+// (ceil(P / N), at most partitions_max) of the units' leases, each instance in its own
+// deterministic order; over its share, it releases the least preferred extras. Before it
+// acquires anything, it subscribes its group to every category it serves.
+//
+// It states that the generations this instance is granted rise per unit: the fence counter
+// never hands a generation out twice.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "seqby/core/engine_env.h"
+#include "seqby/core/engine_steps.h"
+#include "seqby/core/task.h"
+#include "worker_set.h"
+
+namespace seqby {
+
+class Membership {
+ public:
+  // REQUIRES: every reference outlives the membership and its tasks.
+  Membership(const EngineEnv& env, const EngineSteps& steps, WorkerSet& workers)
+      : env_(env), steps_(steps), workers_(workers) {}
+  Membership(const Membership&) = delete;
+  Membership& operator=(const Membership&) = delete;
+
+  // Discovers and takes a share every discovery_interval_ms until the instance stops.
+  Task<void> loop();
+
+  // The design's share (EngineSteps::take_share): the fair share of the leases of `keys`
+  // (sorted, unique, valid).
+  Task<void> take_fair_share(const std::vector<std::string>& keys);
+
+  const EngineEnv& env() const { return env_; }
+  WorkerSet& workers() { return workers_; }
+
+ private:
+  Task<void> discover_once();
+  // Subscribes the group to each category it serves; true once every subscribe succeeded.
+  Task<bool> subscribe_categories();
+  Task<std::uint64_t> live_member_count();
+  std::vector<std::string> acquire_order(std::vector<std::string> keys) const;
+  Task<bool> try_acquire(const std::string& key);
+  // The lease an acquire of (partition, scope) granted is well formed and newer than any this
+  // instance was granted for its unit before.
+  void check_granted(const PartitionRef& partition, const std::string& scope, const Lease& lease);
+  void warn_partition_count(std::size_t count);
+
+  const EngineEnv& env_;
+  const EngineSteps& steps_;
+  WorkerSet& workers_;
+  bool subscribed_ = false;         // the group is in every served category's subscriber set
+  bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
+  std::map<std::string, std::uint64_t> granted_generation_;  // per unit key: the highest granted
+};
+
+}  // namespace seqby

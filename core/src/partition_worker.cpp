@@ -1,0 +1,344 @@
+// The partition worker (DESIGN section 4), step by step; partition_worker.h says what it does.
+#include "seqby/core/partition_worker.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "retry.h"
+
+namespace seqby {
+
+PartitionWorker::PartitionWorker(const EngineEnv& env, Lease lease) : env_(env) {
+  if (env_.process_manager()) {
+    lease.process_manager = env_.options.group;
+    for (const std::string& category : env_.options.pm_categories) {
+      lanes_.emplace_back().lease = lease.on(category);
+    }
+  } else {
+    lanes_.emplace_back().lease = lease;
+  }
+  lease_ = std::move(lease);
+  SEQBY_CHECK(!lanes_.empty());
+}
+
+void PartitionWorker::acquired_at(std::uint64_t sent_ms) {
+  SEQBY_CHECK(leased());
+  last_renew_ok_ms_ = sent_ms;
+  active_ms_ = sent_ms;
+}
+
+PartitionStatus PartitionWorker::status() const {
+  PartitionStatus status{lease_.partition.key, lease_.generation, false, ""};
+  for (const Lane& lane : lanes_) {
+    if (lane.halted && !status.halted) {
+      status.halted = true;
+      status.halt_id = lane.halt_id;
+    }
+  }
+  return status;
+}
+
+void PartitionWorker::lose(std::string detail) {
+  if (lost_) return;
+  lost_ = true;
+  env_.record(HistoryOp::lose, &lease_, "", std::move(detail));
+}
+
+void PartitionWorker::fenced(std::string detail) {
+  fenced_ = true;
+  lose(std::move(detail));
+  SEQBY_CHECK(lost_ && !active());
+}
+
+void PartitionWorker::check_may_send() const { SEQBY_CHECK(!fenced_); }
+
+bool PartitionWorker::any_lane_halted() const {
+  return std::any_of(lanes_.begin(), lanes_.end(), [](const Lane& lane) { return lane.halted; });
+}
+
+Task<void> PartitionWorker::run() {
+  // g++ 12 miscompiles a co_await inside an if condition: await into a named value first.
+  const bool prepared = co_await prepare();
+  if (prepared) co_await process();
+  co_await finish();
+  SEQBY_CHECK(!fenced_ || lost_);  // a FENCED reply ended the worker without a release
+  SEQBY_CHECK(!in_handler_);
+}
+
+Task<bool> PartitionWorker::prepare() {
+  const TransportRetry retry = engine_transport_retry(env_);
+  for (Lane& lane : lanes_) {
+    if (!active()) co_return false;
+    auto send = [&] {
+      check_may_send();
+      return env_.broker.ensure_group(lane.lease.partition, env_.options.group);
+    };
+    auto go_on = [this] { return active(); };
+    const Status created = co_await retry_transport(retry, is_any_error, send, go_on);
+    if (!created.ok()) co_return false;
+  }
+  const bool reclaimed = co_await reclaim();
+  co_return reclaimed;
+}
+
+// A process manager reclaims on every stream of its correlation value: a crashed owner of X may
+// have left an entry pending on any of them.
+Task<bool> PartitionWorker::reclaim() {
+  const TransportRetry retry = engine_transport_retry(env_);
+  for (Lane& lane : lanes_) {
+    if (!active()) co_return false;
+    auto send = [&] {
+      check_may_send();
+      return env_.broker.reclaim(lane.lease, env_.options.group);
+    };
+    auto go_on = [this] { return active(); };
+    const Result<std::uint64_t> moved = co_await retry_transport(retry, is_any_error, send, go_on);
+    if (!moved.ok()) {
+      if (moved.code() == Errc::fenced) fenced("reclaim fenced");
+      co_return false;
+    }
+    env_.record(HistoryOp::reclaim, &lane.lease, "", "count=" + std::to_string(moved.value()));
+    // Best effort: an old consumer still holding entries is kept; a later acquire retries.
+    check_may_send();
+    Result<std::uint64_t> dropped =
+        co_await env_.broker.drop_stale_consumers(lane.lease, env_.options.group);
+    if (!dropped.ok() && dropped.code() == Errc::fenced) {
+      fenced("drop_stale_consumers fenced");
+      co_return false;
+    }
+  }
+  co_return true;
+}
+
+// Turns on the lanes, round robin, one event at a time: a process manager's streams share the
+// one worker, so no two of its events for one correlation value ever run at once. When every
+// lane in a row found nothing, the worker may reap, then waits a poll interval.
+Task<void> PartitionWorker::process() {
+  std::size_t at = 0;
+  std::size_t idle_in_a_row = 0;
+  while (active()) {
+    const Turn turn = co_await take_turn(lanes_[at]);
+    if (turn == Turn::ended) co_return;
+    at = (at + 1) % lanes_.size();
+    idle_in_a_row = turn == Turn::idle ? idle_in_a_row + 1 : 0;
+    if (idle_in_a_row < lanes_.size()) continue;
+    idle_in_a_row = 0;
+    // A halted stream is not cold: it waits for an operator (and records its resume first).
+    if (!any_lane_halted()) {
+      const bool ended = co_await reap_if_cold();
+      if (ended) co_return;
+    }
+    co_await env_.runtime.sleep_ms(env_.options.poll_interval_ms);
+  }
+}
+
+// One step on one lane: at most one event read and handled.
+Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
+  if (lane.halted) {
+    // Halted: keep the lease (the heartbeat renews it) but do not advance this stream, until an
+    // operator resolves the head (seqby admin skip | dlq); then go on with its next event.
+    if (env_.runtime.clock().now_ms() < lane.head_check_ms) co_return Turn::idle;
+    lane.head_check_ms = env_.runtime.clock().now_ms() + env_.options.heartbeat_interval_ms;
+    const bool resolved = co_await head_resolved(lane);
+    co_return resolved ? Turn::worked : Turn::idle;
+  }
+  Next next = co_await next_entry(lane);
+  if (!next.entry.has_value()) co_return next.turn;
+  const StreamEntry entry = std::move(*next.entry);
+  std::string failure;
+  const Step step = co_await run_one(lane, entry, &failure);
+  if (step == Step::lost || step == Step::gave_up) co_return Turn::ended;
+  if (step == Step::done) {
+    lane.failing_id.clear();
+    lane.failures = 0;
+    co_return Turn::worked;
+  }
+  lane.failures = entry.id == lane.failing_id ? lane.failures + 1 : 1;
+  lane.failing_id = entry.id;
+  if (lane.failures > env_.options.retry_count_max) {
+    const Turn turn = co_await exhausted(lane, entry, failure);
+    co_return turn;
+  }
+  // The entry stays pending; it is read again from the pending list (its delivery count rises).
+  co_await env_.runtime.sleep_ms(
+      backoff_ms(env_.options.retry_backoff_ms, env_.options.retry_backoff_max_ms, lane.failures));
+  lane.from = ReadFrom::pending;
+  co_return Turn::worked;
+}
+
+// The fenced read of ONE entry. A read whose reply was lost is retried on the next turn (bounded
+// by transport_retry_count_max reads in a row), from the pending list: it may have left its
+// entry pending for us.
+Task<PartitionWorker::Next> PartitionWorker::next_entry(Lane& lane) {
+  check_may_send();
+  Result<std::optional<StreamEntry>> read =
+      co_await env_.broker.fenced_read(lane.lease, env_.options.group, lane.from);
+  if (!read.ok()) {
+    if (read.code() == Errc::fenced) {
+      env_.record(HistoryOp::read_fenced, &lane.lease, "", read.error().message);
+      fenced("read fenced");
+      co_return Turn::ended;
+    }
+    if (read.code() == Errc::no_group) {
+      (void)co_await env_.broker.ensure_group(lane.lease.partition, env_.options.group);
+    }
+    lane.from = ReadFrom::pending;
+    if (++lane.transport_failures > env_.options.transport_retry_count_max) co_return Turn::ended;
+    co_await env_.runtime.sleep_ms(backoff_ms(
+        env_.options.retry_backoff_ms, env_.options.retry_backoff_max_ms, lane.transport_failures));
+    co_return Turn::worked;
+  }
+  lane.transport_failures = 0;
+  if (!read.value().has_value()) {
+    if (lane.from == ReadFrom::pending) {
+      lane.from = ReadFrom::new_entries;
+      co_return Turn::worked;
+    }
+    co_return Turn::idle;
+  }
+  StreamEntry entry = std::move(*read.value());
+  SEQBY_CHECK(!entry.id.empty());
+  SEQBY_CHECK(entry.delivery_count >= 1);  // this read counts as a delivery
+  active_ms_ = env_.runtime.clock().now_ms();
+  env_.record(HistoryOp::read, &lane.lease, entry.id,
+              "delivery=" + std::to_string(entry.delivery_count));
+  co_return std::move(entry);
+}
+
+Task<PartitionWorker::Step> PartitionWorker::run_one(Lane& lane, const StreamEntry& entry,
+                                                     std::string* failure) {
+  // The lease check right before entering (DESIGN section 4) is the fenced read that returned
+  // `entry`: it reads ONE entry, and nothing is awaited between its reply and the handler, so a
+  // stale owner never reaches a next event.
+  if (lost_) co_return Step::lost;
+  const Event event{
+      lane.lease.partition.category, lane.lease.partition.key, entry.id, entry.type, entry.data,
+      entry.delivery_count};
+  HandlerContext context(env_.runtime, env_.broker, env_.history, lane.lease, env_.options.group,
+                         entry.id, env_.options.transport_retry_count_max,
+                         env_.options.retry_backoff_ms, &lane.commit_recorded_seq);
+  SEQBY_CHECK(!in_handler_);  // one event in flight per unit
+  in_handler_ = true;
+  env_.record(HistoryOp::enter, &lane.lease, entry.id, "");
+  HandlerResult result = co_await env_.handler.handle(event, context);
+  SEQBY_CHECK(in_handler_);
+  in_handler_ = false;
+  env_.record(HistoryOp::exit, &lane.lease, entry.id,
+              result.ok ? "ok" : "failed: " + result.reason);
+  if (!result.ok) {
+    *failure = std::move(result.reason);
+    co_return Step::failed;
+  }
+  if (lost_) co_return Step::lost;
+  const Step acked = co_await ack(lane, entry);
+  co_return acked;
+}
+
+// XACK is idempotent, so an ack whose reply was lost is simply sent again.
+Task<PartitionWorker::Step> PartitionWorker::ack(Lane& lane, const StreamEntry& entry) {
+  auto send = [&] {
+    check_may_send();
+    return env_.broker.fenced_ack(lane.lease, env_.options.group, entry.id);
+  };
+  const Status acked =
+      co_await retry_transport(engine_transport_retry(env_), is_transport_error, send);
+  if (acked.ok()) {
+    env_.record(HistoryOp::ack, &lane.lease, entry.id, "");
+    co_return Step::done;
+  }
+  if (acked.code() == Errc::fenced) {
+    env_.record(HistoryOp::ack_fenced, &lane.lease, entry.id, acked.error().message);
+    fenced("ack fenced");
+    co_return Step::lost;
+  }
+  co_return Step::gave_up;
+}
+
+Task<PartitionWorker::Turn> PartitionWorker::exhausted(Lane& lane, const StreamEntry& entry,
+                                                       const std::string& failure) {
+  const bool kept = co_await halt(lane, entry, failure);
+  co_return kept ? Turn::worked : Turn::ended;
+}
+
+// Releases the lease unless it was lost, already gone with a reap, or never held.
+Task<void> PartitionWorker::finish() {
+  if (lost_ || released_ || !leased()) co_return;
+  released_ = true;
+  auto send = [&] {
+    check_may_send();
+    return env_.broker.release(lease_);
+  };
+  const Result<bool> released =
+      co_await retry_transport(engine_transport_retry(env_), is_any_error, send);
+  if (!released.ok()) co_return;
+  if (released.value()) {
+    env_.record(HistoryOp::release, &lease_, "", any_lane_halted() ? "halted" : "");
+  } else {
+    env_.record(HistoryOp::lose, &lease_, "", "lease gone at release");
+  }
+}
+
+// Halts the lane's stream on `entry` (decision 6) and records why and since when in Redis,
+// where `seqby admin` shows it. Returns false when the lease turned out to be gone.
+Task<bool> PartitionWorker::halt(Lane& lane, const StreamEntry& entry, const std::string& failure) {
+  lane.halted = true;
+  lane.halt_id = entry.id;
+  lane.head_check_ms = env_.runtime.clock().now_ms() + env_.options.heartbeat_interval_ms;
+  env_.record(HistoryOp::halt, &lane.lease, entry.id,
+              "failed " + std::to_string(lane.failures) + " times: " + failure);
+  auto send = [&] {
+    check_may_send();
+    return env_.broker.record_halt(lane.lease, env_.options.group, entry.id, failure,
+                                   entry.delivery_count);
+  };
+  const Status noted =
+      co_await retry_transport(engine_transport_retry(env_), is_transport_error, send);
+  if (!noted.ok() && noted.code() == Errc::fenced) {
+    fenced("record_halt fenced");
+    co_return false;
+  }
+  // Best effort: the halt stays in the history and the head stays pending either way.
+  co_return true;
+}
+
+// Whether the halted head is no longer the group's first pending entry: an operator acked it
+// (skip) or moved it to C:K:dlq. Nothing else acks a halted head. Then the lane reads on from
+// its pending entries, in order.
+Task<bool> PartitionWorker::head_resolved(Lane& lane) {
+  check_may_send();
+  Result<std::optional<std::string>> head =
+      co_await env_.broker.pending_head(lane.lease.partition, env_.options.group);
+  if (!head.ok()) co_return false;
+  if (head.value().has_value()) SEQBY_CHECK(!head.value()->empty());
+  if (head.value().has_value() && *head.value() == lane.halt_id) co_return false;
+  env_.record(HistoryOp::resume, &lane.lease, lane.halt_id, "head resolved by an operator");
+  lane.halted = false;
+  lane.halt_id.clear();
+  lane.failing_id.clear();
+  lane.failures = 0;
+  lane.from = ReadFrom::pending;
+  co_return true;
+}
+
+// Reaps the partition once it has been idle here for reap_idle_ms (the broker's script judges
+// emptiness and idleness on the server, atomically with publishes). Returns true when the
+// worker must end: the partition was reaped (its lease with it) or the lease is gone.
+Task<bool> PartitionWorker::reap_if_cold() {
+  if (env_.options.reap_idle_ms == 0) co_return false;
+  const std::uint64_t now_ms = env_.runtime.clock().now_ms();
+  if (now_ms - active_ms_ < env_.options.reap_idle_ms) co_return false;
+  active_ms_ = now_ms;  // not cold on the server: ask again one idle period later
+  check_may_send();
+  Result<bool> reaped = co_await env_.broker.reap(lease_, env_.options.reap_idle_ms);
+  if (!reaped.ok()) {
+    if (reaped.code() != Errc::fenced) co_return false;
+    fenced("reap fenced");
+    co_return true;
+  }
+  if (!reaped.value()) co_return false;
+  released_ = true;  // the reap deleted the lease
+  env_.record(HistoryOp::reap, &lease_, "", "idle_ms=" + std::to_string(env_.options.reap_idle_ms));
+  co_return true;
+}
+
+}  // namespace seqby
