@@ -152,6 +152,8 @@ void HistoryIndex::on_enter(const HistoryRecord& r) {
   e.lease_current = r.generation > 0 && !stale_point(unit, r.generation);
   step_.seq = e.seq;
   step_.execution = static_cast<int>(executions_.size());
+  // Executions stand in enter order (the scenarios and the parallel checker rely on it).
+  SEQBY_CHECK(executions_.empty() || executions_.back().enter < e.enter);
   executions_.push_back(e);
   unit.open.push_back(step_.execution);
 }
