@@ -9,6 +9,8 @@
 namespace seqby {
 
 PartitionWorker::PartitionWorker(const EngineEnv& env, Lease lease) : env_(env) {
+  SEQBY_CHECK(lease.process_manager.empty());  // the worker names its process manager itself
+  SEQBY_CHECK(lease.partition.category == env_.unit_category);
   if (env_.process_manager()) {
     lease.process_manager = env_.options.group;
     for (const std::string& category : env_.options.pm_categories) {
