@@ -3,7 +3,7 @@
 // Readable tables by default; with --json one JSON object on stdout (on failure too:
 // {"error": {"code", "message"}}). Exit 0 done; 1 the action was refused (the id is not the
 // head), nothing changed; 2 bad usage or bad input (unknown category, key, group or id, a Redis
-// that cannot be reached), nothing changed. The library under it is seqby/redis/admin.h.
+// that cannot be reached), nothing changed. The library under it is seqby/hiredis/admin.h.
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "options.h"
 #include "seqby/core/naming.h"
-#include "seqby/redis/admin.h"
+#include "seqby/hiredis/admin.h"
 
 namespace seqby::apps {
 namespace {

@@ -13,12 +13,12 @@
 
 #include "commands.h"
 #include "options.h"
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/json_flat.h"
 #include "seqby/core/keys.h"
-#include "seqby/redis/hiredis_link.h"
-#include "seqby/redis/real_runtime.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/redis_history.h"
+#include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/redis_history.h"
+#include "seqby/runtime/real_runtime.h"
 
 namespace seqby::apps {
 namespace {

@@ -20,12 +20,13 @@
 
 #include "commands.h"
 #include "options.h"
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
-#include "seqby/redis/hiredis_link.h"
-#include "seqby/redis/real_runtime.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/redis_history.h"
-#include "seqby/redis/worker.h"
+#include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/redis_history.h"
+#include "seqby/hiredis/worker.h"
+#include "seqby/runtime/real_runtime.h"
+#include "seqby/testing/record_handler.h"
 
 namespace seqby::apps {
 namespace {
@@ -175,7 +176,7 @@ int run_worker(const WorkerOptions& o) {
       if (r.op == HistoryOp::halt) runtime.spawn("halt_figures", log_halt_figures(link, r, owner));
     };
     redis::LoggedHistorySink logged(history, log);
-    redis::RecordHandler handler(runtime, link, logged, owner, options.lease_ttl_ms);
+    testing::RecordHandler handler(runtime, link, logged, owner, options.lease_ttl_ms);
     Engine engine(runtime, broker, logged, handler, options);
 
     const std::string serving =

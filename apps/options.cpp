@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "seqby/redis/redis_url.h"
+#include "seqby/hiredis/redis_url.h"
 
 namespace seqby::apps {
 namespace {

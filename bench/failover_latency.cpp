@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "redis_bench_common.h"
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/naming.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/redis_history.h"
-#include "seqby/redis/subprocess.h"
+#include "seqby/hiredis/redis_history.h"
+#include "seqby/runtime/subprocess.h"
 
 namespace seqby::redis::bench {
 namespace {

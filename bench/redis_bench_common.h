@@ -20,14 +20,14 @@
 #include <variant>
 #include <vector>
 
+#include "seqby/broker/redis_broker.h"
+#include "seqby/broker/redis_link.h"
 #include "seqby/core/json_flat.h"
 #include "seqby/core/naming.h"
 #include "seqby/core/task.h"
-#include "seqby/redis/blocking_redis.h"
-#include "seqby/redis/real_runtime.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/redis_link.h"
-#include "seqby/redis/redis_url.h"
+#include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/redis_url.h"
+#include "seqby/runtime/real_runtime.h"
 
 namespace seqby::redis::bench {
 

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "redis_bench_common.h"
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/keys.h"
-#include "seqby/redis/hiredis_link.h"
-#include "seqby/redis/redis_broker.h"
+#include "seqby/hiredis/hiredis_link.h"
 
 namespace seqby::redis::bench {
 namespace {

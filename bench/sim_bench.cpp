@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "seqby/broker/reply.h"
+#include "seqby/broker/scripts.h"
 #include "seqby/core/clock.h"
-#include "seqby/redis/reply.h"
-#include "seqby/redis/scripts.h"
-#include "seqby/redis/subprocess.h"
+#include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/sim_case.h"
 #include "seqby/sim/sim_redis.h"

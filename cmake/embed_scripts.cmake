@@ -34,7 +34,7 @@ ${stripped}")
 endforeach()
 
 set(body "// Generated from adapters/lua/*.lua by cmake/embed_scripts.cmake. Do not edit.\n")
-string(APPEND body "#include \"seqby/redis/scripts.h\"\n\nnamespace seqby::redis {\nnamespace {\n")
+string(APPEND body "#include \"seqby/broker/scripts.h\"\n\nnamespace seqby::redis {\nnamespace {\n")
 set(table "")
 list(SORT names)
 foreach(name IN LISTS names)

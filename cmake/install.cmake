@@ -1,13 +1,16 @@
 # Installation: headers, the libraries a production engine links, and a package config so that
-# find_package(seqby) provides seqby::core, seqby::broker, seqby::redis, seqby::sim and
-# seqby::properties. Everything a consumer needs is in the component `seqby_dev`
-# (cmake --install build --component seqby_dev); the seqby command is installed besides.
+# find_package(seqby) provides seqby::core, seqby::broker, seqby::runtime, seqby::redis, seqby::sim
+# and seqby::properties. Everything a consumer needs is in the component `seqby_dev`
+# (cmake --install build --component seqby_dev); the seqby command is installed besides. The
+# fixtures of seqby's own tests (seqby::testing: the `record` handler) are a component of their
+# own, `seqby_testing`, with their own export file: a production install never ships them.
 include(CMakePackageConfigHelpers)
 
 set(SEQBY_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/seqby)
-set(SEQBY_EXPORTED_LIBRARIES seqby_core seqby_broker seqby_redis seqby_sim seqby_properties)
+set(SEQBY_EXPORTED_LIBRARIES seqby_core seqby_broker seqby_runtime seqby_redis seqby_sim
+  seqby_properties)
 
-foreach(lib IN LISTS SEQBY_EXPORTED_LIBRARIES)
+foreach(lib IN LISTS SEQBY_EXPORTED_LIBRARIES ITEMS seqby_testing)
   # Installed as seqby::core, seqby::redis, ...: the names the build tree's aliases use.
   string(REPLACE "seqby_" "" short ${lib})
   set_target_properties(${lib} PROPERTIES EXPORT_NAME ${short})
@@ -30,6 +33,18 @@ foreach(include_dir core/include adapters/include sim/include properties/include
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT seqby_dev
     FILES_MATCHING PATTERN "*.h")
 endforeach()
+
+install(TARGETS seqby_testing
+  EXPORT seqbyTestingTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT seqby_testing
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT seqby_testing)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/testing/include/
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT seqby_testing
+  FILES_MATCHING PATTERN "*.h")
+install(EXPORT seqbyTestingTargets
+  NAMESPACE seqby::
+  FILE seqbyTestingTargets.cmake
+  DESTINATION ${SEQBY_INSTALL_CMAKEDIR} COMPONENT seqby_testing)
 
 install(EXPORT seqbyTargets
   NAMESPACE seqby::

@@ -47,6 +47,10 @@ set_tests_properties(install_consumer PROPERTIES LABELS unit)
 add_test(NAME format_check COMMAND ${CMAKE_SOURCE_DIR}/scripts/check-format)
 set_tests_properties(format_check PROPERTIES LABELS unit)
 
+# The drawn structure: each library includes only the libraries below it (docs/ARCHITECTURE.md).
+add_test(NAME layer_check COMMAND ${CMAKE_SOURCE_DIR}/scripts/check-layers)
+set_tests_properties(layer_check PROPERTIES LABELS unit)
+
 # The bounded simulation campaign of make test: 200 seeds of the default case with swarm faults,
 # every property checked on every run, through the command line exactly as CI users run it.
 # A failing seed prints its replay command. Longer campaigns are `seqby sim --seeds A..B`.

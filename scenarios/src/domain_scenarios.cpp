@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/inline_broker.h"
 #include "seqby/core/keys.h"
 #include "seqby/core/outbox.h"
 #include "seqby/core/registry.h"
-#include "seqby/redis/hiredis_link.h"
-#include "seqby/redis/real_runtime.h"
-#include "seqby/redis/redis_broker.h"
+#include "seqby/hiredis/hiredis_link.h"
+#include "seqby/runtime/real_runtime.h"
 #include "seqby/scenarios/catalog.h"
 #include "seqby/scenarios/redis_driver.h"
 

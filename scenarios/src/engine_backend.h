@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/history.h"
 #include "seqby/properties/checker.h"
-#include "seqby/redis/reply.h"
 #include "seqby/scenarios/catalog.h"
 #include "seqby/sim/sim_case.h"
 

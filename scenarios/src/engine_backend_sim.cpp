@@ -4,14 +4,15 @@
 #include <memory>
 
 #include "engine_backend.h"
+#include "seqby/broker/redis_broker.h"
+#include "seqby/broker/scripts.h"
 #include "seqby/core/naming.h"
+#include "seqby/hiredis/worker.h"
 #include "seqby/properties/history_io.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/scripts.h"
-#include "seqby/redis/worker.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/test_handler.h"
 #include "seqby/sim/world.h"
+#include "seqby/testing/record_handler.h"
 
 namespace seqby::scenarios::engine {
 namespace {
@@ -74,7 +75,7 @@ class SimBackend final : public EngineBackend {
     const std::string id = event_id(key, seq, category);
     if (id.empty()) return "";
     const bool pm = sim::is_process_manager(world_->sim_case());
-    return redis::inprogress_marker_value(owner, category, id, pm);
+    return testing::inprogress_marker_value(owner, category, id, pm);
   }
 
   // The partition's lease, or a process manager's for correlation value `key`.

@@ -9,9 +9,9 @@
 #include <set>
 
 #include "engine_backend.h"
+#include "seqby/broker/redis_broker.h"
 #include "seqby/properties/checker.h"
 #include "seqby/properties/markers.h"
-#include "seqby/redis/redis_broker.h"
 #include "seqby/scenarios/catalog.h"
 
 namespace seqby::scenarios {

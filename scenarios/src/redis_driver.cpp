@@ -12,12 +12,13 @@
 #include <sstream>
 #include <thread>
 
+#include "seqby/broker/redis_broker.h"
+#include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/redis_history.h"
+#include "seqby/hiredis/worker.h"
 #include "seqby/properties/markers.h"
-#include "seqby/redis/hiredis_link.h"
-#include "seqby/redis/real_runtime.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/redis_history.h"
-#include "seqby/redis/worker.h"
+#include "seqby/runtime/real_runtime.h"
+#include "seqby/testing/record_handler.h"
 
 namespace seqby::scenarios {
 namespace {
@@ -150,7 +151,7 @@ RedisScenarioDriver::~RedisScenarioDriver() {
     for (const std::string& key : published_keys_) {
       const PartitionRef unit{unit_category, key};
       keys.insert(keys.end(),
-                  {unit.lease(), unit.fence(), redis::inprogress_key_name(unit, group())});
+                  {unit.lease(), unit.fence(), testing::inprogress_key_name(unit, group())});
     }
     for (const auto& w : workers_) {
       keys.push_back(redis::member_key_name(unit_category, group(), w->owner()));
@@ -336,7 +337,7 @@ std::string RedisScenarioDriver::lease_owner(const std::string& key) {
 
 std::optional<std::string> RedisScenarioDriver::inprogress_marker(const std::string& key) {
   const PartitionRef unit{process_manager() ? pm_lease_category(group()) : category_, key};
-  const redis::Reply r = run({"GET", redis::inprogress_key_name(unit, group())});
+  const redis::Reply r = run({"GET", testing::inprogress_key_name(unit, group())});
   if (r.kind != redis::Reply::Kind::bulk) return std::nullopt;
   return r.str;
 }

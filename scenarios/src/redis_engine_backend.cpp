@@ -19,10 +19,11 @@
 #include <set>
 
 #include "engine_backend.h"
+#include "seqby/broker/redis_broker.h"
+#include "seqby/hiredis/worker.h"
 #include "seqby/properties/markers.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/worker.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby/testing/record_handler.h"
 
 namespace seqby::scenarios::engine {
 namespace {
@@ -154,7 +155,7 @@ class RedisBackend final : public EngineBackend {
                            const std::string& category) override {
     const std::string id = event_id(key, seq, category);
     if (id.empty()) return "";
-    return redis::inprogress_marker_value(owner, real_category(category), id, process_manager());
+    return testing::inprogress_marker_value(owner, real_category(category), id, process_manager());
   }
   std::string lease_owner(const std::string& key) override { return driver_.lease_owner(key); }
 
@@ -481,7 +482,7 @@ class RedisBackend final : public EngineBackend {
     std::string first;
     for (const HistoryRecord& r : history) {
       if (r.op != HistoryOp::warn ||
-          !properties::detail_starts_with_word(r.detail, redis::kInProgressOverlap)) {
+          !properties::detail_starts_with_word(r.detail, testing::kInProgressOverlap)) {
         continue;
       }
       const std::size_t at = r.detail.find("holder=");

@@ -12,8 +12,8 @@
 
 #include "seqby/core/check.h"
 #include "seqby/sim/sha1.h"
-#include "seqby/sim/sim_redis_engine.h"
-#include "seqby/sim/sim_redis_lua.h"
+#include "sim_redis_engine.h"
+#include "sim_redis_lua.h"
 
 namespace seqby::sim {
 

@@ -3,8 +3,8 @@
 // with lazy expiry against the server clock.
 #include "seqby/sim/sim_redis.h"
 
-#include "seqby/sim/sim_redis_engine.h"
-#include "seqby/sim/sim_redis_lua.h"
+#include "sim_redis_engine.h"
+#include "sim_redis_lua.h"
 
 namespace seqby::sim {
 

@@ -5,7 +5,7 @@
 #include <climits>
 #include <cmath>
 
-#include "seqby/sim/sim_redis_engine.h"
+#include "sim_redis_engine.h"
 
 namespace seqby::sim {
 

@@ -2,7 +2,7 @@
 // Redis 7.0's t_stream.c: pending entries carry the consumer, the delivery time (server clock) and
 // the delivery count; consumers are created lazily on first delivery or claim; XAUTOCLAIM scans at
 // most 10*COUNT pending entries and drops entries deleted from the stream.
-#include "seqby/sim/sim_redis_engine.h"
+#include "sim_redis_engine.h"
 
 namespace seqby::sim {
 

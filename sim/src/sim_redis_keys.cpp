@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "seqby/sim/sim_redis_engine.h"
+#include "sim_redis_engine.h"
 
 namespace seqby::sim {
 

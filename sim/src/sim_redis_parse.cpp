@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "seqby/sim/sim_redis_engine.h"
+#include "sim_redis_engine.h"
 
 namespace seqby::sim {
 

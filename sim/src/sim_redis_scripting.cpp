@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "seqby/sim/sim_redis_engine.h"
-#include "seqby/sim/sim_redis_lua.h"
+#include "sim_redis_engine.h"
+#include "sim_redis_lua.h"
 
 namespace seqby::sim {
 

@@ -2,7 +2,7 @@
 // XREVRANGE, XDEL, XTRIM, with Redis 7.0's parsing order and error texts. Entries live in listpack
 // nodes of at most 100 entries (Redis's stream-node-max-entries; the 4096-byte node limit is not
 // modelled), which decides what approximate (~) trimming removes.
-#include "seqby/sim/sim_redis_engine.h"
+#include "sim_redis_engine.h"
 
 namespace seqby::sim {
 

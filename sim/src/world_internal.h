@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
-#include "seqby/redis/redis_broker.h"
 #include "seqby/sim/faulty_link.h"
 #include "seqby/sim/sim_link.h"
 #include "seqby/sim/sim_runtime.h"

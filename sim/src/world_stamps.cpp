@@ -5,8 +5,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "seqby/broker/scripts.h"
 #include "seqby/core/variant.h"
-#include "seqby/redis/scripts.h"
 #include "seqby/sim/sha1.h"
 #include "world_internal.h"
 

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/result.h"
 #include "seqby/core/task.h"
-#include "seqby/redis/reply.h"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <string_view>
 
+#include "seqby/broker/scripts.h"
 #include "seqby/core/check.h"
-#include "seqby/redis/scripts.h"
 #include "seqby/sim/rng.h"
 
 namespace seqby::testing {

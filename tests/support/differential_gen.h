@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "seqby/redis/reply.h"
+#include "seqby/broker/reply.h"
 
 namespace seqby::testing {
 

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "seqby/redis/blocking_redis.h"
-#include "seqby/redis/redis_url.h"
+#include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/redis_url.h"
 
 namespace seqby::testing {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "seqby/redis/subprocess.h"
+#include "seqby/runtime/subprocess.h"
 
 namespace seqby::testing {
 

@@ -8,10 +8,10 @@
 #include <optional>
 #include <utility>
 
+#include "seqby/broker/redis_link.h"
 #include "seqby/core/check.h"
 #include "seqby/core/clock.h"
 #include "seqby/core/task.h"
-#include "seqby/redis/redis_link.h"
 #include "seqby/sim/sim_redis.h"
 
 namespace seqby::testing {

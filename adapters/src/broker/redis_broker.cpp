@@ -1,12 +1,12 @@
 // RedisBroker: script execution, error mapping, and the calls that are not fenced (publish,
 // discovery, membership, lease acquire/renew/release, group creation). Fenced partition calls
 // are in redis_broker_fenced.cpp.
-#include "seqby/redis/redis_broker.h"
+#include "seqby/broker/redis_broker.h"
 
 #include <algorithm>
 
 #include "redis_broker_detail.h"
-#include "seqby/redis/scripts.h"
+#include "seqby/broker/scripts.h"
 
 namespace seqby::redis {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/result.h"
-#include "seqby/redis/reply.h"
 
 namespace seqby::redis::detail {
 

@@ -1,7 +1,7 @@
 // RedisBroker: the fenced partition calls. Each is one Lua script that first checks
 // `GET lease == O:N` and replies FENCED otherwise (adapters/lua/*.lua).
 #include "redis_broker_detail.h"
-#include "seqby/redis/redis_broker.h"
+#include "seqby/broker/redis_broker.h"
 
 namespace seqby::redis {
 

@@ -1,7 +1,7 @@
 // RedisBroker: operating partitions (ADR decisions 6 and 7): the halt record operators read,
 // the pending head the halted owner watches, and the fenced reaper of cold partitions.
 #include "redis_broker_detail.h"
-#include "seqby/redis/redis_broker.h"
+#include "seqby/broker/redis_broker.h"
 
 namespace seqby::redis {
 

@@ -1,4 +1,4 @@
-#include "seqby/redis/reply.h"
+#include "seqby/broker/reply.h"
 
 namespace seqby::redis {
 

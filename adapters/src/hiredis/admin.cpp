@@ -1,12 +1,12 @@
-#include "seqby/redis/admin.h"
+#include "seqby/hiredis/admin.h"
 
 #include <algorithm>
 #include <charconv>
 
+#include "seqby/broker/redis_broker.h"
+#include "seqby/broker/scripts.h"
 #include "seqby/core/keys.h"
 #include "seqby/core/naming.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/scripts.h"
 
 namespace seqby::redis {
 namespace {

@@ -1,11 +1,11 @@
-#include "seqby/redis/blocking_redis.h"
+#include "seqby/hiredis/blocking_redis.h"
 
 #include <sys/time.h>
 
 #include <cerrno>
 
 #include "hiredis_common.h"
-#include "sigpipe_block.h"
+#include "seqby/runtime/sigpipe_block.h"
 
 namespace seqby::redis {
 namespace {

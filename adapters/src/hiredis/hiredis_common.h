@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/result.h"
-#include "seqby/redis/redis_url.h"
-#include "seqby/redis/reply.h"
+#include "seqby/hiredis/redis_url.h"
 
 namespace seqby::redis::hiredis {
 

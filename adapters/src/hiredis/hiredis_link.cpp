@@ -1,4 +1,4 @@
-#include "seqby/redis/hiredis_link.h"
+#include "seqby/hiredis/hiredis_link.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
 // RedisHistorySink and the history stream's field codec.
-#include "seqby/redis/redis_history.h"
+#include "seqby/hiredis/redis_history.h"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "seqby/redis/redis_url.h"
+#include "seqby/hiredis/redis_url.h"
 
 #include <optional>
 

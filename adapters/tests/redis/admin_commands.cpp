@@ -1,4 +1,4 @@
-// The operator tooling against a real redis-server (ADR decision 6; seqby/redis/admin.h): what
+// The operator tooling against a real redis-server (ADR decision 6; seqby/hiredis/admin.h): what
 // `partitions` and `inspect` report for a halted partition, that skip and dlq act only on the
 // head and leave every key untouched when they refuse, that the admin scripts answer the same on
 // the simulated Redis, and the shapes of `seqby admin --json` with its exit codes. A halted
@@ -15,9 +15,9 @@
 
 #include "../../../apps/tests/unit/cli_run.h"
 #include "redis_server.h"
-#include "seqby/redis/admin.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/scripts.h"
+#include "seqby/broker/redis_broker.h"
+#include "seqby/broker/scripts.h"
+#include "seqby/hiredis/admin.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby/sim/sim_redis.h"
 

@@ -17,7 +17,7 @@
 #include "differential_gen.h"
 #include "redis_server.h"
 #include "seqby/core/clock.h"
-#include "seqby/redis/blocking_redis.h"
+#include "seqby/hiredis/blocking_redis.h"
 #include "seqby/sim/sim_redis.h"
 
 namespace seqby::testing {

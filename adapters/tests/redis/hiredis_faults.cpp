@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "redis_server.h"
-#include "seqby/redis/blocking_redis.h"
-#include "seqby/redis/hiredis_link.h"
+#include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/hiredis_link.h"
 
 namespace seqby::redis {
 namespace {

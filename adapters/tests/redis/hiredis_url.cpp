@@ -1,8 +1,8 @@
 // parse_redis_url: what a good URL yields, and the exact message for each kind of bad URL.
 #include <gtest/gtest.h>
 
-#include "seqby/redis/hiredis_link.h"
-#include "seqby/redis/redis_url.h"
+#include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/redis_url.h"
 
 namespace seqby::redis {
 namespace {

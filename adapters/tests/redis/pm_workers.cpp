@@ -16,10 +16,11 @@
 #include "../../../apps/tests/unit/cli_run.h"
 #include "redis_server.h"
 #include "seqby/core/naming.h"
+#include "seqby/hiredis/worker.h"
 #include "seqby/properties/checker.h"
 #include "seqby/properties/markers.h"
-#include "seqby/redis/worker.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby/testing/record_handler.h"
 
 namespace seqby::redis {
 namespace {
@@ -74,7 +75,7 @@ TEST(ProcessManagerWorkers, ApplyEachCorrelationValueOneEventAtATimeAcrossCatego
   // While the slow event runs, the marker is the process manager's key for A and names it.
   const std::string slow_id = published[payment + ":A"][1];
   const std::string pm_marker =
-      inprogress_key_name(PartitionRef{pm_lease_category(d.group()), "A"}, d.group());
+      testing::inprogress_key_name(PartitionRef{pm_lease_category(d.group()), "A"}, d.group());
   const bool marked = d.wait_until([&] {
     const std::optional<std::string> marker = d.inprogress_marker("A");
     return marker && marker->ends_with(":" + slow_id);
@@ -120,7 +121,7 @@ TEST(ProcessManagerWorkers, ApplyEachCorrelationValueOneEventAtATimeAcrossCatego
       header_categories.push_back(properties::parse_run_header(r).pm_categories[d.group()]);
     }
     EXPECT_FALSE(r.op == HistoryOp::warn &&
-                 properties::detail_starts_with_word(r.detail, kInProgressOverlap))
+                 properties::detail_starts_with_word(r.detail, testing::kInProgressOverlap))
         << "record " << r.index << " " << r.node << " " << r.key << " " << r.detail;
     if (r.op == HistoryOp::commit) committers[r.key].insert(r.node);
   }

@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "redis_server.h"
-#include "seqby/redis/hiredis_link.h"
-#include "seqby/redis/real_runtime.h"
-#include "seqby/redis/redis_broker.h"
-#include "seqby/redis/redis_url.h"
+#include "seqby/broker/redis_broker.h"
+#include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/redis_url.h"
+#include "seqby/runtime/real_runtime.h"
 
 namespace seqby::redis {
 namespace {

@@ -13,9 +13,9 @@
 
 #include "../../../apps/tests/unit/cli_run.h"
 #include "redis_server.h"
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/naming.h"
 #include "seqby/properties/checker.h"
-#include "seqby/redis/redis_broker.h"
 #include "seqby/scenarios/redis_driver.h"
 
 namespace seqby::redis {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "seqby/redis/real_runtime.h"
+#include "seqby/runtime/real_runtime.h"
 
 namespace seqby::redis {
 namespace {

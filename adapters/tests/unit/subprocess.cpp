@@ -1,6 +1,6 @@
 // Subprocess: redirection to /dev/null, files and a pipe, exit statuses, signals by pid, bounded
 // waits that SIGKILL at the bound, and an object that never leaves its child running.
-#include "seqby/redis/subprocess.h"
+#include "seqby/runtime/subprocess.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
 #include "seqby/properties/history_io.h"
-#include "seqby/redis/redis_broker.h"
 #include "seqby/sim/faulty_link.h"
 #include "seqby/sim/rng.h"
 #include "seqby/sim/scheduler.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "seqby/redis/redis_broker.h"
+#include "seqby/broker/redis_broker.h"
 #include "seqby/sim/sim_redis.h"
 #include "sim_direct.h"
 

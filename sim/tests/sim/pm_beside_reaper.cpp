@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
 #include "seqby/properties/history_io.h"
-#include "seqby/redis/redis_broker.h"
 #include "seqby/sim/rng.h"
 #include "seqby/sim/scheduler.h"
 #include "seqby/sim/sim_link.h"

@@ -3,7 +3,7 @@
 // project's own embedded scripts running unchanged.
 #include <gtest/gtest.h>
 
-#include "seqby/redis/scripts.h"
+#include "seqby/broker/scripts.h"
 #include "seqby/sim/sha1.h"
 #include "seqby/sim/sim_redis.h"
 #include "sim_redis_test_util.h"

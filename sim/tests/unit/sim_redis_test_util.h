@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/clock.h"
-#include "seqby/redis/reply.h"
 
 namespace seqby::redis {
 // Readable replies in test failures.

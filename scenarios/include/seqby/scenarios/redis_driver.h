@@ -24,9 +24,9 @@
 #include "seqby/core/history.h"
 #include "seqby/core/json_flat.h"
 #include "seqby/core/result.h"
-#include "seqby/redis/blocking_redis.h"
-#include "seqby/redis/redis_url.h"
-#include "seqby/redis/subprocess.h"
+#include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/redis_url.h"
+#include "seqby/runtime/subprocess.h"
 
 namespace seqby::scenarios {
 

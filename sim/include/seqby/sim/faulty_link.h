@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "seqby/broker/redis_link.h"
 #include "seqby/core/runtime.h"
-#include "seqby/redis/redis_link.h"
 #include "seqby/sim/faults.h"
 #include "seqby/sim/rng.h"
 

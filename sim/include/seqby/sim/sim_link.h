@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
+#include "seqby/broker/redis_link.h"
 #include "seqby/core/clock.h"
-#include "seqby/redis/redis_link.h"
 #include "seqby/sim/rng.h"
 #include "seqby/sim/scheduler.h"
 #include "seqby/sim/sim_runtime.h"

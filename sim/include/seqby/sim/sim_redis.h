@@ -25,8 +25,8 @@
 #include <memory>
 #include <string>
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/clock.h"
-#include "seqby/redis/reply.h"
 
 namespace seqby::sim {
 

@@ -10,11 +10,11 @@
 #include <memory>
 #include <string_view>
 
+#include "seqby/broker/redis_link.h"
 #include "seqby/core/result.h"
 #include "seqby/core/task.h"
-#include "seqby/redis/real_runtime.h"
-#include "seqby/redis/redis_link.h"
-#include "seqby/redis/redis_url.h"
+#include "seqby/hiredis/redis_url.h"
+#include "seqby/runtime/real_runtime.h"
 
 namespace seqby::redis {
 

@@ -9,9 +9,9 @@
 #include <memory>
 #include <string_view>
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/result.h"
-#include "seqby/redis/redis_url.h"
-#include "seqby/redis/reply.h"
+#include "seqby/hiredis/redis_url.h"
 
 struct redisContext;
 

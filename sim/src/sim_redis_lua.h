@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "seqby/redis/reply.h"
+#include "seqby/broker/reply.h"
 
 struct lua_State;
 

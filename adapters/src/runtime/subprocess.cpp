@@ -1,4 +1,4 @@
-#include "seqby/redis/subprocess.h"
+#include "seqby/runtime/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -20,9 +20,9 @@
 #include <string_view>
 #include <vector>
 
+#include "seqby/broker/redis_link.h"
 #include "seqby/core/broker.h"
 #include "seqby/core/variant.h"
-#include "seqby/redis/redis_link.h"
 
 namespace seqby::redis {
 

@@ -18,8 +18,8 @@
 #include <variant>
 #include <vector>
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/clock.h"
-#include "seqby/redis/reply.h"
 
 namespace seqby::sim {
 

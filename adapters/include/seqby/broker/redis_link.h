@@ -5,9 +5,9 @@
 // only transport failures (timeout, closed) are Result errors.
 #pragma once
 
+#include "seqby/broker/reply.h"
 #include "seqby/core/result.h"
 #include "seqby/core/task.h"
-#include "seqby/redis/reply.h"
 
 namespace seqby::redis {
 

@@ -1,7 +1,7 @@
 #include <chrono>
 
 #include "seqby/core/check.h"
-#include "seqby/redis/real_runtime.h"
+#include "seqby/runtime/real_runtime.h"
 
 namespace seqby::redis {
 

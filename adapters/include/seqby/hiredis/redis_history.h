@@ -13,12 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "seqby/broker/redis_link.h"
 #include "seqby/core/history.h"
 #include "seqby/core/naming.h"
 #include "seqby/core/result.h"
 #include "seqby/core/runtime.h"
 #include "seqby/core/task.h"
-#include "seqby/redis/redis_link.h"
 
 namespace seqby::redis {
 

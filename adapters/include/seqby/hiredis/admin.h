@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "seqby/core/result.h"
-#include "seqby/redis/blocking_redis.h"
+#include "seqby/hiredis/blocking_redis.h"
 
 namespace seqby::redis {
 

@@ -1,4 +1,4 @@
-#include "seqby/redis/real_runtime.h"
+#include "seqby/runtime/real_runtime.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -8,7 +8,7 @@
 #include <climits>
 
 #include "seqby/core/check.h"
-#include "sigpipe_block.h"
+#include "seqby/runtime/sigpipe_block.h"
 
 namespace seqby::redis {
 

@@ -1,0 +1,55 @@
+// seqby::testing: the fixtures of seqby's own tests, outside the production API (installed only
+// with the component seqby_testing). RecordHandler is the built-in test handler of `seqby worker`
+// (handler name "record"): it reads the event's per-key `seq` from its JSON data, marks a
+// cross-instance in-progress key of the lease unit in Redis (SET NX GET PX: Redis 7) for the time
+// of the call, sleeps `delay_ms` when the data has it, fails always when the data has
+// "poison":true, and commits through the fenced sink (context.commit(seq, event id)). The marker is
+// C:K:__inprogress__:G for a partition, and
+// __pm__:G:X:__inprogress__:G for process manager G's correlation value X, the same key for the
+// events of C1:X, C2:X, ... Its value names the event: `O:ID` for a partition, `O:C:ID` for a
+// process manager (entry ids of different streams can be equal, so the stream's category is part
+// of the name). A refused SET NX means another instance is inside the same unit: it
+// records `warn` with detail "inprogress_overlap" and goes on (the tests assert it never
+// happens). It is a test fixture for real-Redis runs, not a production handler.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "seqby/broker/redis_link.h"
+#include "seqby/core/handler.h"
+#include "seqby/core/history.h"
+#include "seqby/core/runtime.h"
+
+namespace seqby::testing {
+
+inline constexpr std::string_view kInProgressOverlap = "inprogress_overlap";
+
+// The marker's value while `owner_id` is inside `event_id` of `category`: "O:ID", or "O:C:ID"
+// for a process manager (see the header comment).
+std::string inprogress_marker_value(std::string_view owner_id, std::string_view category,
+                                    std::string_view event_id, bool process_manager);
+
+// UNIT:__inprogress__:G for a lease unit (HandlerContext::unit()): C:K:__inprogress__:G for a
+// partition, __pm__:G:X:__inprogress__:G for a process manager's correlation value.
+std::string inprogress_key_name(const PartitionRef& unit, std::string_view group);
+
+class RecordHandler final : public Handler {
+ public:
+  // REQUIRES: every reference outlives the handler. `marker_ttl_ms` bounds the marker's life
+  // when the instance dies inside a call.
+  RecordHandler(Runtime& runtime, redis::RedisLink& link, HistorySink& history,
+                std::string owner_id, std::uint64_t marker_ttl_ms);
+
+  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override;
+
+ private:
+  Runtime& runtime_;
+  redis::RedisLink& link_;
+  HistorySink& history_;
+  std::string owner_id_;
+  std::uint64_t marker_ttl_ms_;
+};
+
+}  // namespace seqby::testing

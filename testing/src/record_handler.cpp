@@ -1,0 +1,112 @@
+// RecordHandler: the `record` test handler of `seqby worker` (a seqby::testing fixture).
+#include "seqby/testing/record_handler.h"
+
+#include "seqby/core/json_flat.h"
+
+namespace seqby::testing {
+
+using redis::Command;
+using redis::Reply;
+
+std::string inprogress_key_name(const PartitionRef& unit, std::string_view group) {
+  return unit.stream() + ":__inprogress__:" + std::string(group);
+}
+
+std::string inprogress_marker_value(std::string_view owner_id, std::string_view category,
+                                    std::string_view event_id, bool process_manager) {
+  std::string value(owner_id);
+  value += ':';
+  if (process_manager) {
+    value += category;
+    value += ':';
+  }
+  value += event_id;
+  return value;
+}
+
+RecordHandler::RecordHandler(Runtime& runtime, redis::RedisLink& link, HistorySink& history,
+                             std::string owner_id, std::uint64_t marker_ttl_ms)
+    : runtime_(runtime),
+      link_(link),
+      history_(history),
+      owner_id_(std::move(owner_id)),
+      marker_ttl_ms_(marker_ttl_ms) {}
+
+Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& context) {
+  Result<JsonObject> data = decode_json_object(event.data);
+  if (!data.ok()) co_return HandlerResult::failed("bad event data: " + data.error().message);
+  const JsonObject& object = data.value();
+  auto seq_field = object.find("seq");
+  if (seq_field == object.end() || !std::holds_alternative<std::int64_t>(seq_field->second)) {
+    co_return HandlerResult::failed("event data has no integer seq");
+  }
+  const std::int64_t seq = std::get<std::int64_t>(seq_field->second);
+  std::uint64_t delay_ms = 0;
+  auto delay_field = object.find("delay_ms");
+  if (delay_field != object.end() && std::holds_alternative<std::int64_t>(delay_field->second)) {
+    const std::int64_t d = std::get<std::int64_t>(delay_field->second);
+    delay_ms = d > 0 ? static_cast<std::uint64_t>(d) : 0;
+  }
+  auto poison_field = object.find("poison");
+  const bool poison = poison_field != object.end() &&
+                      std::holds_alternative<bool>(poison_field->second) &&
+                      std::get<bool>(poison_field->second);
+
+  const std::string marker = inprogress_key_name(context.unit(), context.group());
+  const bool process_manager = !(context.unit() == context.partition());
+  const std::string token =
+      inprogress_marker_value(owner_id_, event.category, event.id, process_manager);
+  // SET NX GET (Redis 7): one atomic step that either marks or names the current holder.
+  Command set{"SET", marker, token, "NX", "GET", "PX", std::to_string(marker_ttl_ms_ + delay_ms)};
+  Result<Reply> set_reply = co_await link_.execute(std::move(set));
+  const bool marked = set_reply.ok() && set_reply.value().is_nil();
+  if (set_reply.ok() && set_reply.value().kind == Reply::Kind::bulk) {
+    HistoryRecord warn;
+    warn.time_ms = runtime_.clock().now_ms();
+    warn.node = owner_id_;
+    warn.op = HistoryOp::warn;
+    warn.category = context.partition().category;
+    warn.key = context.partition().key;
+    warn.group = context.group();
+    warn.generation = context.generation();
+    warn.event_id = event.id;
+    warn.seq = seq;
+    warn.detail = std::string(kInProgressOverlap) + " holder=" + set_reply.value().str;
+    history_.record(std::move(warn));
+  }
+  if (delay_ms > 0) co_await runtime_.sleep_ms(delay_ms);
+
+  HandlerResult result = HandlerResult::success();
+  if (poison) {
+    result = HandlerResult::failed("poison");
+  } else {
+    Result<CommitReply> committed = co_await context.commit(seq, event.id);
+    if (!committed.ok()) {
+      result = HandlerResult::failed(committed.error().message);
+    } else {
+      switch (committed.value().outcome) {
+        case CommitOutcome::accepted:
+        case CommitOutcome::duplicate:
+          break;
+        case CommitOutcome::fenced:
+          result = HandlerResult::failed("commit fenced");
+          break;
+        case CommitOutcome::out_of_order:
+          result = HandlerResult::failed("commit out of order");
+          break;
+      }
+    }
+  }
+  if (marked) {
+    // Delete only our own marker (a lapsed one may have been taken by another instance).
+    Command del{"EVAL",
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) "
+                "end return 0",
+                "1", marker, token};
+    Result<Reply> deleted = co_await link_.execute(std::move(del));
+    (void)deleted;
+  }
+  co_return result;
+}
+
+}  // namespace seqby::testing
