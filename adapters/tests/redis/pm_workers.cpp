@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -65,15 +66,19 @@ TEST(ProcessManagerWorkers, ApplyEachCorrelationValueOneEventAtATimeAcrossCatego
       }
     }
   }
-  Result<std::vector<std::string>> ids = d.publish(specs);
-  ASSERT_TRUE(ids.ok()) << ids.error().message;
-  std::map<std::string, std::vector<std::string>> published;  // stream -> ids in order
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    published[specs[i].category + ":" + specs[i].key].push_back(ids.value()[i]);
-  }
+  // The slow event is the last one published before the marker is watched: publishing the rest
+  // first could outlast the slow event under load, and the marker would be gone when looked for.
+  const auto slow = std::find_if(specs.begin(), specs.end(), [](const PublishSpec& spec) {
+    return spec.delay_ms == kSlowDelayMs;
+  });
+  ASSERT_NE(slow, specs.end());
+  const std::vector<PublishSpec> before(specs.begin(), slow + 1);
+  const std::vector<PublishSpec> after(slow + 1, specs.end());
+  Result<std::vector<std::string>> before_ids = d.publish(before);
+  ASSERT_TRUE(before_ids.ok()) << before_ids.error().message;
 
   // While the slow event runs, the marker is the process manager's key for A and names it.
-  const std::string slow_id = published[payment + ":A"][1];
+  const std::string slow_id = before_ids.value().back();
   const std::string pm_marker =
       testing::inprogress_key_name(PartitionRef{pm_lease_category(d.group()), "A"}, d.group());
   const bool marked = d.wait_until([&] {
@@ -82,6 +87,16 @@ TEST(ProcessManagerWorkers, ApplyEachCorrelationValueOneEventAtATimeAcrossCatego
   });
   EXPECT_TRUE(marked) << pm_marker << " never named the slow event " << slow_id << "\n" << d.logs();
   EXPECT_EQ(pm_marker, "__pm__:" + d.group() + ":A:__inprogress__:" + d.group());
+
+  Result<std::vector<std::string>> after_ids = d.publish(after);
+  ASSERT_TRUE(after_ids.ok()) << after_ids.error().message;
+  std::vector<std::string> ids = before_ids.value();
+  ids.insert(ids.end(), after_ids.value().begin(), after_ids.value().end());
+  std::map<std::string, std::vector<std::string>> published;  // stream -> ids in order
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    published[specs[i].category + ":" + specs[i].key].push_back(ids[i]);
+  }
+  ASSERT_EQ(published[payment + ":A"][1], slow_id);
 
   const bool done = d.wait_until([&] {
     for (const std::string& category : {order, payment}) {
