@@ -75,7 +75,7 @@ struct EngineLimitField {
         help(help_) {}
 
   std::string_view name;  // the member's name, the case file's key; the flag is flag_name()
-  std::string_view unit;  // the unit its name ends with
+  std::string_view unit;  // "ms" (the name ends with _ms), "retries" or "partitions"
   std::uint64_t EngineLimits::*u64 = nullptr;
   std::uint32_t EngineLimits::*u32 = nullptr;
   std::uint64_t default_value;
