@@ -39,13 +39,7 @@ struct WorkerOptions {
   bool process_manager = false;
   std::string handler = "record";
   std::string owner_id;
-  std::uint64_t lease_ttl_ms = 3000;
-  std::uint64_t heartbeat_interval_ms = 1000;
-  std::uint64_t discovery_interval_ms = 1000;
-  std::uint64_t poll_interval_ms = EngineOptions{}.poll_interval_ms;
-  std::uint32_t retry_count_max = 3;
-  std::uint64_t reap_idle_ms = 0;
-  std::uint32_t partitions_warn_threshold = 0;
+  EngineLimits limits;  // the worker flags of kEngineLimitFields, at the table's defaults
   std::string history_stream = std::string(redis::kDefaultHistoryStream);
 };
 
@@ -115,7 +109,7 @@ std::string combination_error(const WorkerOptions& o) {
            "'true' or leave it out, not '" +
            o.sequential_by + "'";
   }
-  if (o.reap_idle_ms > 0) return "--reap-idle-ms: does not apply to a process manager";
+  if (o.limits.reap_idle_ms > 0) return "--reap-idle-ms: does not apply to a process manager";
   return "";
 }
 
@@ -142,13 +136,7 @@ int run_worker(const WorkerOptions& o) {
     options.category = o.categories.front();
   }
   options.group = o.group;
-  options.lease_ttl_ms = o.lease_ttl_ms;
-  options.heartbeat_interval_ms = o.heartbeat_interval_ms;
-  options.discovery_interval_ms = o.discovery_interval_ms;
-  options.poll_interval_ms = o.poll_interval_ms;
-  options.retry_count_max = o.retry_count_max;
-  options.reap_idle_ms = o.reap_idle_ms;
-  options.partitions_warn_threshold = o.partitions_warn_threshold;
+  static_cast<EngineLimits&>(options) = o.limits;
   if (Status valid = validate_engine_options(options); !valid.ok()) {
     std::fprintf(stderr, "seqby worker: %s\n", valid.error().message.c_str());
     return kExitUsage;
@@ -237,26 +225,14 @@ void add_worker_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--owner-id", options->owner_id,
                   "This instance's owner id, no colon (default: host-pid)")
       ->type_name("ID");
-  cmd->add_option("--lease-ttl-ms", options->lease_ttl_ms, "Lease time to live")->type_name("N");
-  cmd->add_option("--heartbeat-interval-ms", options->heartbeat_interval_ms,
-                  "Lease renew period (at most half the ttl)")
-      ->type_name("N");
-  cmd->add_option("--discovery-interval-ms", options->discovery_interval_ms,
-                  "Partition discovery period")
-      ->type_name("N");
-  cmd->add_option("--poll-interval-ms", options->poll_interval_ms,
-                  "Idle wait between reads that found nothing new")
-      ->type_name("N");
-  cmd->add_option("--retry-count-max", options->retry_count_max,
-                  "Handler retries before the partition halts")
-      ->type_name("N");
-  cmd->add_option("--reap-idle-ms", options->reap_idle_ms,
-                  "Reap an owned partition once it is empty, fully acked and idle this long "
-                  "(0: never)")
-      ->type_name("N");
-  cmd->add_option("--partitions-warn-threshold", options->partitions_warn_threshold,
-                  "Warn once when the category's live partitions pass N (0: never)")
-      ->type_name("N");
+  for (const EngineLimitField& limit : kEngineLimitFields) {
+    if (!limit.worker_flag) continue;
+    const std::string help(limit.help);
+    CLI::Option* flag = limit.u64 != nullptr
+                            ? cmd->add_option(limit.flag_name(), options->limits.*limit.u64, help)
+                            : cmd->add_option(limit.flag_name(), options->limits.*limit.u32, help);
+    flag->type_name("N");
+  }
   cmd->add_option("--history-stream", options->history_stream,
                   "The Redis stream the history is appended to")
       ->type_name("NAME");

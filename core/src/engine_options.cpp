@@ -1,8 +1,37 @@
 #include "seqby/core/engine_options.h"
 
+#include <limits>
+
+#include "seqby/core/check.h"
 #include "seqby/core/keys.h"
 
 namespace seqby {
+
+EngineLimits::EngineLimits() {
+  for (const EngineLimitField& field : kEngineLimitFields) field.set(*this, field.default_value);
+}
+
+void EngineLimitField::set(EngineLimits& limits, std::uint64_t value) const {
+  SEQBY_CHECK(value <= value_max());
+  if (u64 != nullptr) {
+    limits.*u64 = value;
+  } else {
+    limits.*u32 = static_cast<std::uint32_t>(value);
+  }
+}
+
+std::uint64_t EngineLimitField::value_max() const {
+  SEQBY_CHECK((u64 == nullptr) != (u32 == nullptr));
+  return u64 != nullptr ? std::numeric_limits<std::uint64_t>::max()
+                        : std::numeric_limits<std::uint32_t>::max();
+}
+
+std::string EngineLimitField::flag_name() const {
+  std::string flag = "--";
+  for (char c : name) flag.push_back(c == '_' ? '-' : c);
+  return flag;
+}
+
 namespace {
 
 Status invalid(std::string message) {

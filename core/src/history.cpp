@@ -54,4 +54,11 @@ bool parse_history_op(std::string_view name, HistoryOp* out) {
   return false;
 }
 
+const HistoryField* find_history_field(std::string_view name) {
+  for (const HistoryField& field : kHistoryFields) {
+    if (field.name == name) return &field;
+  }
+  return nullptr;
+}
+
 }  // namespace seqby

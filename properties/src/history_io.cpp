@@ -1,5 +1,6 @@
 #include "seqby/properties/history_io.h"
 
+#include <array>
 #include <charconv>
 #include <fstream>
 #include <istream>
@@ -15,14 +16,6 @@ namespace {
 constexpr std::string_view kEndOfHistory = "(end of history)";
 constexpr std::uint64_t kLineBytesMax = 1 << 20;
 
-void append_string_field(std::string& out, std::string_view name, std::string_view value) {
-  if (value.empty()) return;
-  out.push_back(',');
-  append_json_string(out, name);
-  out.push_back(':');
-  append_json_string(out, value);
-}
-
 Error field_error(std::string_view file_name, std::uint64_t line_number, std::string_view field,
                   const std::string& what) {
   std::string message(file_name);
@@ -36,33 +29,40 @@ Error field_error(std::string_view file_name, std::uint64_t line_number, std::st
 
 namespace {
 
-void append_number(std::string& out, std::string_view name_colon, std::int64_t value) {
+template <typename Number>
+void append_number(std::string& out, Number value) {
   char digits[24];
   const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
-  out += name_colon;
   out.append(digits, static_cast<std::size_t>(end - digits));
 }
 
-void append_unsigned(std::string& out, std::string_view name_colon, std::uint64_t value) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
-  out += name_colon;
-  out.append(digits, static_cast<std::size_t>(end - digits));
-}
-
-// record_to_jsonl's bytes, appended to `out` (no string per record or per number).
+// record_to_jsonl's bytes, appended to `out` (no string per record or per number): the fields
+// of kHistoryFields in order, each when the JSON-lines codec writes it.
 void append_record_jsonl(std::string& out, const HistoryRecord& r) {
-  append_unsigned(out, "{\"index\":", r.index);
-  append_unsigned(out, ",\"time\":", r.time_ms);
-  append_string_field(out, "node", r.node);
-  append_string_field(out, "op", history_op_name(r.op));
-  append_string_field(out, "category", r.category);
-  append_string_field(out, "key", r.key);
-  append_string_field(out, "group", r.group);
-  if (r.generation != 0) append_unsigned(out, ",\"generation\":", r.generation);
-  append_string_field(out, "event", r.event_id);
-  if (r.seq != -1) append_number(out, ",\"seq\":", r.seq);
-  append_string_field(out, "detail", r.detail);
+  char separator = '{';
+  for (const HistoryField& field : kHistoryFields) {
+    if (!field.written(field.in_jsonl, r)) continue;
+    out.push_back(separator);
+    separator = ',';
+    out.push_back('"');
+    out += field.name;
+    out += "\":";
+    switch (field.type) {
+      case HistoryFieldType::unsigned_number:
+        append_number(out, r.*field.unsigned_member);
+        break;
+      case HistoryFieldType::signed_number:
+        append_number(out, r.*field.signed_member);
+        break;
+      case HistoryFieldType::text:
+        append_json_string(out, r.*field.text_member);
+        break;
+      case HistoryFieldType::op:
+        append_json_string(out, history_op_name(r.op));
+        break;
+    }
+  }
+  SEQBY_CHECK(separator == ',');  // index is always written
   out.push_back('}');
 }
 
@@ -116,68 +116,61 @@ Result<HistoryRecord> parse_history_line(std::string_view line, std::string_view
                        std::string("expected a JSON object, got ") + object.type_name());
   }
   HistoryRecord record;
-  bool has_index = false;
-  bool has_op = false;
+  std::array<bool, kHistoryFields.size()> seen{};
   for (const auto& [name, value] : object.items()) {
     auto wrong_type = [&](const char* expected) {
       return field_error(file_name, line_number, name,
                          std::string("expected ") + expected + ", got " + value.type_name());
     };
-    if (name == "index" || name == "time" || name == "generation") {
-      if (!value.is_number_unsigned()) return wrong_type("an unsigned integer");
-      const std::uint64_t number = value.get<std::uint64_t>();
-      if (name == "index") {
-        record.index = number;
-        has_index = true;
-      } else if (name == "time") {
-        record.time_ms = number;
-      } else {
-        record.generation = number;
-      }
-    } else if (name == "seq") {
-      if (!value.is_number_integer()) return wrong_type("an integer >= -1");
-      if (value.is_number_unsigned()) {
-        const std::uint64_t number = value.get<std::uint64_t>();
-        if (number > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-          return field_error(file_name, line_number, name, "out of range");
-        }
-        record.seq = static_cast<std::int64_t>(number);
-      } else {
-        record.seq = value.get<std::int64_t>();
-        if (record.seq < -1) {
-          return field_error(file_name, line_number, name,
-                             "expected an integer >= -1, got " + std::to_string(record.seq));
-        }
-      }
-    } else if (name == "op") {
-      if (!value.is_string()) return wrong_type("a string");
-      const std::string& op_name = value.get_ref<const std::string&>();
-      if (!parse_history_op(op_name, &record.op)) {
-        return field_error(file_name, line_number, name, "unknown op '" + op_name + "'");
-      }
-      has_op = true;
-    } else if (name == "node" || name == "category" || name == "key" || name == "group" ||
-               name == "event" || name == "detail") {
-      if (!value.is_string()) return wrong_type("a string");
-      const std::string& text = value.get_ref<const std::string&>();
-      if (name == "node")
-        record.node = text;
-      else if (name == "category")
-        record.category = text;
-      else if (name == "key")
-        record.key = text;
-      else if (name == "group")
-        record.group = text;
-      else if (name == "event")
-        record.event_id = text;
-      else
-        record.detail = text;
-    } else {
+    const HistoryField* field = find_history_field(name);
+    if (field == nullptr || field->in_jsonl == HistoryFieldPresence::never) {
       return field_error(file_name, line_number, name, "unknown field");
     }
+    seen[static_cast<std::size_t>(field - kHistoryFields.data())] = true;
+    switch (field->type) {
+      case HistoryFieldType::unsigned_number:
+        if (!value.is_number_unsigned()) return wrong_type("an unsigned integer");
+        record.*field->unsigned_member = value.get<std::uint64_t>();
+        break;
+      case HistoryFieldType::signed_number: {
+        std::int64_t& number = record.*field->signed_member;
+        static const std::string expected = "an integer >= " + std::to_string(kHistorySeqUnknown);
+        if (!value.is_number_integer()) return wrong_type(expected.c_str());
+        if (value.is_number_unsigned()) {
+          const std::uint64_t n = value.get<std::uint64_t>();
+          if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            return field_error(file_name, line_number, name, "out of range");
+          }
+          number = static_cast<std::int64_t>(n);
+        } else {
+          number = value.get<std::int64_t>();
+          if (number < kHistorySeqUnknown) {
+            return field_error(file_name, line_number, name,
+                               "expected " + expected + ", got " + std::to_string(number));
+          }
+        }
+        break;
+      }
+      case HistoryFieldType::text:
+        if (!value.is_string()) return wrong_type("a string");
+        record.*field->text_member = value.get_ref<const std::string&>();
+        break;
+      case HistoryFieldType::op: {
+        if (!value.is_string()) return wrong_type("a string");
+        const std::string& op_name = value.get_ref<const std::string&>();
+        if (!parse_history_op(op_name, &record.op)) {
+          return field_error(file_name, line_number, name, "unknown op '" + op_name + "'");
+        }
+        break;
+      }
+    }
   }
-  if (!has_index) return field_error(file_name, line_number, "index", "missing");
-  if (!has_op) return field_error(file_name, line_number, "op", "missing");
+  for (std::size_t i = 0; i < kHistoryFields.size(); ++i) {
+    const HistoryField& field = kHistoryFields[i];
+    if (field.required && field.in_jsonl != HistoryFieldPresence::never && !seen[i]) {
+      return field_error(file_name, line_number, field.name, "missing");
+    }
+  }
   return record;
 }
 

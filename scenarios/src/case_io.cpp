@@ -1,17 +1,31 @@
 #include "seqby/scenarios/case_io.h"
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "json_fields.h"
+#include "seqby/core/engine_options.h"
 #include "seqby/core/keys.h"
 #include "seqby/core/variant.h"
 
 namespace seqby::scenarios {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using json_fields::at;
+using json_fields::Field;
+using json_fields::field;
+using json_fields::field_of;
+using json_fields::Fields;
+using json_fields::Json;
+using json_fields::Need;
+using json_fields::object_field;
+using json_fields::read_fields;
+using json_fields::Reader;
+using json_fields::write_fields;
 using sim::FaultKind;
 
 std::string join(const std::vector<std::string>& names) {
@@ -20,140 +34,64 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-// Reads fields of one object, remembering the first problem with its JSON path.
-class Reader {
- public:
-  Reader(std::string file, std::string* error) : file_(std::move(file)), error_(error) {}
+// --- engine: the case-file limits of kEngineLimitFields (seqby/core/engine_options.h) ------
 
-  bool failed() const { return !error_->empty(); }
-  void fail(const std::string& path, const std::string& what) {
-    if (error_->empty()) *error_ = file_ + ": field '" + path + "': " + what;
-  }
-
-  // The member `name` of `object` at `path`; null (and a failure) when missing.
-  const Json* member(const Json& object, const std::string& path, const char* name) {
-    const std::string at = path.empty() ? name : path + "." + name;
-    auto it = object.find(name);
-    if (it == object.end()) {
-      fail(at, "missing");
-      return nullptr;
+const Fields<sim::CaseEngineOptions>& engine_fields() {
+  static const Fields<sim::CaseEngineOptions> fields = [] {
+    Fields<sim::CaseEngineOptions> out;
+    for (const EngineLimitField& limit : kEngineLimitFields) {
+      if (limit.case_file == CaseFileField::absent) continue;
+      Field<sim::CaseEngineOptions> f;
+      f.name = std::string(limit.name);
+      f.write = [&limit](const sim::CaseEngineOptions& e, Json& object) {
+        object[std::string(limit.name)] = limit.get(e);
+      };
+      f.read = [&limit](Reader& r, const Json& object, const std::string& path,
+                        sim::CaseEngineOptions& e) {
+        const std::string name(limit.name);
+        if (limit.case_file == CaseFileField::optional && !object.contains(name)) return;
+        const Json* j = r.member(object, path, name);
+        if (j == nullptr) return;
+        std::uint64_t value = 0;
+        r.value(*j, at(path, name), &value, limit.value_max());
+        if (!r.failed()) limit.set(e, value);
+      };
+      out.push_back(std::move(f));
     }
-    return &*it;
-  }
-  // Unknown members are refused: a misspelt field must not silently take its default.
-  void only(const Json& object, const std::string& path, std::initializer_list<const char*> names) {
-    for (auto it = object.begin(); it != object.end(); ++it) {
-      bool known = false;
-      for (const char* n : names) known = known || it.key() == n;
-      if (!known) fail(path.empty() ? it.key() : path + "." + it.key(), "unknown field");
-    }
-  }
-  bool object(const Json& j, const std::string& path) {
-    if (!j.is_object()) fail(path, "expected an object, got " + j.dump());
-    return j.is_object();
-  }
-
-  template <typename T>
-  void u(const Json& obj, const std::string& path, const char* name, T* out) {
-    const Json* j = member(obj, path, name);
-    if (j == nullptr) return;
-    const std::string at = path.empty() ? name : path + "." + name;
-    if (!j->is_number_unsigned()) return fail(at, "expected an unsigned integer, got " + j->dump());
-    const auto v = j->get<std::uint64_t>();
-    if (v > std::numeric_limits<T>::max()) return fail(at, "out of range: " + j->dump());
-    *out = static_cast<T>(v);
-  }
-  void i64(const Json& obj, const std::string& path, const char* name, std::int64_t* out) {
-    const Json* j = member(obj, path, name);
-    if (j == nullptr) return;
-    if (!j->is_number_integer()) {
-      return fail(path + "." + name, "expected an integer, got " + j->dump());
-    }
-    *out = j->get<std::int64_t>();
-  }
-  void b(const Json& obj, const std::string& path, const char* name, bool* out) {
-    const Json* j = member(obj, path, name);
-    if (j == nullptr) return;
-    if (!j->is_boolean())
-      return fail(path + "." + name, "expected true or false, got " + j->dump());
-    *out = j->get<bool>();
-  }
-  void s(const Json& obj, const std::string& path, const char* name, std::string* out) {
-    const Json* j = member(obj, path, name);
-    if (j == nullptr) return;
-    if (!j->is_string()) {
-      return fail(path.empty() ? name : path + "." + name, "expected a string, got " + j->dump());
-    }
-    *out = j->get<std::string>();
-  }
-
- private:
-  std::string file_;
-  std::string* error_;
-};
-
-Json engine_json(const sim::CaseEngineOptions& e) {
-  Json j;
-  j["lease_ttl_ms"] = e.lease_ttl_ms;
-  j["heartbeat_interval_ms"] = e.heartbeat_interval_ms;
-  j["discovery_interval_ms"] = e.discovery_interval_ms;
-  j["poll_interval_ms"] = e.poll_interval_ms;
-  j["retry_count_max"] = e.retry_count_max;
-  j["retry_backoff_ms"] = e.retry_backoff_ms;
-  j["retry_backoff_max_ms"] = e.retry_backoff_max_ms;
-  j["transport_retry_count_max"] = e.transport_retry_count_max;
-  j["stop_wait_max_ms"] = e.stop_wait_max_ms;
-  j["reap_idle_ms"] = e.reap_idle_ms;
-  j["partitions_warn_threshold"] = e.partitions_warn_threshold;
-  return j;
+    return out;
+  }();
+  return fields;
 }
+
+Json engine_json(const sim::CaseEngineOptions& e) { return write_fields(engine_fields(), e); }
 
 void read_engine(Reader& r, const Json& j, const std::string& p, sim::CaseEngineOptions* e) {
   if (!r.object(j, p)) return;
-  r.only(
-      j, p,
-      {"lease_ttl_ms", "heartbeat_interval_ms", "discovery_interval_ms", "poll_interval_ms",
-       "retry_count_max", "retry_backoff_ms", "retry_backoff_max_ms", "transport_retry_count_max",
-       "stop_wait_max_ms", "reap_idle_ms", "partitions_warn_threshold"});
-  r.u(j, p, "lease_ttl_ms", &e->lease_ttl_ms);
-  r.u(j, p, "heartbeat_interval_ms", &e->heartbeat_interval_ms);
-  r.u(j, p, "discovery_interval_ms", &e->discovery_interval_ms);
-  r.u(j, p, "poll_interval_ms", &e->poll_interval_ms);
-  r.u(j, p, "retry_count_max", &e->retry_count_max);
-  r.u(j, p, "retry_backoff_ms", &e->retry_backoff_ms);
-  r.u(j, p, "retry_backoff_max_ms", &e->retry_backoff_max_ms);
-  r.u(j, p, "transport_retry_count_max", &e->transport_retry_count_max);
-  r.u(j, p, "stop_wait_max_ms", &e->stop_wait_max_ms);
-  // Optional: case files written before the operating options existed leave them off.
-  if (j.contains("reap_idle_ms")) r.u(j, p, "reap_idle_ms", &e->reap_idle_ms);
-  if (j.contains("partitions_warn_threshold")) {
-    r.u(j, p, "partitions_warn_threshold", &e->partitions_warn_threshold);
-  }
+  read_fields(r, j, p, engine_fields(), *e);
   if (!r.failed() && e->heartbeat_interval_ms * 2 > e->lease_ttl_ms) {
     r.fail(p + ".heartbeat_interval_ms", "must be at most lease_ttl_ms / 2");
   }
 }
 
-Json link_json(const sim::SimLinkOptions& l) {
-  Json j;
-  j["request_latency_min_ms"] = l.request_latency_min_ms;
-  j["request_latency_max_ms"] = l.request_latency_max_ms;
-  j["reply_latency_min_ms"] = l.reply_latency_min_ms;
-  j["reply_latency_max_ms"] = l.reply_latency_max_ms;
-  j["timeout_ms"] = l.timeout_ms;
-  return j;
+// --- link ------------------------------------------------------------------------------------
+
+const Fields<sim::SimLinkOptions>& link_fields() {
+  using L = sim::SimLinkOptions;
+  static const Fields<L> fields{
+      field("request_latency_min_ms", &L::request_latency_min_ms),
+      field("request_latency_max_ms", &L::request_latency_max_ms),
+      field("reply_latency_min_ms", &L::reply_latency_min_ms),
+      field("reply_latency_max_ms", &L::reply_latency_max_ms),
+      field("timeout_ms", &L::timeout_ms),
+  };
+  return fields;
 }
+
+Json link_json(const sim::SimLinkOptions& l) { return write_fields(link_fields(), l); }
 
 void read_link(Reader& r, const Json& j, const std::string& p, sim::SimLinkOptions* l) {
   if (!r.object(j, p)) return;
-  r.only(j, p,
-         {"request_latency_min_ms", "request_latency_max_ms", "reply_latency_min_ms",
-          "reply_latency_max_ms", "timeout_ms"});
-  r.u(j, p, "request_latency_min_ms", &l->request_latency_min_ms);
-  r.u(j, p, "request_latency_max_ms", &l->request_latency_max_ms);
-  r.u(j, p, "reply_latency_min_ms", &l->reply_latency_min_ms);
-  r.u(j, p, "reply_latency_max_ms", &l->reply_latency_max_ms);
-  r.u(j, p, "timeout_ms", &l->timeout_ms);
+  read_fields(r, j, p, link_fields(), *l);
   if (r.failed()) return;
   if (l->request_latency_min_ms > l->request_latency_max_ms) {
     r.fail(p + ".request_latency_min_ms", "above request_latency_max_ms");
@@ -164,94 +102,127 @@ void read_link(Reader& r, const Json& j, const std::string& p, sim::SimLinkOptio
   }
 }
 
-Json swarm_json(const sim::SwarmConfig& s) {
-  Json faults = Json::object();
-  for (FaultKind kind : sim::fault_kinds_by_name()) {
-    Json f;
-    f["enabled"] = s.setting(kind).enabled;
-    f["rate_ppm"] = s.setting(kind).rate_ppm;
-    faults[sim::fault_kind_name(kind)] = f;
-  }
-  const sim::SwarmBounds& b = s.bounds;
-  Json bounds;
-  bounds["enable_ppm"] = b.enable_ppm;
-  bounds["link_rate_ppm_max"] = b.link_rate_ppm_max;
-  bounds["handler_rate_ppm_max"] = b.handler_rate_ppm_max;
-  bounds["schedule_rate_ppm_max"] = b.schedule_rate_ppm_max;
-  bounds["latency_ms_max"] = b.latency_ms_max;
-  bounds["stall_ms_min"] = b.stall_ms_min;
-  bounds["stall_ms_max"] = b.stall_ms_max;
-  bounds["crash_downtime_ms_max"] = b.crash_downtime_ms_max;
-  bounds["clock_jump_ms_max"] = b.clock_jump_ms_max;
-  bounds["clock_rate_spread_ppm"] = b.clock_rate_spread_ppm;
-  bounds["redis_clock_jump_ms_max"] = b.redis_clock_jump_ms_max;
-  bounds["slow_handler_ms_max"] = b.slow_handler_ms_max;
-  bounds["transient_failures_max"] = b.transient_failures_max;
-  Json j;
-  j["faults"] = faults;
-  j["bounds"] = bounds;
-  return j;
+// --- swarm -----------------------------------------------------------------------------------
+
+const Fields<sim::FaultSetting>& fault_setting_fields() {
+  using F = sim::FaultSetting;
+  static const Fields<F> fields{
+      field("enabled", &F::enabled),
+      field<F>("rate_ppm", &F::rate_ppm, Need::required,
+               [](const F& f) { return f.rate_ppm > 1'000'000 ? "above 1000000" : ""; }),
+  };
+  return fields;
 }
 
-void read_swarm(Reader& r, const Json& j, const std::string& p, sim::SwarmConfig* s) {
-  if (!r.object(j, p)) return;
-  r.only(j, p, {"faults", "bounds"});
-  const Json* faults = r.member(j, p, "faults");
-  if (faults != nullptr && r.object(*faults, p + ".faults")) {
-    for (auto it = faults->begin(); it != faults->end(); ++it) {
-      const std::string fp = p + ".faults." + it.key();
-      FaultKind kind;
-      if (!sim::parse_fault_kind(it.key(), &kind)) {
-        std::vector<std::string> names;
-        for (FaultKind k : sim::fault_kinds_by_name()) names.emplace_back(sim::fault_kind_name(k));
-        r.fail(fp, "unknown fault kind (known: " + join(names) + ")");
-        continue;
-      }
-      if (!r.object(it.value(), fp)) continue;
-      r.only(it.value(), fp, {"enabled", "rate_ppm"});
-      sim::FaultSetting f;
-      r.b(it.value(), fp, "enabled", &f.enabled);
-      r.u(it.value(), fp, "rate_ppm", &f.rate_ppm);
-      if (f.rate_ppm > 1'000'000) r.fail(fp + ".rate_ppm", "above 1000000");
-      if (!r.failed()) s->set(kind, f.enabled, f.rate_ppm);
-    }
+const Fields<sim::SwarmBounds>& bounds_fields() {
+  using B = sim::SwarmBounds;
+  static const Fields<B> fields{
+      field("enable_ppm", &B::enable_ppm),
+      field("link_rate_ppm_max", &B::link_rate_ppm_max),
+      field("handler_rate_ppm_max", &B::handler_rate_ppm_max),
+      field("schedule_rate_ppm_max", &B::schedule_rate_ppm_max),
+      field("latency_ms_max", &B::latency_ms_max),
+      field("stall_ms_min", &B::stall_ms_min),
+      field("stall_ms_max", &B::stall_ms_max),
+      field("crash_downtime_ms_max", &B::crash_downtime_ms_max),
+      field("clock_jump_ms_max", &B::clock_jump_ms_max),
+      field("clock_rate_spread_ppm", &B::clock_rate_spread_ppm),
+      field("redis_clock_jump_ms_max", &B::redis_clock_jump_ms_max),
+      field("slow_handler_ms_max", &B::slow_handler_ms_max),
+      field("transient_failures_max", &B::transient_failures_max),
+  };
+  return fields;
+}
+
+Json bounds_json(const sim::SwarmBounds& b) { return write_fields(bounds_fields(), b); }
+
+void read_bounds(Reader& r, const Json& j, const std::string& p, sim::SwarmBounds* b) {
+  if (r.object(j, p)) read_fields(r, j, p, bounds_fields(), *b);
+}
+
+// "faults": one member per fault kind, in name order, each a FaultSetting.
+Json faults_json(const sim::SwarmConfig& s) {
+  Json faults = Json::object();
+  for (FaultKind kind : sim::fault_kinds_by_name()) {
+    faults[sim::fault_kind_name(kind)] = write_fields(fault_setting_fields(), s.setting(kind));
   }
-  const Json* bounds = r.member(j, p, "bounds");
-  const std::string bp = p + ".bounds";
-  if (bounds == nullptr || !r.object(*bounds, bp)) return;
-  sim::SwarmBounds& b = s->bounds;
-  r.only(*bounds, bp,
-         {"enable_ppm", "link_rate_ppm_max", "handler_rate_ppm_max", "schedule_rate_ppm_max",
-          "latency_ms_max", "stall_ms_min", "stall_ms_max", "crash_downtime_ms_max",
-          "clock_jump_ms_max", "clock_rate_spread_ppm", "redis_clock_jump_ms_max",
-          "slow_handler_ms_max", "transient_failures_max"});
-  r.u(*bounds, bp, "enable_ppm", &b.enable_ppm);
-  r.u(*bounds, bp, "link_rate_ppm_max", &b.link_rate_ppm_max);
-  r.u(*bounds, bp, "handler_rate_ppm_max", &b.handler_rate_ppm_max);
-  r.u(*bounds, bp, "schedule_rate_ppm_max", &b.schedule_rate_ppm_max);
-  r.u(*bounds, bp, "latency_ms_max", &b.latency_ms_max);
-  r.u(*bounds, bp, "stall_ms_min", &b.stall_ms_min);
-  r.u(*bounds, bp, "stall_ms_max", &b.stall_ms_max);
-  r.u(*bounds, bp, "crash_downtime_ms_max", &b.crash_downtime_ms_max);
-  r.i64(*bounds, bp, "clock_jump_ms_max", &b.clock_jump_ms_max);
-  r.u(*bounds, bp, "clock_rate_spread_ppm", &b.clock_rate_spread_ppm);
-  r.u(*bounds, bp, "redis_clock_jump_ms_max", &b.redis_clock_jump_ms_max);
-  r.u(*bounds, bp, "slow_handler_ms_max", &b.slow_handler_ms_max);
-  r.u(*bounds, bp, "transient_failures_max", &b.transient_failures_max);
+  return faults;
+}
+
+void read_faults(Reader& r, const Json& faults, const std::string& p, sim::SwarmConfig* s) {
+  if (!r.object(faults, p)) return;
+  for (auto it = faults.begin(); it != faults.end(); ++it) {
+    const std::string fp = p + "." + it.key();
+    FaultKind kind;
+    if (!sim::parse_fault_kind(it.key(), &kind)) {
+      std::vector<std::string> names;
+      for (FaultKind k : sim::fault_kinds_by_name()) names.emplace_back(sim::fault_kind_name(k));
+      r.fail(fp, "unknown fault kind (known: " + join(names) + ")");
+      continue;
+    }
+    if (!r.object(it.value(), fp)) continue;
+    sim::FaultSetting f;
+    read_fields(r, it.value(), fp, fault_setting_fields(), f);
+    if (!r.failed()) s->set(kind, f.enabled, f.rate_ppm);
+  }
+}
+
+const Fields<sim::SwarmConfig>& swarm_fields() {
+  using S = sim::SwarmConfig;
+  static const Fields<S> fields = [] {
+    Field<S> faults;
+    faults.name = "faults";
+    faults.write = [](const S& s, Json& object) { object["faults"] = faults_json(s); };
+    faults.read = [](Reader& r, const Json& object, const std::string& path, S& s) {
+      const Json* j = r.member(object, path, "faults");
+      if (j != nullptr) read_faults(r, *j, at(path, "faults"), &s);
+    };
+    return Fields<S>{faults, object_field("bounds", &S::bounds, bounds_json, read_bounds)};
+  }();
+  return fields;
+}
+
+Json swarm_json(const sim::SwarmConfig& s) { return write_fields(swarm_fields(), s); }
+
+void read_swarm(Reader& r, const Json& j, const std::string& p, sim::SwarmConfig* s) {
+  if (r.object(j, p)) read_fields(r, j, p, swarm_fields(), *s);
+}
+
+// --- schedule --------------------------------------------------------------------------------
+
+const Fields<sim::TimedFault>& timed_fault_fields() {
+  using T = sim::TimedFault;
+  static const Fields<T> fields = [] {
+    Field<T> kind;
+    kind.name = "kind";
+    kind.write = [](const T& f, Json& object) { object["kind"] = sim::fault_kind_name(f.kind); };
+    kind.read = [](Reader& r, const Json& object, const std::string& path, T& f) {
+      const Json* j = r.member(object, path, "kind");
+      if (j == nullptr) return;
+      std::string name;
+      r.value(*j, at(path, "kind"), &name);
+      if (!r.failed() && (!sim::parse_fault_kind(name, &f.kind) ||
+                          sim::fault_driver(f.kind) != sim::FaultDriver::schedule)) {
+        r.fail(at(path, "kind"),
+               "not a scheduled fault kind: \"" + name +
+                   "\" (known: clock_skew, crash, heartbeat_stall, redis_clock_jump, stall)");
+      }
+    };
+    return Fields<T>{
+        kind,
+        field("at_ms", &T::at_ms),
+        field("target", &T::target),
+        field("duration_ms", &T::duration_ms),
+        field("amount_ms", &T::amount_ms),
+        field("rate_ppm", &T::rate_ppm),
+    };
+  }();
+  return fields;
 }
 
 Json schedule_json(const sim::FaultSchedule& s) {
   Json out = Json::array();
-  for (const sim::TimedFault& f : s.faults) {
-    Json j;
-    j["kind"] = sim::fault_kind_name(f.kind);
-    j["at_ms"] = f.at_ms;
-    j["target"] = f.target;
-    j["duration_ms"] = f.duration_ms;
-    j["amount_ms"] = f.amount_ms;
-    j["rate_ppm"] = f.rate_ppm;
-    out.push_back(j);
-  }
+  for (const sim::TimedFault& f : s.faults) out.push_back(write_fields(timed_fault_fields(), f));
   return out;
 }
 
@@ -262,21 +233,8 @@ void read_schedule(Reader& r, const Json& j, const std::string& p, std::uint32_t
     const std::string fp = p + "[" + std::to_string(i) + "]";
     const Json& item = j[i];
     if (!r.object(item, fp)) return;
-    r.only(item, fp, {"kind", "at_ms", "target", "duration_ms", "amount_ms", "rate_ppm"});
     sim::TimedFault f;
-    std::string kind;
-    r.s(item, fp, "kind", &kind);
-    if (!r.failed() && (!sim::parse_fault_kind(kind, &f.kind) ||
-                        sim::fault_driver(f.kind) != sim::FaultDriver::schedule)) {
-      r.fail(fp + ".kind",
-             "not a scheduled fault kind: \"" + kind +
-                 "\" (known: clock_skew, crash, heartbeat_stall, redis_clock_jump, stall)");
-    }
-    r.u(item, fp, "at_ms", &f.at_ms);
-    r.u(item, fp, "target", &f.target);
-    r.u(item, fp, "duration_ms", &f.duration_ms);
-    r.i64(item, fp, "amount_ms", &f.amount_ms);
-    r.u(item, fp, "rate_ppm", &f.rate_ppm);
+    read_fields(r, item, fp, timed_fault_fields(), f);
     if (r.failed()) return;
     if (f.kind != FaultKind::redis_clock_jump && f.target >= instances) {
       return r.fail(fp + ".target", "instance " + std::to_string(f.target) + " does not exist (" +
@@ -292,18 +250,46 @@ void read_schedule(Reader& r, const Json& j, const std::string& p, std::uint32_t
   }
 }
 
-Json event_json(const sim::CaseEvent& e) {
-  Json j;
-  j["at_ms"] = e.at_ms;
-  j["key"] = e.key;
-  if (!e.category.empty()) j["category"] = e.category;  // optional: only process-manager cases
-  j["seq"] = e.seq;
-  j["type"] = e.type;
-  j["duration_ms"] = e.behaviour.duration_ms;
-  j["transient_failures"] = e.behaviour.transient_failures;
-  j["poison"] = e.behaviour.poison;
-  j["slow_ms"] = e.behaviour.slow_ms;
-  return j;
+// --- events ----------------------------------------------------------------------------------
+
+// An event's fields; `process_manager`: in a process-manager case, where every event names its
+// category (elsewhere it is optional, and written only when set).
+const Fields<sim::CaseEvent>& event_fields(bool process_manager) {
+  using E = sim::CaseEvent;
+  auto make = [](bool pm) {
+    Field<E> category = field("category", &E::category, Need::omitted_when_empty);
+    if (pm) {
+      category.read = [](Reader& r, const Json& object, const std::string& path, E& e) {
+        const Json* j = r.member(object, path, "category",
+                                 "missing (a process-manager case names each event's category)");
+        if (j != nullptr) r.value(*j, at(path, "category"), &e.category);
+      };
+    }
+    return Fields<E>{
+        field("at_ms", &E::at_ms),
+        field("key", &E::key),
+        category,
+        field("seq", &E::seq),
+        field("type", &E::type),
+        field_of<E>(
+            "duration_ms", [](auto& e) -> auto& { return e.behaviour.duration_ms; }),
+        field_of<E>(
+            "transient_failures", [](auto& e) -> auto& { return e.behaviour.transient_failures; }),
+        field_of<E>(
+            "poison", [](auto& e) -> auto& { return e.behaviour.poison; }),
+        field_of<E>(
+            "slow_ms", [](auto& e) -> auto& { return e.behaviour.slow_ms; }),
+    };
+  };
+  static const Fields<E> plain = make(false);
+  static const Fields<E> pm = make(true);
+  return process_manager ? pm : plain;
+}
+
+Json events_json(const std::vector<sim::CaseEvent>& events) {
+  Json out = Json::array();
+  for (const auto& e : events) out.push_back(write_fields(event_fields(false), e));
+  return out;
 }
 
 void read_events(Reader& r, const Json& j, const std::string& p, sim::SimCase* c) {
@@ -316,23 +302,8 @@ void read_events(Reader& r, const Json& j, const std::string& p, sim::SimCase* c
     const std::string ep = p + "[" + std::to_string(i) + "]";
     const Json& item = j[i];
     if (!r.object(item, ep)) return;
-    r.only(item, ep,
-           {"at_ms", "key", "category", "seq", "type", "duration_ms", "transient_failures",
-            "poison", "slow_ms"});
     sim::CaseEvent e;
-    r.u(item, ep, "at_ms", &e.at_ms);
-    r.s(item, ep, "key", &e.key);
-    if (pm && !item.contains("category")) {
-      return r.fail(ep + ".category",
-                    "missing (a process-manager case names each event's category)");
-    }
-    if (item.contains("category")) r.s(item, ep, "category", &e.category);
-    r.i64(item, ep, "seq", &e.seq);
-    r.s(item, ep, "type", &e.type);
-    r.u(item, ep, "duration_ms", &e.behaviour.duration_ms);
-    r.u(item, ep, "transient_failures", &e.behaviour.transient_failures);
-    r.b(item, ep, "poison", &e.behaviour.poison);
-    r.u(item, ep, "slow_ms", &e.behaviour.slow_ms);
+    read_fields(r, item, ep, event_fields(pm), e);
     if (r.failed()) return;
     if (keys.count(e.key) == 0) return r.fail(ep + ".key", "\"" + e.key + "\" is not in keys");
     if (pm && std::find(c->pm_categories.begin(), c->pm_categories.end(), e.category) ==
@@ -365,6 +336,8 @@ void read_events(Reader& r, const Json& j, const std::string& p, sim::SimCase* c
   }
 }
 
+// --- the case --------------------------------------------------------------------------------
+
 // The optional `pm_categories`: distinct valid category names; the case's `category` is then "".
 void read_pm_categories(Reader& r, const Json& j, sim::SimCase* c) {
   const std::string p = "pm_categories";
@@ -388,6 +361,92 @@ void read_pm_categories(Reader& r, const Json& j, sim::SimCase* c) {
            "categories), got \"" +
                c->category + "\"");
   }
+}
+
+// A top-level field whose value needs more of the case than its own member to write or read.
+Field<sim::SimCase> case_field(
+    std::string name, std::function<Json(const sim::SimCase&)> write,
+    std::function<void(Reader&, const Json& value, const std::string& path, sim::SimCase&)> read) {
+  Field<sim::SimCase> f;
+  f.name = name;
+  f.write = [name, write](const sim::SimCase& c, Json& object) { object[name] = write(c); };
+  f.read = [name, read](Reader& r, const Json& object, const std::string& path, sim::SimCase& c) {
+    const Json* j = r.member(object, path, name);
+    if (j != nullptr) read(r, *j, at(path, name), c);
+  };
+  return f;
+}
+
+std::string unknown_name(const std::string& what, const std::string& name,
+                         const std::vector<std::string>& known) {
+  return "unknown " + what + " \"" + name + "\" (known: " + join(known) + ")";
+}
+
+const Fields<sim::SimCase>& case_fields() {
+  using C = sim::SimCase;
+  static const Fields<C> fields = [] {
+    Field<C> pm_categories = field("pm_categories", &C::pm_categories, Need::omitted_when_empty);
+    pm_categories.read = [](Reader& r, const Json& object, const std::string&, C& c) {
+      if (object.contains("pm_categories")) read_pm_categories(r, object["pm_categories"], &c);
+    };
+    return Fields<C>{
+        case_field(
+            "format", [](const C&) { return Json(kCaseFormat); },
+            [](Reader& r, const Json& j, const std::string& path, C&) {
+              std::string format;
+              r.value(j, path, &format);
+              if (!r.failed() && format != kCaseFormat) {
+                r.fail(path,
+                       "expected \"" + std::string(kCaseFormat) + "\", got \"" + format + "\"");
+              }
+            }),
+        field("seed", &C::seed),
+        case_field(
+            "variant", [](const C& c) { return Json(std::string(variant_name(c.variant))); },
+            [](Reader& r, const Json& j, const std::string& path, C& c) {
+              std::string name;
+              r.value(j, path, &name);
+              if (r.failed()) return;
+              const std::optional<Variant> variant = parse_variant(name);
+              if (!variant.has_value())
+                return r.fail(path, unknown_name("variant", name, known_variants()));
+              c.variant = *variant;
+            }),
+        field<C>("scenario", &C::scenario, Need::required,
+                 [](const C& c) {
+                   const auto& known = known_case_scenarios();
+                   return std::find(known.begin(), known.end(), c.scenario) != known.end()
+                              ? std::string()
+                              : unknown_name("scenario", c.scenario, known);
+                 }),
+        field("category", &C::category),
+        field("group", &C::group),
+        pm_categories,
+        field<C>("instance_count", &C::instance_count, Need::required,
+                 [](const C& c) {
+                   return c.instance_count >= 1 && c.instance_count <= 64
+                              ? std::string()
+                              : "expected 1..64, got " + std::to_string(c.instance_count);
+                 }),
+        field("run_ms", &C::run_ms),
+        field("liveness_ms", &C::liveness_ms),
+        field("keys", &C::keys),
+        object_field("engine", &C::engine, engine_json, read_engine),
+        object_field("link", &C::link, link_json, read_link),
+        object_field("swarm", &C::swarm, swarm_json, read_swarm),
+        case_field(
+            "schedule", [](const C& c) { return schedule_json(c.schedule); },
+            [](Reader& r, const Json& j, const std::string& path, C& c) {
+              read_schedule(r, j, path, c.instance_count, &c.schedule);
+            }),
+        case_field(
+            "events", [](const C& c) { return events_json(c.events); },
+            [](Reader& r, const Json& j, const std::string& path, C& c) {
+              read_events(r, j, path, &c);
+            }),
+    };
+  }();
+  return fields;
 }
 
 // "line L, column C" of byte offset `byte` (1-based, as nlohmann counts) in `text`.
@@ -424,26 +483,7 @@ const std::vector<std::string>& known_case_scenarios() {
 }
 
 std::string case_to_json(const sim::SimCase& c) {
-  Json j;
-  j["format"] = kCaseFormat;
-  j["seed"] = c.seed;
-  j["variant"] = c.variant;
-  j["scenario"] = c.scenario;
-  j["category"] = c.category;
-  j["group"] = c.group;
-  if (!c.pm_categories.empty()) j["pm_categories"] = c.pm_categories;  // optional
-  j["instance_count"] = c.instance_count;
-  j["run_ms"] = c.run_ms;
-  j["liveness_ms"] = c.liveness_ms;
-  j["keys"] = c.keys;
-  j["engine"] = engine_json(c.engine);
-  j["link"] = link_json(c.link);
-  j["swarm"] = swarm_json(c.swarm);
-  j["schedule"] = schedule_json(c.schedule);
-  Json events = Json::array();
-  for (const auto& e : c.events) events.push_back(event_json(e));
-  j["events"] = events;
-  return j.dump(2) + "\n";
+  return write_fields(case_fields(), c).dump(2) + "\n";
 }
 
 Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file_name) {
@@ -457,62 +497,13 @@ Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file
     if (at != std::string::npos) what = what.substr(at);
     return make_error(Errc::invalid, file + ":" + line_col(text, e.byte) + ": not JSON: " + what);
   }
-  std::string error;
-  Reader r(file, &error);
-  sim::SimCase c;
   if (!j.is_object()) {
     return make_error(Errc::invalid, file + ": expected a JSON object, got " + j.type_name());
   }
-  r.only(j, "",
-         {"format", "seed", "variant", "scenario", "category", "group", "pm_categories",
-          "instance_count", "run_ms", "liveness_ms", "keys", "engine", "link", "swarm", "schedule",
-          "events"});
-  std::string format;
-  r.s(j, "", "format", &format);
-  if (!r.failed() && format != kCaseFormat) {
-    r.fail("format", "expected \"" + std::string(kCaseFormat) + "\", got \"" + format + "\"");
-  }
-  r.u(j, "", "seed", &c.seed);
-  r.s(j, "", "variant", &c.variant);
-  const auto& variants = known_variants();
-  if (!r.failed() && std::find(variants.begin(), variants.end(), c.variant) == variants.end()) {
-    r.fail("variant", "unknown variant \"" + c.variant + "\" (known: " + join(variants) + ")");
-  }
-  r.s(j, "", "scenario", &c.scenario);
-  const auto& scenarios = known_case_scenarios();
-  if (!r.failed() && std::find(scenarios.begin(), scenarios.end(), c.scenario) == scenarios.end()) {
-    r.fail("scenario", "unknown scenario \"" + c.scenario + "\" (known: " + join(scenarios) + ")");
-  }
-  r.s(j, "", "category", &c.category);
-  r.s(j, "", "group", &c.group);
-  if (j.contains("pm_categories") && !r.failed()) read_pm_categories(r, j["pm_categories"], &c);
-  r.u(j, "", "instance_count", &c.instance_count);
-  if (!r.failed() && (c.instance_count == 0 || c.instance_count > 64)) {
-    r.fail("instance_count", "expected 1..64, got " + std::to_string(c.instance_count));
-  }
-  r.u(j, "", "run_ms", &c.run_ms);
-  r.u(j, "", "liveness_ms", &c.liveness_ms);
-  if (const Json* keys = r.member(j, "", "keys"); keys != nullptr && !r.failed()) {
-    if (!keys->is_array()) r.fail("keys", "expected an array of strings, got " + keys->dump());
-    for (std::size_t i = 0; !r.failed() && keys->is_array() && i < keys->size(); ++i) {
-      if (!(*keys)[i].is_string()) {
-        r.fail("keys[" + std::to_string(i) + "]", "expected a string, got " + (*keys)[i].dump());
-      } else {
-        c.keys.push_back((*keys)[i].get<std::string>());
-      }
-    }
-  }
-  if (const Json* e = r.member(j, "", "engine"); e != nullptr && !r.failed())
-    read_engine(r, *e, "engine", &c.engine);
-  if (const Json* l = r.member(j, "", "link"); l != nullptr && !r.failed())
-    read_link(r, *l, "link", &c.link);
-  if (const Json* s = r.member(j, "", "swarm"); s != nullptr && !r.failed())
-    read_swarm(r, *s, "swarm", &c.swarm);
-  if (const Json* s = r.member(j, "", "schedule"); s != nullptr && !r.failed()) {
-    read_schedule(r, *s, "schedule", c.instance_count, &c.schedule);
-  }
-  if (const Json* e = r.member(j, "", "events"); e != nullptr && !r.failed())
-    read_events(r, *e, "events", &c);
+  std::string error;
+  Reader r(file, &error);
+  sim::SimCase c;
+  read_fields(r, j, "", case_fields(), c);
   if (r.failed()) return make_error(Errc::invalid, error);
   return c;
 }

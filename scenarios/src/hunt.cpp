@@ -161,11 +161,13 @@ struct Caught {
 std::optional<Caught> search(const HuntOptions& options, std::uint64_t first, std::uint64_t last,
                              std::optional<Property> property, std::uint64_t* tried,
                              bool report_progress) {
+  const std::optional<Variant> variant = parse_variant(options.variant);
+  SEQBY_CHECK(variant.has_value());  // hunt_main rejects unknown names
   RunOptions quick;
   quick.compute_history_sha256 = false;
   for (std::uint64_t seed = first;; ++seed) {
     sim::SimCase c = sim::generate_case(seed, options.tmpl);
-    c.variant = options.variant;
+    c.variant = *variant;
     const RunResult r = run_case(c, quick);
     ++*tried;
     if (report_progress && options.progress) options.progress(seed, r.passed);
@@ -235,7 +237,7 @@ HuntResult hunt(const HuntOptions& options) {
     out.explanation = f->explanation;
   }
   sim::SimCase correct = out.shrunk;
-  correct.variant = sim::kCorrectVariant;
+  correct.variant = Variant::correct;
   RunOptions quick;
   quick.compute_history_sha256 = false;
   out.correct_passes_shrunk = !run_case(correct, quick).report.status(out.property).violated();
@@ -346,10 +348,9 @@ std::string render_hunt_json(const HuntResult& r, const SavedHunt* saved) {
 }
 
 int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
-  const auto& variants = known_variants();
-  if (std::find(variants.begin(), variants.end(), args.variant) == variants.end()) {
+  if (!parse_variant(args.variant).has_value()) {
     err << "seqby hunt: --variant '" << args.variant
-        << "': unknown variant (known: " << join(variants) << ")\n";
+        << "': unknown variant (known: " << join(known_variants()) << ")\n";
     return kExitBadInput;
   }
   HuntOptions options;

@@ -177,9 +177,9 @@ class Shrinker {
     const std::optional<bool> v = violates(candidate);
     if (!v.value_or(false)) return false;
     if (guard_correct) {
-      if (candidate.variant == sim::kCorrectVariant) return false;
+      if (candidate.variant == Variant::correct) return false;
       SimCase correct = candidate;
-      correct.variant = sim::kCorrectVariant;
+      correct.variant = Variant::correct;
       const std::optional<bool> c = violates(correct);
       if (!c.has_value() || *c) return false;
     }

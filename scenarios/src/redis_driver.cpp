@@ -64,19 +64,12 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
     for (const std::string& c : s.pm_categories) args.insert(args.end(), {"--category", c});
     args.push_back("--process-manager");
   }
-  args.insert(args.end(), {"--group", s.group, "--owner-id", owner, "--lease-ttl-ms",
-                           std::to_string(s.lease_ttl_ms), "--heartbeat-interval-ms",
-                           std::to_string(s.heartbeat_interval_ms), "--discovery-interval-ms",
-                           std::to_string(s.discovery_interval_ms), "--retry-count-max",
-                           std::to_string(s.retry_count_max), "--history-stream", history_stream});
-  if (s.reap_idle_ms > 0) {
-    args.push_back("--reap-idle-ms");
-    args.push_back(std::to_string(s.reap_idle_ms));
+  args.insert(args.end(), {"--group", s.group, "--owner-id", owner});
+  for (const EngineLimitField& limit : kEngineLimitFields) {
+    if (limit.worker_flag)
+      args.insert(args.end(), {limit.flag_name(), std::to_string(limit.get(s))});
   }
-  if (s.partitions_warn_threshold > 0) {
-    args.push_back("--partitions-warn-threshold");
-    args.push_back(std::to_string(s.partitions_warn_threshold));
-  }
+  args.insert(args.end(), {"--history-stream", history_stream});
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();
 }

@@ -91,10 +91,10 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
     }
     range = parsed.value();
   }
-  const auto& variants = known_variants();
-  if (std::find(variants.begin(), variants.end(), args.variant) == variants.end()) {
+  const std::optional<Variant> variant = parse_variant(args.variant);
+  if (!variant.has_value()) {
     err << "seqby sim: --variant '" << args.variant
-        << "': unknown variant (known: " << join(variants) << ")\n";
+        << "': unknown variant (known: " << join(known_variants()) << ")\n";
     return kExitBadInput;
   }
   if (args.jobs == 0) {
@@ -143,9 +143,9 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
       return c;
     };
   }
-  if (args.variant != sim::kCorrectVariant) {  // a known-broken variant (core/variant.h)
+  if (*variant != Variant::correct) {  // a known-broken variant (core/variant.h)
     options.rerun_args += " --variant " + args.variant;
-    options.make_case = [make = options.make_case, variant = args.variant](std::uint64_t seed) {
+    options.make_case = [make = options.make_case, variant = *variant](std::uint64_t seed) {
       sim::SimCase c = make ? make(seed) : sim::generate_case(seed);
       c.variant = variant;
       return c;

@@ -15,20 +15,11 @@ EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id) 
   o.category = is_process_manager(c) ? std::string() : c.category;
   o.group = c.group;
   o.pm_categories = c.pm_categories;
-  o.lease_ttl_ms = c.engine.lease_ttl_ms;
-  o.heartbeat_interval_ms = c.engine.heartbeat_interval_ms;
-  o.discovery_interval_ms = c.engine.discovery_interval_ms;
-  o.poll_interval_ms = c.engine.poll_interval_ms;
-  o.retry_count_max = c.engine.retry_count_max;
-  o.retry_backoff_ms = c.engine.retry_backoff_ms;
-  o.retry_backoff_max_ms = c.engine.retry_backoff_max_ms;
-  o.transport_retry_count_max = c.engine.transport_retry_count_max;
-  o.stop_wait_max_ms = c.engine.stop_wait_max_ms;
-  o.reap_idle_ms = c.engine.reap_idle_ms;
-  o.partitions_warn_threshold = c.engine.partitions_warn_threshold;
-  const std::optional<Variant> variant = parse_variant(c.variant);
-  SEQBY_CHECK(variant.has_value());  // the case loader and the CLI reject unknown names
-  o.variant = *variant;
+  // The limits a case file holds; the others stay at the engine's defaults.
+  for (const EngineLimitField& field : kEngineLimitFields) {
+    if (field.case_file != CaseFileField::absent) field.set(o, field.get(c.engine));
+  }
+  o.variant = c.variant;
   return o;
 }
 
@@ -177,8 +168,9 @@ std::string describe_case(const SimCase& c) {
       pm += (i == 0 ? "" : ",") + c.pm_categories[i];
     }
   }
-  return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario + " variant=" + c.variant +
-         pm + " instances=" + std::to_string(c.instance_count) +
+  return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
+         " variant=" + std::string(variant_name(c.variant)) + pm +
+         " instances=" + std::to_string(c.instance_count) +
          " keys=" + std::to_string(c.keys.size()) + " events=" + std::to_string(c.events.size()) +
          " poison=" + std::to_string(poison) +
          " scheduled_faults=" + std::to_string(c.schedule.faults.size()) +

@@ -197,9 +197,8 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
     next = faulty.get();
   }
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
-  const std::optional<Variant> variant = parse_variant(world.case_.variant);
-  SEQBY_CHECK(variant.has_value());
-  broker = std::make_unique<redis::RedisBroker>(*outer, redis::redis_broker_options_for(*variant));
+  broker = std::make_unique<redis::RedisBroker>(
+      *outer, redis::redis_broker_options_for(world.case_.variant));
 }
 
 // --- faults ---------------------------------------------------------------------------------
@@ -237,7 +236,8 @@ void World::Sink::record_header() {
   }
   if (c.instance_count < 2 || c.keys.size() < 2) r.detail += " skip=parallel";
   r.detail += " seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
-              " variant=" + c.variant + " instances=" + std::to_string(c.instance_count);
+              " variant=" + std::string(variant_name(c.variant)) +
+              " instances=" + std::to_string(c.instance_count);
   record(std::move(r));
 }
 

@@ -1,6 +1,7 @@
 // RedisHistorySink and the history stream's field codec.
 #include "seqby/hiredis/redis_history.h"
 
+#include <array>
 #include <charconv>
 
 namespace seqby::redis {
@@ -38,50 +39,63 @@ return id
 
 std::vector<std::pair<std::string, std::string>> history_fields(const HistoryRecord& r) {
   std::vector<std::pair<std::string, std::string>> f;
-  f.emplace_back("time", std::to_string(r.time_ms));
-  f.emplace_back("node", r.node);
-  f.emplace_back("op", history_op_name(r.op));
-  if (!r.category.empty()) f.emplace_back("category", r.category);
-  if (!r.key.empty()) f.emplace_back("key", r.key);
-  if (!r.group.empty()) f.emplace_back("group", r.group);
-  if (r.generation != 0) f.emplace_back("generation", std::to_string(r.generation));
-  if (!r.event_id.empty()) f.emplace_back("event", r.event_id);
-  if (r.seq != -1) f.emplace_back("seq", std::to_string(r.seq));
-  if (!r.detail.empty()) f.emplace_back("detail", r.detail);
+  for (const HistoryField& field : kHistoryFields) {
+    if (!field.written(field.in_stream, r)) continue;
+    std::string value;
+    switch (field.type) {
+      case HistoryFieldType::unsigned_number:
+        value = std::to_string(r.*field.unsigned_member);
+        break;
+      case HistoryFieldType::signed_number:
+        value = std::to_string(r.*field.signed_member);
+        break;
+      case HistoryFieldType::text:
+        value = r.*field.text_member;
+        break;
+      case HistoryFieldType::op:
+        value = history_op_name(r.op);
+        break;
+    }
+    f.emplace_back(std::string(field.name), std::move(value));
+  }
   return f;
 }
 
 Result<HistoryRecord> history_from_fields(
     const std::vector<std::pair<std::string, std::string>>& fields) {
   HistoryRecord r;
-  bool has_op = false;
+  std::array<bool, kHistoryFields.size()> seen{};
   for (const auto& [name, value] : fields) {
-    if (name == "time") {
-      if (!parse_u64(value, &r.time_ms)) return bad_field(name, value);
-    } else if (name == "node") {
-      r.node = value;
-    } else if (name == "op") {
-      if (!parse_history_op(value, &r.op)) return bad_field(name, value);
-      has_op = true;
-    } else if (name == "category") {
-      r.category = value;
-    } else if (name == "key") {
-      r.key = value;
-    } else if (name == "group") {
-      r.group = value;
-    } else if (name == "generation") {
-      if (!parse_u64(value, &r.generation)) return bad_field(name, value);
-    } else if (name == "event") {
-      r.event_id = value;
-    } else if (name == "seq") {
-      if (!parse_i64(value, &r.seq) || r.seq < -1) return bad_field(name, value);
-    } else if (name == "detail") {
-      r.detail = value;
-    } else {
+    const HistoryField* field = find_history_field(name);
+    if (field == nullptr || field->in_stream == HistoryFieldPresence::never) {
       return Error{Errc::invalid, "history entry: unknown field '" + name + "'"};
     }
+    seen[static_cast<std::size_t>(field - kHistoryFields.data())] = true;
+    switch (field->type) {
+      case HistoryFieldType::unsigned_number:
+        if (!parse_u64(value, &(r.*field->unsigned_member))) return bad_field(name, value);
+        break;
+      case HistoryFieldType::signed_number: {
+        std::int64_t& number = r.*field->signed_member;
+        if (!parse_i64(value, &number) || number < kHistorySeqUnknown) {
+          return bad_field(name, value);
+        }
+        break;
+      }
+      case HistoryFieldType::text:
+        r.*field->text_member = value;
+        break;
+      case HistoryFieldType::op:
+        if (!parse_history_op(value, &r.op)) return bad_field(name, value);
+        break;
+    }
   }
-  if (!has_op) return Error{Errc::invalid, "history entry: field 'op' missing"};
+  for (std::size_t i = 0; i < kHistoryFields.size(); ++i) {
+    const HistoryField& field = kHistoryFields[i];
+    if (field.required && field.in_stream != HistoryFieldPresence::never && !seen[i]) {
+      return Error{Errc::invalid, "history entry: field '" + std::string(field.name) + "' missing"};
+    }
+  }
   return r;
 }
 

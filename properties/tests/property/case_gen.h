@@ -72,7 +72,7 @@ struct CaseShape {
   bool parallel_work = false;
   // A process manager over 2-3 categories instead of one partitioned handler group.
   bool process_manager = false;
-  std::string variant = sim::kCorrectVariant;  // the engine variant the cases run
+  std::string variant = "correct";  // the engine variant the cases run (a variant_name)
 };
 
 // Valid by construction: heartbeat in 1..ttl/2, backoff <= backoff max, every count >= 1.
@@ -226,7 +226,7 @@ inline std::string key_name(std::uint32_t k) {
 inline sim::SimCase build_case(const CaseParts& p, const CaseShape& shape) {
   sim::SimCase c;
   c.seed = p.seed;
-  c.variant = shape.variant;
+  c.variant = parse_variant(shape.variant).value();
   c.instance_count = p.instance_count;
   c.engine = p.engine;
   c.run_ms = p.run_ms;

@@ -76,7 +76,7 @@ INSTANTIATE_TEST_SUITE_P(AllBroken, VariantsHunted, ::testing::ValuesIn(broken_v
 
 TEST(VariantsHunted, CorrectHoldsOnTheSameSeeds) {
   scenarios::HuntOptions options;
-  options.variant = sim::kCorrectVariant;
+  options.variant = "correct";
   options.seed_first = kSeedFirst;
   options.seed_last = kSeedLast;
   const scenarios::HuntResult result = scenarios::hunt(options);
@@ -97,7 +97,7 @@ sim::CaseTemplate pm_template() {
 
 sim::SimCase pm_case(std::uint64_t seed, const std::string& variant) {
   sim::SimCase c = sim::generate_case(seed, pm_template());
-  c.variant = variant;
+  c.variant = parse_variant(variant).value();
   return c;
 }
 
@@ -168,7 +168,7 @@ INSTANTIATE_TEST_SUITE_P(AllBroken, VariantsHuntedPm, ::testing::ValuesIn(broken
 
 TEST(VariantsHuntedPm, CorrectHoldsOnTheSameSeeds) {
   for (std::uint64_t seed = kSeedFirst; seed <= kPmSeedLast; ++seed) {
-    const scenarios::RunResult run = run_quick(pm_case(seed, sim::kCorrectVariant));
+    const scenarios::RunResult run = run_quick(pm_case(seed, "correct"));
     EXPECT_TRUE(run.report.status(Property::pm_exclusion).checked) << "seed " << seed;
     EXPECT_TRUE(run.passed) << "seed " << seed << ": " << run.summary;
   }

@@ -37,14 +37,14 @@ TEST_P(VariantsCaught, ByTheDefaultCampaignWhereCorrectHolds) {
   quick.compute_history_sha256 = false;
   for (std::uint64_t seed = kSeedFirst; seed < kSeedFirst + kSeedsMax; ++seed) {
     sim::SimCase c = sim::generate_case(seed);
-    c.variant = variant;
+    c.variant = parse_variant(variant).value();
     const scenarios::RunResult result = scenarios::run_case(c, quick);
     if (result.passed) continue;
     ASSERT_FALSE(result.report.violations.empty()) << result.summary;
     std::cout << "variant " << variant << " caught at seed " << seed << " by property "
               << properties::property_name(result.report.violations.front().property)
               << "; rerun: seqby sim --seed " << seed << " --variant " << variant << "\n";
-    c.variant = sim::kCorrectVariant;
+    c.variant = Variant::correct;
     const scenarios::RunResult correct = scenarios::run_case(c, quick);
     EXPECT_TRUE(correct.passed) << "correct fails seed " << seed << ":\n" << correct.summary;
     return;

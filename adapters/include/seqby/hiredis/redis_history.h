@@ -1,5 +1,6 @@
 // The history of a real-Redis run, kept in a Redis stream (default `seqby:history`): one stream
-// entry per HistoryRecord, its fields named as in history_io's JSON lines. The stream's order is
+// entry per HistoryRecord, its fields named as in history_io's JSON lines (both codecs iterate
+// kHistoryFields, seqby/core/history.h). The stream's order is
 // the history's total order; indices are assigned when it is read back. RedisHistorySink appends
 // in record() order per instance without blocking the caller; it does not make an append atomic
 // with the broker decision it reports (a record can be lost if its process is killed before the

@@ -1,9 +1,15 @@
 // The settings of one ownership-engine instance, every limit named with its unit. The defaults
 // suit a test or a small deployment; validate_engine_options() says what must hold between them.
+// The numeric limits are declared once, in kEngineLimitFields (name, unit, member, default, help
+// and where each applies); a case file's "engine" object, the `seqby worker` flags and the
+// scenario driver's worker arguments are all derived from that table. It is plain data: the JSON
+// and command-line glue live above core (scenarios/, apps/).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "seqby/core/result.h"
@@ -11,7 +17,113 @@
 
 namespace seqby {
 
-struct EngineOptions {
+// The numeric limits of an engine. Every member starts at its kEngineLimitFields default (the
+// constructor applies the table; the members have no initializer of their own, so the default
+// is stated in one place).
+struct EngineLimits {
+  EngineLimits();
+
+  std::uint64_t lease_ttl_ms;
+  std::uint64_t heartbeat_interval_ms;  // at most lease_ttl_ms / 2
+  std::uint64_t discovery_interval_ms;
+  std::uint64_t poll_interval_ms;  // idle backoff between reads that found nothing
+
+  std::uint32_t retry_count_max;            // handler retries after the first failure, then halt
+  std::uint64_t retry_backoff_ms;           // first retry delay; doubles per retry
+  std::uint64_t retry_backoff_max_ms;       // cap of the doubling (handler and transport)
+  std::uint32_t transport_retry_count_max;  // per broker call, then the worker gives up
+
+  std::uint64_t stop_wait_max_ms;  // stop() waits this long for tasks to end
+  // Reap an owned partition once it is empty (everything delivered and acked by every group)
+  // and nothing was appended for this long (0: never). Needs lease_per_group off: the reaper
+  // deletes the one lease of the partition.
+  std::uint64_t reap_idle_ms;
+  std::uint32_t partitions_warn_threshold;  // record `warn` when the index passes it (0: off)
+  std::uint32_t partitions_max;             // leases held at most (0: only fair share)
+
+  friend bool operator==(const EngineLimits&, const EngineLimits&) = default;
+};
+
+// Whether a case file's "engine" object holds a limit.
+enum class CaseFileField : std::uint8_t {
+  absent,    // not in case files (the case takes the default)
+  required,  // written always; reading fails when it is missing
+  optional,  // written always; older case files leave it off (reading keeps the default)
+};
+
+// One limit of EngineLimits: exactly one of `u64`, `u32` points at its member.
+struct EngineLimitField {
+  constexpr EngineLimitField(std::string_view name_, std::string_view unit_,
+                             std::uint64_t EngineLimits::*member, std::uint64_t default_,
+                             CaseFileField case_file_, bool worker_flag_, std::string_view help_)
+      : name(name_),
+        unit(unit_),
+        u64(member),
+        default_value(default_),
+        case_file(case_file_),
+        worker_flag(worker_flag_),
+        help(help_) {}
+  constexpr EngineLimitField(std::string_view name_, std::string_view unit_,
+                             std::uint32_t EngineLimits::*member, std::uint32_t default_,
+                             CaseFileField case_file_, bool worker_flag_, std::string_view help_)
+      : name(name_),
+        unit(unit_),
+        u32(member),
+        default_value(default_),
+        case_file(case_file_),
+        worker_flag(worker_flag_),
+        help(help_) {}
+
+  std::string_view name;  // the member's name, the case file's key; the flag is flag_name()
+  std::string_view unit;  // "ms" (the name ends with _ms), "retries" or "partitions"
+  std::uint64_t EngineLimits::*u64 = nullptr;
+  std::uint32_t EngineLimits::*u32 = nullptr;
+  std::uint64_t default_value;
+  CaseFileField case_file;
+  bool worker_flag;       // `seqby worker` takes it as flag_name() N
+  std::string_view help;  // one line; the worker flag's help text
+
+  std::uint64_t get(const EngineLimits& limits) const {
+    return u64 != nullptr ? limits.*u64 : limits.*u32;
+  }
+  // REQUIRES: value <= value_max().
+  void set(EngineLimits& limits, std::uint64_t value) const;
+  // The largest value the member holds.
+  std::uint64_t value_max() const;
+  // "--lease-ttl-ms" for lease_ttl_ms: the name with '-' for '_'.
+  std::string flag_name() const;
+};
+
+// Every limit, in case-file order (the order a case file's "engine" object is written in).
+inline constexpr std::array<EngineLimitField, 12> kEngineLimitFields{{
+    {"lease_ttl_ms", "ms", &EngineLimits::lease_ttl_ms, 3000, CaseFileField::required, true,
+     "Lease time to live"},
+    {"heartbeat_interval_ms", "ms", &EngineLimits::heartbeat_interval_ms, 1000,
+     CaseFileField::required, true, "Lease renew period (at most half the ttl)"},
+    {"discovery_interval_ms", "ms", &EngineLimits::discovery_interval_ms, 1000,
+     CaseFileField::required, true, "Partition discovery period"},
+    {"poll_interval_ms", "ms", &EngineLimits::poll_interval_ms, 50, CaseFileField::required, true,
+     "Idle wait between reads that found nothing new"},
+    {"retry_count_max", "retries", &EngineLimits::retry_count_max, 3, CaseFileField::required, true,
+     "Handler retries before the partition halts"},
+    {"retry_backoff_ms", "ms", &EngineLimits::retry_backoff_ms, 100, CaseFileField::required, false,
+     "First handler retry delay; doubles per retry"},
+    {"retry_backoff_max_ms", "ms", &EngineLimits::retry_backoff_max_ms, 2000,
+     CaseFileField::required, false, "Cap of the retry delay doubling (handler and transport)"},
+    {"transport_retry_count_max", "retries", &EngineLimits::transport_retry_count_max, 20,
+     CaseFileField::required, false, "Retries of one broker call before the worker gives up"},
+    {"stop_wait_max_ms", "ms", &EngineLimits::stop_wait_max_ms, 60000, CaseFileField::required,
+     false, "How long stop() waits for the engine's tasks to end"},
+    {"reap_idle_ms", "ms", &EngineLimits::reap_idle_ms, 0, CaseFileField::optional, true,
+     "Reap an owned partition once it is empty, fully acked and idle this long (0: never)"},
+    {"partitions_warn_threshold", "partitions", &EngineLimits::partitions_warn_threshold, 0,
+     CaseFileField::optional, true,
+     "Warn once when the category's live partitions pass N (0: never)"},
+    {"partitions_max", "partitions", &EngineLimits::partitions_max, 0, CaseFileField::absent, false,
+     "Leases held at most (0: only fair share)"},
+}};
+
+struct EngineOptions : EngineLimits {
   std::string owner_id;  // unique per instance incarnation (a restart takes a new one); no colon
   std::string category;  // the stream category served ("" for a process manager)
   std::string group;     // the handler group (consumer group name); a process manager's name
@@ -27,24 +139,6 @@ struct EngineOptions {
   // Lease per group (C:K:__lease__:G) instead of DESIGN's per-partition C:K:__lease__. Needed
   // when several partitioned handler groups consume one category.
   bool lease_per_group = false;
-
-  std::uint64_t lease_ttl_ms = 3000;
-  std::uint64_t heartbeat_interval_ms = 1000;  // at most lease_ttl_ms / 2
-  std::uint64_t discovery_interval_ms = 1000;
-  std::uint64_t poll_interval_ms = 50;  // idle backoff between reads that found nothing
-
-  std::uint32_t retry_count_max = 3;          // handler retries after the first failure, then halt
-  std::uint64_t retry_backoff_ms = 100;       // first retry delay; doubles per retry
-  std::uint64_t retry_backoff_max_ms = 2000;  // cap of the doubling (handler and transport)
-
-  std::uint32_t transport_retry_count_max = 20;  // per broker call, then the worker gives up
-  std::uint32_t partitions_max = 0;              // leases held at most (0: only fair share)
-  std::uint32_t partitions_warn_threshold = 0;   // record `warn` when the index passes it (0: off)
-  std::uint64_t stop_wait_max_ms = 60000;        // stop() waits this long for tasks to end
-  // Reap an owned partition once it is empty (everything delivered and acked by every group)
-  // and nothing was appended for this long (0: never). Needs lease_per_group off: the reaper
-  // deletes the one lease of the partition.
-  std::uint64_t reap_idle_ms = 0;
 
   // A known-broken variant for the simulator (variant.h); never anything but `correct` in use.
   Variant variant = Variant::correct;

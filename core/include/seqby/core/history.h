@@ -4,6 +4,7 @@
 // engine may pass a sink that drops everything.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,6 +53,87 @@ struct HistoryRecord {
   std::int64_t seq = -1;         // per-key sequence number (-1: unknown here)
   std::string detail;            // free text: fault kind, failure reason, ...
 };
+
+// The fields of a HistoryRecord as its codecs spell them (properties/history_io.h JSON lines,
+// redis/redis_history.h stream entries), declared once: kHistoryFields names every field, in
+// canonical order, and says when each codec writes it. Both codecs iterate it.
+enum class HistoryFieldType : std::uint8_t {
+  unsigned_number,  // a std::uint64_t member; default 0
+  signed_number,    // a std::int64_t member; default and minimum kHistorySeqUnknown
+  text,             // a std::string member; default ""
+  op,               // the HistoryOp, as history_op_name()
+};
+
+// When a codec writes a field.
+enum class HistoryFieldPresence : std::uint8_t {
+  always,          // every record
+  unless_default,  // only when the field is not at its default
+  never,           // not in this codec (a stream entry's index is assigned when read back)
+};
+
+inline constexpr std::int64_t kHistorySeqUnknown = -1;  // HistoryRecord::seq's default
+
+struct HistoryField {
+  std::string_view name;  // a plain identifier: written as is, without escaping
+  HistoryFieldType type;
+  HistoryFieldPresence in_jsonl;
+  HistoryFieldPresence in_stream;
+  bool required;  // reading a record without it is an error (in a codec that has it)
+  // The member, by type (the one of `type`; op is HistoryRecord::op).
+  std::uint64_t HistoryRecord::*unsigned_member = nullptr;
+  std::int64_t HistoryRecord::*signed_member = nullptr;
+  std::string HistoryRecord::*text_member = nullptr;
+
+  // Whether `record` holds this field's default value.
+  bool at_default(const HistoryRecord& record) const {
+    switch (type) {
+      case HistoryFieldType::unsigned_number:
+        return record.*unsigned_member == 0;
+      case HistoryFieldType::signed_number:
+        return record.*signed_member == kHistorySeqUnknown;
+      case HistoryFieldType::text:
+        return (record.*text_member).empty();
+      case HistoryFieldType::op:
+        return false;  // every record has an op
+    }
+    return false;
+  }
+  // Whether a codec with `presence` writes this field of `record`.
+  bool written(HistoryFieldPresence presence, const HistoryRecord& record) const {
+    return presence == HistoryFieldPresence::always ||
+           (presence == HistoryFieldPresence::unless_default && !at_default(record));
+  }
+};
+
+namespace history_fields_detail {
+using P = HistoryFieldPresence;
+using T = HistoryFieldType;
+using R = HistoryRecord;
+}  // namespace history_fields_detail
+
+inline constexpr std::array<HistoryField, 11> kHistoryFields = [] {
+  using namespace history_fields_detail;
+  return std::array<HistoryField, 11>{{
+      {"index", T::unsigned_number, P::always, P::never, true, &R::index},
+      {"time", T::unsigned_number, P::always, P::always, false, &R::time_ms},
+      {"node", T::text, P::unless_default, P::always, false, nullptr, nullptr, &R::node},
+      {"op", T::op, P::always, P::always, true},
+      {"category", T::text, P::unless_default, P::unless_default, false, nullptr, nullptr,
+       &R::category},
+      {"key", T::text, P::unless_default, P::unless_default, false, nullptr, nullptr, &R::key},
+      {"group", T::text, P::unless_default, P::unless_default, false, nullptr, nullptr, &R::group},
+      {"generation", T::unsigned_number, P::unless_default, P::unless_default, false,
+       &R::generation},
+      {"event", T::text, P::unless_default, P::unless_default, false, nullptr, nullptr,
+       &R::event_id},
+      {"seq", T::signed_number, P::unless_default, P::unless_default, false, nullptr, &R::seq},
+      {"detail", T::text, P::unless_default, P::unless_default, false, nullptr, nullptr,
+       &R::detail},
+  }};
+}();
+
+// The field named `name`, or null.
+const HistoryField* find_history_field(std::string_view name);
 
 class HistorySink {
  public:

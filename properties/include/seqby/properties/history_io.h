@@ -4,6 +4,8 @@
 // The reader accepts any field order and explicit defaults; it rejects unknown fields, unknown ops,
 // wrong types and indices that do not strictly increase, naming file, line and field.
 //
+// The fields, their order and when each is written come from kHistoryFields (seqby/core/history.h),
+// which the Redis stream codec (redis_history.h) shares.
 // Line format (fields in canonical order; a field at its default is omitted when writing):
 //   {"index":12,"time":3050,"node":"w1","op":"commit","category":"orders","key":"client-A",
 //    "group":"billing","generation":3,"event":"1700-0","seq":4,"detail":"..."}

@@ -5,6 +5,8 @@
 // of the field and the problem, e.g.
 //   case.json: field 'events[3].seq': expected an unsigned integer, got "x"
 //   case.json:4:17: not JSON: syntax error while parsing object key
+// Each struct's members are listed once, in a field table (case_io.cpp) that drives its writer,
+// its allow-list and its reader; the "engine" object's come from kEngineLimitFields.
 // It does not check that the case makes sense as a run beyond what a run REQUIRES.
 #pragma once
 

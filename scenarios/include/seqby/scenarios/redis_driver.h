@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "seqby/core/engine_options.h"
 #include "seqby/core/history.h"
 #include "seqby/core/json_flat.h"
 #include "seqby/core/result.h"
@@ -30,16 +31,18 @@
 
 namespace seqby::scenarios {
 
-// The engine settings of the workers a driver starts (short leases: runs stay quick).
-struct WorkerSettings {
+// The engine settings of the workers a driver starts: every worker flag of kEngineLimitFields
+// (engine_options.h) is passed from the limits here, which are the table's defaults except the
+// driver's short leases (runs stay quick): lease_ttl_ms 1000, heartbeat_interval_ms 250,
+// discovery_interval_ms 250.
+struct WorkerSettings : EngineLimits {
+  WorkerSettings() {
+    lease_ttl_ms = 1000;
+    heartbeat_interval_ms = 250;
+    discovery_interval_ms = 250;
+  }
   std::string group = "billing";
   std::string sequential_by = "client_id";
-  std::uint64_t lease_ttl_ms = 1000;
-  std::uint64_t heartbeat_interval_ms = 250;
-  std::uint64_t discovery_interval_ms = 250;
-  std::uint32_t retry_count_max = 3;
-  std::uint64_t reap_idle_ms = 0;               // 0: the workers never reap (--reap-idle-ms)
-  std::uint32_t partitions_warn_threshold = 0;  // 0: no warning (--partitions-warn-threshold)
   // Non-empty: every worker is the process manager `group` over these categories
   // (--process-manager, one --category each; sequential_by is then not passed).
   std::vector<std::string> pm_categories;

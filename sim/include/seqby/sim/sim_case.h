@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "seqby/core/engine_options.h"
+#include "seqby/core/variant.h"
 #include "seqby/sim/faults.h"
 #include "seqby/sim/sim_link.h"
 
@@ -41,27 +42,20 @@ struct CaseEvent {
   friend bool operator==(const CaseEvent&, const CaseEvent&) = default;
 };
 
-// The engine settings a case fixes (owner id, category and group come from the world).
-struct CaseEngineOptions {
-  std::uint64_t lease_ttl_ms = 3000;
-  std::uint64_t heartbeat_interval_ms = 1000;
-  std::uint64_t discovery_interval_ms = 1000;
-  std::uint64_t poll_interval_ms = 50;
-  std::uint32_t retry_count_max = 3;
-  std::uint64_t retry_backoff_ms = 100;
-  std::uint64_t retry_backoff_max_ms = 2000;
-  std::uint32_t transport_retry_count_max = 20;
-  std::uint64_t stop_wait_max_ms = 30000;
-  std::uint64_t reap_idle_ms = 0;               // 0: no reaping (EngineOptions::reap_idle_ms)
-  std::uint32_t partitions_warn_threshold = 0;  // 0: no partition-count warning
+// The engine limits a case fixes (owner id, category and group come from the world): the
+// case-file fields of kEngineLimitFields (engine_options.h), at the table's defaults but one.
+struct CaseEngineOptions : EngineLimits {
+  // The one deliberate difference from the engine's defaults: a simulated case has always
+  // waited at most 30 s in stop() (EngineOptions: 60 s). Every case file written so far carries
+  // 30000 and the generated cases' histories were recorded with it, so it stays the case default.
+  static constexpr std::uint64_t kStopWaitMaxMs = 30000;
+  CaseEngineOptions() { stop_wait_max_ms = kStopWaitMaxMs; }
   friend bool operator==(const CaseEngineOptions&, const CaseEngineOptions&) = default;
 };
 
-inline constexpr const char* kCorrectVariant = "correct";
-
 struct SimCase {
   std::uint64_t seed = 1;
-  std::string variant = kCorrectVariant;
+  Variant variant = Variant::correct;
   std::string scenario = "default";
   std::string category = "order";
   std::string group = "billing";
