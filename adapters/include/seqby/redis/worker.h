@@ -29,9 +29,8 @@ inline constexpr std::string_view kInProgressOverlap = "inprogress_overlap";
 std::string inprogress_marker_value(std::string_view owner_id, std::string_view category,
                                     std::string_view event_id, bool process_manager);
 
-// UNIT:__inprogress__:G for a lease unit (HandlerContext::unit()): C:K:__inprogress__:G for a
-// partition, __pm__:G:X:__inprogress__:G for a process manager's correlation value.
-std::string inprogress_key_name(const PartitionRef& unit, std::string_view group);
+// UNIT:__inprogress__:G (built in seqby/core/keyspace.h).
+using seqby::inprogress_key_name;
 
 class RecordHandler final : public Handler {
  public:
