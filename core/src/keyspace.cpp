@@ -97,7 +97,7 @@ std::optional<PartitionRef> split_partition_stream(std::string_view stream) {
 }
 
 std::optional<PartitionGroup> parse_sink_key_name(std::string_view name) {
-  const std::string token = ":" + std::string(kSinkToken) + ":";
+  static const std::string token = ":" + std::string(kSinkToken) + ":";
   const std::size_t at = name.find(token);
   if (at == std::string_view::npos) return std::nullopt;
   std::optional<PartitionRef> partition = split_partition_stream(name.substr(0, at));

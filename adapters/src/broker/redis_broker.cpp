@@ -85,9 +85,9 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
 
 Task<Result<std::string>> RedisBroker::publish(const PartitionRef& partition, std::string_view type,
                                                std::string_view data_json) {
-  const script::Publish::Args args{partition.stream(), partition.index(), partition.key,
-                                   std::string(type), std::string(data_json)};
-  ScriptCall call = script::encode<script::Publish>(args);
+  script::Publish::Args args{partition.stream(), partition.index(), partition.key,
+                             std::string(type), std::string(data_json)};
+  ScriptCall call = script::encode<script::Publish>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Publish::name, std::move(call));
   co_return script::decode_reply<script::Publish>(reply);
 }
@@ -109,10 +109,10 @@ Task<Status> RedisBroker::subscribe(std::string_view category, std::string_view 
 
 Task<Status> RedisBroker::announce_member(std::string_view category, std::string_view group,
                                           std::string_view owner_id, std::uint64_t ttl_ms) {
-  const script::AnnounceMember::Args args{member_key_name(category, group, owner_id),
-                                          members_set_name(category, group), std::string(owner_id),
-                                          ttl_ms};
-  ScriptCall call = script::encode<script::AnnounceMember>(args);
+  script::AnnounceMember::Args args{member_key_name(category, group, owner_id),
+                                    members_set_name(category, group), std::string(owner_id),
+                                    ttl_ms};
+  ScriptCall call = script::encode<script::AnnounceMember>(std::move(args));
   Result<Reply> reply = co_await run_script(script::AnnounceMember::name, std::move(call));
   co_return status_of(script::decode_reply<script::AnnounceMember>(reply));
 }
@@ -132,7 +132,7 @@ Task<Result<std::vector<std::string>>> RedisBroker::live_members(std::string_vie
   for (const auto& owner : args.owners) {
     args.member_keys.push_back(member_key_name(category, group, owner));
   }
-  ScriptCall call = script::encode<script::LiveMembers>(args);
+  ScriptCall call = script::encode<script::LiveMembers>(std::move(args));
   Result<Reply> reply = co_await run_script(script::LiveMembers::name, std::move(call));
   co_return script::decode_reply<script::LiveMembers>(reply);
 }
@@ -153,9 +153,9 @@ Task<Result<std::optional<Lease>>> RedisBroker::acquire(const PartitionRef& part
                                                         std::string_view owner_id,
                                                         std::uint64_t ttl_ms) {
   SEQBY_CHECK(!owner_id.empty() && owner_id.find(':') == std::string_view::npos);
-  const script::Acquire::Args args{lease_key_for(partition, scope), partition.fence(),
-                                   std::string(owner_id), ttl_ms};
-  ScriptCall call = script::encode<script::Acquire>(args);
+  script::Acquire::Args args{lease_key_for(partition, scope), partition.fence(),
+                             std::string(owner_id), ttl_ms};
+  ScriptCall call = script::encode<script::Acquire>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Acquire::name, std::move(call));
   Result<std::optional<std::uint64_t>> generation = script::decode_reply<script::Acquire>(reply);
   if (!generation.ok()) co_return generation.error();
@@ -166,15 +166,15 @@ Task<Result<std::optional<Lease>>> RedisBroker::acquire(const PartitionRef& part
 }
 
 Task<Status> RedisBroker::renew(const Lease& lease, std::uint64_t ttl_ms) {
-  const script::Renew::Args args{lease.key(), lease.token(), ttl_ms};
-  ScriptCall call = script::encode<script::Renew>(args);
+  script::Renew::Args args{lease.key(), lease.token(), ttl_ms};
+  ScriptCall call = script::encode<script::Renew>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Renew::name, std::move(call));
   co_return status_of(script::decode_reply<script::Renew>(reply));
 }
 
 Task<Result<bool>> RedisBroker::release(const Lease& lease) {
-  const script::Release::Args args{lease.key(), lease.token()};
-  ScriptCall call = script::encode<script::Release>(args);
+  script::Release::Args args{lease.key(), lease.token()};
+  ScriptCall call = script::encode<script::Release>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Release::name, std::move(call));
   co_return script::decode_reply<script::Release>(reply);
 }

@@ -8,8 +8,8 @@ namespace seqby::redis {
 using detail::status_of;
 
 Task<Status> RedisBroker::check_lease(const Lease& lease) {
-  const script::CheckLease::Args args{lease.key(), lease.token()};
-  ScriptCall call = script::encode<script::CheckLease>(args);
+  script::CheckLease::Args args{lease.key(), lease.token()};
+  ScriptCall call = script::encode<script::CheckLease>(std::move(args));
   Result<Reply> reply = co_await run_script(script::CheckLease::name, std::move(call));
   co_return status_of(script::decode_reply<script::CheckLease>(reply));
 }
@@ -24,7 +24,7 @@ Task<Result<std::uint64_t>> RedisBroker::reclaim(const Lease& lease, std::string
                              "0-0"};
   std::uint64_t claimed = 0;
   for (std::uint32_t calls = 0; calls < options_.reclaim_scripts_max; ++calls) {
-    ScriptCall call = script::encode<script::Reclaim>(args);
+    ScriptCall call = script::encode<script::Reclaim>(args);  // args are used again
     Result<Reply> reply = co_await run_script(script::Reclaim::name, std::move(call));
     Result<script::Reclaim::Out> step = script::decode_reply<script::Reclaim>(reply);
     if (!step.ok()) co_return step.error();
@@ -39,9 +39,9 @@ Task<Result<std::uint64_t>> RedisBroker::reclaim(const Lease& lease, std::string
 
 Task<Result<std::uint64_t>> RedisBroker::drop_stale_consumers(const Lease& lease,
                                                               std::string_view group) {
-  const script::DropStaleConsumers::Args args{lease.key(), lease.partition.stream(), lease.token(),
-                                              std::string(group), lease.generation};
-  ScriptCall call = script::encode<script::DropStaleConsumers>(args);
+  script::DropStaleConsumers::Args args{lease.key(), lease.partition.stream(), lease.token(),
+                                        std::string(group), lease.generation};
+  ScriptCall call = script::encode<script::DropStaleConsumers>(std::move(args));
   Result<Reply> reply = co_await run_script(script::DropStaleConsumers::name, std::move(call));
   co_return script::decode_reply<script::DropStaleConsumers>(reply);
 }
@@ -50,10 +50,9 @@ Task<Result<std::optional<StreamEntry>>> RedisBroker::fenced_read(const Lease& l
                                                                   std::string_view group,
                                                                   ReadFrom from) {
   using S = script::FencedRead;
-  const S::Args args{lease.key(), lease.partition.stream(), lease.token(), std::string(group),
-                     from};
+  S::Args args{lease.key(), lease.partition.stream(), lease.token(), std::string(group), from};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
-  ScriptCall call = script::encode<S>(args);
+  ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));
   co_return script::decode_reply<S>(reply);
 }
@@ -61,10 +60,10 @@ Task<Result<std::optional<StreamEntry>>> RedisBroker::fenced_read(const Lease& l
 Task<Status> RedisBroker::fenced_ack(const Lease& lease, std::string_view group,
                                      std::string_view id) {
   using S = script::FencedAck;
-  const S::Args args{lease.key(), lease.partition.stream(), lease.token(), std::string(group),
-                     std::string(id)};
+  S::Args args{lease.key(), lease.partition.stream(), lease.token(), std::string(group),
+               std::string(id)};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
-  ScriptCall call = script::encode<S>(args);
+  ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));
   co_return status_of(script::decode_reply<S>(reply));
 }
@@ -72,14 +71,14 @@ Task<Status> RedisBroker::fenced_ack(const Lease& lease, std::string_view group,
 Task<Result<CommitReply>> RedisBroker::fenced_commit(const Lease& lease, std::string_view group,
                                                      std::int64_t seq, std::string_view effect) {
   using S = script::FencedCommit;
-  const S::Args args{lease.key(),
-                     sink_key_name(lease.partition, group),
-                     effects_hash_name(lease.partition, group),
-                     lease.token(),
-                     seq,
-                     std::string(effect)};
+  S::Args args{lease.key(),
+               sink_key_name(lease.partition, group),
+               effects_hash_name(lease.partition, group),
+               lease.token(),
+               seq,
+               std::string(effect)};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
-  ScriptCall call = script::encode<S>(args);
+  ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));
   co_return script::decode_reply<S>(reply);
 }

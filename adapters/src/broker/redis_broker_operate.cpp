@@ -10,10 +10,10 @@ using detail::status_of;
 Task<Status> RedisBroker::record_halt(const Lease& lease, std::string_view group,
                                       std::string_view id, std::string_view reason,
                                       std::uint64_t delivery_count) {
-  const script::RecordHalt::Args args{lease.key(),         halt_key_name(lease.partition, group),
-                                      lease.token(),       std::string(id),
-                                      std::string(reason), delivery_count};
-  ScriptCall call = script::encode<script::RecordHalt>(args);
+  script::RecordHalt::Args args{lease.key(),         halt_key_name(lease.partition, group),
+                                lease.token(),       std::string(id),
+                                std::string(reason), delivery_count};
+  ScriptCall call = script::encode<script::RecordHalt>(std::move(args));
   Result<Reply> reply = co_await run_script(script::RecordHalt::name, std::move(call));
   co_return status_of(script::decode_reply<script::RecordHalt>(reply));
 }
@@ -31,14 +31,14 @@ Task<Result<std::optional<std::string>>> RedisBroker::pending_head(const Partiti
 }
 
 Task<Result<bool>> RedisBroker::reap(const Lease& lease, std::uint64_t idle_ms) {
-  const script::Reap::Args args{lease.key(),
-                                lease.partition.stream(),
-                                lease.partition.index(),
-                                lease.partition.subscribers(),
-                                lease.token(),
-                                lease.partition.key,
-                                idle_ms};
-  ScriptCall call = script::encode<script::Reap>(args);
+  script::Reap::Args args{lease.key(),
+                          lease.partition.stream(),
+                          lease.partition.index(),
+                          lease.partition.subscribers(),
+                          lease.token(),
+                          lease.partition.key,
+                          idle_ms};
+  ScriptCall call = script::encode<script::Reap>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Reap::name, std::move(call));
   co_return script::decode_reply<script::Reap>(reply);
 }

@@ -15,7 +15,7 @@ Command eval_command(std::string_view verb, std::string_view body, const ScriptC
   return command;
 }
 
-std::optional<ScriptCall> script_call_of(const Command& command) {
+std::optional<ScriptCallView> script_call_of(const Command& command) {
   if (command.size() < 3) return std::nullopt;
   const std::string& verb = command[0];
   if (verb != "EVAL" && verb != "eval" && verb != "EVALSHA" && verb != "evalsha") {
@@ -27,10 +27,8 @@ std::optional<ScriptCall> script_call_of(const Command& command) {
   if (ec != std::errc() || end != count.data() + count.size() || key_count > command.size() - 3) {
     return std::nullopt;
   }
-  const auto first_key = command.begin() + 3;
-  const auto first_arg = first_key + static_cast<std::ptrdiff_t>(key_count);
-  return ScriptCall{std::vector<std::string>(first_key, first_arg),
-                    std::vector<std::string>(first_arg, command.end())};
+  const std::span<const std::string> rest = std::span<const std::string>(command).subspan(3);
+  return ScriptCallView{rest.first(key_count), rest.subspan(key_count)};
 }
 
 bool runs_script(const Command& command, std::string_view sha, std::string_view source) {
@@ -67,19 +65,24 @@ void put(std::vector<std::string>* out, ReadFrom value) {
 void put(std::vector<std::string>* out, const std::vector<std::string>& values) {
   out->insert(out->end(), values.begin(), values.end());
 }
+void put(std::vector<std::string>* out, std::string&& value) { out->push_back(std::move(value)); }
+void put(std::vector<std::string>* out, std::vector<std::string>&& values) {
+  out->insert(out->end(), std::make_move_iterator(values.begin()),
+              std::make_move_iterator(values.end()));
+}
 
-bool take(const std::vector<std::string>& in, std::size_t* at, std::string* value) {
+bool take(std::span<const std::string> in, std::size_t* at, std::string* value) {
   if (*at >= in.size()) return false;
   *value = in[(*at)++];
   return true;
 }
-bool take(const std::vector<std::string>& in, std::size_t* at, std::int64_t* value) {
+bool take(std::span<const std::string> in, std::size_t* at, std::int64_t* value) {
   return *at < in.size() && parse_integer(in[(*at)++], value);
 }
-bool take(const std::vector<std::string>& in, std::size_t* at, std::uint64_t* value) {
+bool take(std::span<const std::string> in, std::size_t* at, std::uint64_t* value) {
   return *at < in.size() && parse_integer(in[(*at)++], value);
 }
-bool take(const std::vector<std::string>& in, std::size_t* at, ReadFrom* value) {
+bool take(std::span<const std::string> in, std::size_t* at, ReadFrom* value) {
   if (*at >= in.size()) return false;
   const std::string& text = in[(*at)++];
   if (text == "0") {
@@ -91,7 +94,7 @@ bool take(const std::vector<std::string>& in, std::size_t* at, ReadFrom* value) 
   }
   return true;
 }
-bool take(const std::vector<std::string>& in, std::size_t* at, std::vector<std::string>* values) {
+bool take(std::span<const std::string> in, std::size_t* at, std::vector<std::string>* values) {
   values->assign(in.begin() + static_cast<std::ptrdiff_t>(*at), in.end());
   *at = in.size();
   return true;

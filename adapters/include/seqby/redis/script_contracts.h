@@ -30,8 +30,15 @@ struct ScriptCall {
 
 // {verb, body, numkeys, KEYS..., ARGV...}: "EVAL" with the script text, or "EVALSHA" with its sha.
 Command eval_command(std::string_view verb, std::string_view body, const ScriptCall& call);
-// The KEYS and ARGV of an EVAL or EVALSHA command; nullopt for another command or a bad numkeys.
-std::optional<ScriptCall> script_call_of(const Command& command);
+// A view of one call's KEYS and ARGV, e.g. inside the EVAL command that carries them.
+struct ScriptCallView {
+  std::span<const std::string> keys;
+  std::span<const std::string> args;
+};
+
+// The KEYS and ARGV of an EVAL or EVALSHA command (views into it); nullopt for another command
+// or a bad numkeys.
+std::optional<ScriptCallView> script_call_of(const Command& command);
 // Whether `command` runs the script whose sha is `sha` (EVALSHA) or whose text is `source` (EVAL).
 bool runs_script(const Command& command, std::string_view sha, std::string_view source);
 
@@ -45,11 +52,13 @@ void put(std::vector<std::string>* out, std::int64_t value);
 void put(std::vector<std::string>* out, std::uint64_t value);
 void put(std::vector<std::string>* out, ReadFrom value);
 void put(std::vector<std::string>* out, const std::vector<std::string>& values);
-bool take(const std::vector<std::string>& in, std::size_t* at, std::string* value);
-bool take(const std::vector<std::string>& in, std::size_t* at, std::int64_t* value);
-bool take(const std::vector<std::string>& in, std::size_t* at, std::uint64_t* value);
-bool take(const std::vector<std::string>& in, std::size_t* at, ReadFrom* value);
-bool take(const std::vector<std::string>& in, std::size_t* at, std::vector<std::string>* values);
+void put(std::vector<std::string>* out, std::string&& value);
+void put(std::vector<std::string>* out, std::vector<std::string>&& values);
+bool take(std::span<const std::string> in, std::size_t* at, std::string* value);
+bool take(std::span<const std::string> in, std::size_t* at, std::int64_t* value);
+bool take(std::span<const std::string> in, std::size_t* at, std::uint64_t* value);
+bool take(std::span<const std::string> in, std::size_t* at, ReadFrom* value);
+bool take(std::span<const std::string> in, std::size_t* at, std::vector<std::string>* values);
 
 template <typename Args, typename Table>
 void put_all(std::vector<std::string>* out, const Args& args, const Table& table) {
@@ -58,7 +67,13 @@ void put_all(std::vector<std::string>* out, const Args& args, const Table& table
 }
 
 template <typename Args, typename Table>
-bool take_all(const std::vector<std::string>& in, Args* args, const Table& table) {
+void move_all(std::vector<std::string>* out, Args& args, const Table& table) {
+  out->reserve(std::tuple_size_v<Table>);
+  std::apply([&](auto... member) { (put(out, std::move(args.*member)), ...); }, table);
+}
+
+template <typename Args, typename Table>
+bool take_all(std::span<const std::string> in, Args* args, const Table& table) {
   std::size_t at = 0;
   const bool read =
       std::apply([&](auto... member) { return (take(in, &at, &(args->*member)) && ...); }, table);
@@ -75,9 +90,18 @@ ScriptCall encode(const typename S::Args& args) {
   return call;
 }
 
+// The same, moving the values out of `args`.
+template <typename S>
+ScriptCall encode(typename S::Args&& args) {
+  ScriptCall call;
+  detail::move_all(&call.keys, args, S::keys);
+  detail::move_all(&call.args, args, S::argv);
+  return call;
+}
+
 // The Args of a call of S; nullopt when the counts or a value's form do not fit S's contract.
 template <typename S>
-std::optional<typename S::Args> decode_args(const ScriptCall& call) {
+std::optional<typename S::Args> decode_args(const ScriptCallView& call) {
   typename S::Args args{};
   if (!detail::take_all(call.keys, &args, S::keys) ||
       !detail::take_all(call.args, &args, S::argv)) {
@@ -86,10 +110,15 @@ std::optional<typename S::Args> decode_args(const ScriptCall& call) {
   return args;
 }
 
+template <typename S>
+std::optional<typename S::Args> decode_args(const ScriptCall& call) {
+  return decode_args<S>(ScriptCallView{call.keys, call.args});
+}
+
 // The same for an EVAL/EVALSHA command (the caller knows it runs S: by its sha or text).
 template <typename S>
 std::optional<typename S::Args> decode_args(const Command& command) {
-  std::optional<ScriptCall> call = script_call_of(command);
+  std::optional<ScriptCallView> call = script_call_of(command);
   if (!call.has_value()) return std::nullopt;
   return decode_args<S>(*call);
 }
