@@ -6,12 +6,7 @@
 namespace seqby {
 
 std::string lease_key_for(const PartitionRef& partition, std::string_view scope) {
-  std::string key = partition.lease();
-  if (!scope.empty()) {
-    key += ':';
-    key += scope;
-  }
-  return key;
+  return lease_key_name(partition.category, partition.key, scope);
 }
 
 std::string Lease::token() const { return owner_id + ":" + std::to_string(generation); }

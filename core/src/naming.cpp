@@ -14,10 +14,6 @@ std::string join(std::string_view a, std::string_view b) {
   return out;
 }
 
-std::string join(std::string_view a, std::string_view b, std::string_view c) {
-  return join(join(a, b), c);
-}
-
 // Every key rule but the length limit: parsing must not depend on a configured limit.
 bool has_key_shape(std::string_view segment, std::string_view backfill_suffix) {
   KeyRules rules;
@@ -31,39 +27,6 @@ ParsedName make(NameKind kind, std::string_view category, std::string_view key =
 }
 
 }  // namespace
-
-std::string partition_stream_name(std::string_view category, std::string_view key) {
-  return join(category, key);
-}
-
-std::string backfill_lane_name(std::string_view category, std::string_view key,
-                               std::string_view backfill_suffix) {
-  return join(category, key, backfill_suffix);
-}
-
-std::string dlq_stream_name(std::string_view category, std::string_view key) {
-  return join(category, key, kDlqToken);
-}
-
-std::string lease_key_name(std::string_view category, std::string_view key) {
-  return join(category, key, kLeaseToken);
-}
-
-std::string fence_key_name(std::string_view category, std::string_view key) {
-  return join(category, key, kFenceToken);
-}
-
-std::string partition_index_name(std::string_view category) {
-  return join(category, kPartitionIndexToken);
-}
-
-std::string subscribers_set_name(std::string_view category) {
-  return join(category, kSubscribersToken);
-}
-
-std::string pm_lease_category(std::string_view process_manager) {
-  return join(kProcessManagerToken, process_manager);
-}
 
 const char* name_kind_name(NameKind kind) {
   switch (kind) {

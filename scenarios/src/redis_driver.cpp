@@ -143,8 +143,7 @@ RedisScenarioDriver::~RedisScenarioDriver() {
     const std::string unit_category = pm_lease_category(group());
     for (const std::string& key : published_keys_) {
       const PartitionRef unit{unit_category, key};
-      keys.insert(keys.end(),
-                  {unit.lease(), unit.fence(), testing::inprogress_key_name(unit, group())});
+      keys.insert(keys.end(), {unit.lease(), unit.fence(), inprogress_key_name(unit, group())});
     }
     for (const auto& w : workers_) {
       keys.push_back(redis::member_key_name(unit_category, group(), w->owner()));
@@ -330,7 +329,7 @@ std::string RedisScenarioDriver::lease_owner(const std::string& key) {
 
 std::optional<std::string> RedisScenarioDriver::inprogress_marker(const std::string& key) {
   const PartitionRef unit{process_manager() ? pm_lease_category(group()) : category_, key};
-  const redis::Reply r = run({"GET", testing::inprogress_key_name(unit, group())});
+  const redis::Reply r = run({"GET", inprogress_key_name(unit, group())});
   if (r.kind != redis::Reply::Kind::bulk) return std::nullopt;
   return r.str;
 }

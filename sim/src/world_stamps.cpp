@@ -5,6 +5,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "seqby/broker/script_contracts.h"
 #include "seqby/broker/scripts.h"
 #include "seqby/core/variant.h"
 #include "seqby/sim/sha1.h"
@@ -48,14 +49,6 @@ bool is_decision(HistoryOp op) {
   }
 }
 
-// Whether `c` runs the script with `source` / `sha` (EVALSHA sha, or EVAL source).
-bool runs_script(const redis::Command& c, const std::string& sha, std::string_view source) {
-  if (c.size() < 3) return false;
-  if (c[0] == "EVALSHA" || c[0] == "evalsha") return c[1] == sha;
-  if (c[0] == "EVAL" || c[0] == "eval") return c[1] == source;
-  return false;
-}
-
 // A script's source. REQUIRES: the script exists.
 std::string_view source_of(std::string_view name) {
   const char* source = redis::script_source(name);
@@ -63,44 +56,39 @@ std::string_view source_of(std::string_view name) {
   return source;
 }
 
-// "C:K" (the category may hold colons, the key never does).
-bool split_stream(const std::string& stream, std::string* category, std::string* key) {
-  const auto colon = stream.rfind(':');
-  if (colon == std::string::npos) return false;
-  *category = stream.substr(0, colon);
-  *key = stream.substr(colon + 1);
-  return true;
-}
-
-// fenced_commit: {EVAL*, s, "3", lease, "C:K:__sink__:G", effects, token, seq, effect}, accepted.
+// An accepted fenced_commit (or unfenced_commit: the same contract), as the server decided it.
 bool parse_commit(const redis::Command& c, const redis::Reply& reply, ServerDecision* out) {
-  if (c.size() != 9 || c[2] != "3") return false;
-  if (reply.kind != redis::Reply::Kind::array || reply.elements.size() != 3 ||
-      reply.elements[0].str != "accepted") {
-    return false;
-  }
-  static constexpr std::string_view kSink = ":__sink__:";
-  const std::string& sink = c[4];
-  const auto at = sink.find(kSink);
-  if (at == std::string::npos || !split_stream(sink.substr(0, at), &out->category, &out->key)) {
-    return false;
-  }
+  using S = redis::script::FencedCommit;
+  const Result<S::Out> committed = S::decode_reply(reply);
+  if (!committed.ok() || committed.value().outcome != CommitOutcome::accepted) return false;
+  std::optional<S::Args> args = redis::script::decode_args<S>(c);
+  if (!args.has_value()) return false;
+  std::optional<PartitionGroup> sink = parse_sink_key_name(args->sink);
+  if (!sink.has_value()) return false;
   out->op = HistoryOp::commit;
-  out->group = sink.substr(at + kSink.size());
-  out->token = c[6];
-  out->seq = std::stoll(c[7]);
-  out->event_id = c[8];  // the test handler's effect is the event id
+  out->category = std::move(sink->partition.category);
+  out->key = std::move(sink->partition.key);
+  out->group = std::move(sink->group);
+  out->token = std::move(args->token);
+  out->seq = args->seq;
+  out->event_id = std::move(args->effect);  // the test handler's effect is the event id
   return true;
 }
 
-// fenced_ack: {EVAL*, s, "2", lease, "C:K", token, group, id}, answered with an integer.
+// A fenced_ack (or unfenced_ack) the server answered with a count.
 bool parse_ack(const redis::Command& c, const redis::Reply& reply, ServerDecision* out) {
-  if (c.size() != 8 || c[2] != "2" || reply.kind != redis::Reply::Kind::integer) return false;
-  if (!split_stream(c[4], &out->category, &out->key)) return false;
+  using S = redis::script::FencedAck;
+  if (!S::decode_reply(reply).ok()) return false;
+  std::optional<S::Args> args = redis::script::decode_args<S>(c);
+  if (!args.has_value()) return false;
+  std::optional<PartitionRef> partition = split_partition_stream(args->stream);
+  if (!partition.has_value()) return false;
   out->op = HistoryOp::ack;
-  out->token = c[5];
-  out->group = c[6];
-  out->event_id = c[7];
+  out->category = std::move(partition->category);
+  out->key = std::move(partition->key);
+  out->token = std::move(args->token);
+  out->group = std::move(args->group);
+  out->event_id = std::move(args->entry_id);
   return true;
 }
 
@@ -112,10 +100,10 @@ World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
     : world_(world),
       redis_(redis),
       node_(std::move(node)),
-      commit_source_(source_of("fenced_commit")),
-      ack_source_(source_of("fenced_ack")),
-      unfenced_commit_source_(source_of("unfenced_commit")),
-      unfenced_ack_source_(source_of("unfenced_ack")),
+      commit_source_(source_of(redis::script::FencedCommit::name)),
+      ack_source_(source_of(redis::script::FencedAck::name)),
+      unfenced_commit_source_(source_of(redis::script::FencedCommit::unfenced_name)),
+      unfenced_ack_source_(source_of(redis::script::FencedAck::unfenced_name)),
       commit_sha_(sha1_hex(commit_source_)),
       ack_sha_(sha1_hex(ack_source_)),
       unfenced_commit_sha_(sha1_hex(unfenced_commit_source_)),
@@ -127,15 +115,15 @@ redis::Reply World::StampServer::execute(const redis::Command& command) {
   redis::Reply reply = redis_.execute(command);
   ServerDecision decision;
   bool decided = false;
-  if (runs_script(command, commit_sha_, commit_source_) ||
-      runs_script(command, unfenced_commit_sha_, unfenced_commit_source_)) {
+  if (redis::runs_script(command, commit_sha_, commit_source_) ||
+      redis::runs_script(command, unfenced_commit_sha_, unfenced_commit_source_)) {
     decided = parse_commit(command, reply, &decision);
     if (decided) {
       std::int64_t& last = world_.accepted_seq_[{decision.category, decision.key}];
       last = std::max(last, decision.seq);
     }
-  } else if (runs_script(command, ack_sha_, ack_source_) ||
-             runs_script(command, unfenced_ack_sha_, unfenced_ack_source_)) {
+  } else if (redis::runs_script(command, ack_sha_, ack_source_) ||
+             redis::runs_script(command, unfenced_ack_sha_, unfenced_ack_source_)) {
     decided = parse_ack(command, reply, &decision);
   }
   if (decided) {

@@ -8,10 +8,6 @@ namespace seqby::testing {
 using redis::Command;
 using redis::Reply;
 
-std::string inprogress_key_name(const PartitionRef& unit, std::string_view group) {
-  return unit.stream() + ":__inprogress__:" + std::string(group);
-}
-
 std::string inprogress_marker_value(std::string_view owner_id, std::string_view category,
                                     std::string_view event_id, bool process_manager) {
   std::string value(owner_id);

@@ -5,52 +5,42 @@
 
 namespace seqby::redis {
 
-using detail::shape_error;
 using detail::status_of;
 
 Task<Status> RedisBroker::record_halt(const Lease& lease, std::string_view group,
                                       std::string_view id, std::string_view reason,
                                       std::uint64_t delivery_count) {
-  std::vector<std::string> script_keys{lease.key(), halt_key_name(lease.partition, group)};
-  std::vector<std::string> script_args{lease.token(), std::string(id), std::string(reason),
-                                       std::to_string(delivery_count)};
-  Result<Reply> reply =
-      co_await run_script("record_halt", std::move(script_keys), std::move(script_args));
-  Status status = status_of(reply);
-  if (!status.ok()) co_return status;
-  if (reply.value().kind != Reply::Kind::integer)
-    co_return shape_error("record_halt", reply.value());
-  co_return Status::Ok();
+  script::RecordHalt::Args args{lease.key(),         halt_key_name(lease.partition, group),
+                                lease.token(),       std::string(id),
+                                std::string(reason), delivery_count};
+  ScriptCall call = script::encode<script::RecordHalt>(std::move(args));
+  Result<Reply> reply = co_await run_script(script::RecordHalt::name, std::move(call));
+  co_return status_of(script::decode_reply<script::RecordHalt>(reply));
 }
 
 // XPENDING C:K G - + 1: {{id, consumer, idle_ms, delivery_count}} or an empty array.
 Task<Result<std::optional<std::string>>> RedisBroker::pending_head(const PartitionRef& partition,
                                                                    std::string_view group) {
+  using Row = std::tuple<std::string, std::string, std::int64_t, std::int64_t>;
   Command command{"XPENDING", partition.stream(), std::string(group), "-", "+", "1"};
   Result<Reply> reply = co_await link_.execute(std::move(command));
-  if (!reply.ok()) co_return reply.error();
-  const Reply& r = reply.value();
-  if (r.is_error()) co_return error_from_reply(r);
-  if (r.kind != Reply::Kind::array) co_return shape_error("pending_head", r);
-  if (r.elements.empty()) co_return std::optional<std::string>();
-  const Reply& first = r.elements[0];
-  if (first.kind != Reply::Kind::array || first.elements.empty() ||
-      first.elements[0].kind != Reply::Kind::bulk) {
-    co_return shape_error("pending_head", r);
-  }
-  co_return std::optional<std::string>(first.elements[0].str);
+  Result<std::vector<Row>> rows = decode<std::vector<Row>>(reply, "pending_head");
+  if (!rows.ok()) co_return rows.error();
+  if (rows.value().empty()) co_return std::optional<std::string>();
+  co_return std::optional<std::string>(std::move(std::get<0>(rows.value().front())));
 }
 
 Task<Result<bool>> RedisBroker::reap(const Lease& lease, std::uint64_t idle_ms) {
-  std::vector<std::string> script_keys{lease.key(), lease.partition.stream(),
-                                       lease.partition.index(), lease.partition.subscribers()};
-  std::vector<std::string> script_args{lease.token(), lease.partition.key, std::to_string(idle_ms)};
-  Result<Reply> reply = co_await run_script("reap", std::move(script_keys), std::move(script_args));
-  if (!reply.ok()) co_return reply.error();
-  const Reply& r = reply.value();
-  if (r.is_error()) co_return error_from_reply(r);
-  if (r.kind != Reply::Kind::integer) co_return shape_error("reap", r);
-  co_return r.integer == 1;
+  script::Reap::Args args{lease.key(),
+                          lease.partition.stream(),
+                          lease.partition.index(),
+                          lease.partition.subscribers(),
+                          lease.token(),
+                          lease.partition.key,
+                          idle_ms};
+  ScriptCall call = script::encode<script::Reap>(std::move(args));
+  Result<Reply> reply = co_await run_script(script::Reap::name, std::move(call));
+  co_return script::decode_reply<script::Reap>(reply);
 }
 
 }  // namespace seqby::redis

@@ -4,17 +4,13 @@
 #include <charconv>
 
 #include "seqby/broker/redis_broker.h"
+#include "seqby/broker/script_contracts.h"
 #include "seqby/broker/scripts.h"
 #include "seqby/core/keys.h"
-#include "seqby/core/naming.h"
+#include "seqby/core/keyspace.h"
 
 namespace seqby::redis {
 namespace {
-
-std::string lease_of_group(std::string_view category, std::string_view key,
-                           std::string_view group) {
-  return lease_key_name(category, key) + ":" + std::string(group);
-}
 
 bool parse_int(std::string_view text, std::int64_t* out) {
   if (text.empty()) return false;
@@ -28,20 +24,13 @@ bool parse_uint(std::string_view text, std::uint64_t* out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
-Error unexpected(const std::string& what, const Reply& reply) {
-  return make_error(Errc::protocol, what + ": unexpected reply " + to_string(reply));
-}
-
-// The value of `name` in a flat [name, value, name, value...] array reply, or nullptr.
-const Reply* field_of(const Reply& flat, std::string_view name) {
-  if (flat.kind != Reply::Kind::array) return nullptr;
-  for (std::size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
-    const Reply& n = flat.elements[i];
-    if ((n.kind == Reply::Kind::bulk || n.kind == Reply::Kind::status) && n.str == name) {
-      return &flat.elements[i + 1];
-    }
-  }
-  return nullptr;
+// Runs the operator script S with `args` by EVAL (an operator's one-off call: no SCRIPT LOAD).
+template <typename S>
+Result<typename S::Out> run_script(BlockingRedis& redis, const typename S::Args& args) {
+  const char* source = script_source(S::name);
+  SEQBY_CHECK(source != nullptr);
+  return script::decode_reply<S>(
+      redis.execute(eval_command("EVAL", source, script::encode<S>(args))));
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -65,17 +54,6 @@ Status validate_action(std::string_view category, std::string_view key, std::str
     return make_error(Errc::invalid, printable(id) + " is not a stream entry id (MS-SEQ)");
   }
   return Status::Ok();
-}
-
-// Maps a refusal of admin_skip.lua / admin_dlq.lua to its Errc: NOENTRY is an unknown id (bad
-// input), NOTHEAD a refused action. The message drops the reply's code word.
-Error script_refusal(const Reply& reply) {
-  const std::size_t space = reply.str.find(' ');
-  const std::string text = space == std::string::npos ? reply.str : reply.str.substr(space + 1);
-  if (reply.is_error_with("NOENTRY")) return make_error(Errc::not_found, text);
-  if (reply.is_error_with("NOTHEAD")) return make_error(Errc::refused, text);
-  if (reply.is_error_with("NOGROUP")) return make_error(Errc::no_group, reply.str);
-  return make_error(Errc::protocol, reply.str);
 }
 
 }  // namespace
@@ -102,42 +80,47 @@ Result<Reply> Admin::run(const Command& command) {
   return reply;
 }
 
+template <typename T>
+Result<T> Admin::read(const Command& command) {
+  Result<Reply> reply = run(command);
+  if (!reply.ok()) return reply.error();
+  return decode<T>(reply.value(),
+                   command.front() + (command.size() > 1 ? " " + command[1] : std::string()));
+}
+
 Result<std::int64_t> Admin::server_time_ms() {
-  Result<Reply> time = run({"TIME"});
+  Result<std::tuple<std::string, std::string>> time =
+      read<std::tuple<std::string, std::string>>({"TIME"});
   if (!time.ok()) return time.error();
-  const Reply& t = time.value();
   std::int64_t seconds = 0;
   std::int64_t micros = 0;
-  if (t.kind != Reply::Kind::array || t.elements.size() != 2 ||
-      !parse_int(t.elements[0].str, &seconds) || !parse_int(t.elements[1].str, &micros)) {
-    return unexpected("TIME", t);
+  const auto& [seconds_text, micros_text] = time.value();
+  if (!parse_int(seconds_text, &seconds) || !parse_int(micros_text, &micros)) {
+    return make_error(Errc::protocol,
+                      "TIME: not seconds and microseconds: " + seconds_text + " " + micros_text);
   }
   return seconds * 1000 + micros / 1000;
 }
 
 Result<Admin::StreamCounts> Admin::stream_counts(const std::string& stream) {
-  Result<Reply> length = run({"XLEN", stream});
+  Result<std::uint64_t> length = read<std::uint64_t>({"XLEN", stream});
   if (!length.ok()) return length.error();
-  if (length.value().kind != Reply::Kind::integer)
-    return unexpected("XLEN " + stream, length.value());
   StreamCounts counts;
-  counts.length = static_cast<std::uint64_t>(length.value().integer);
+  counts.length = length.value();
   counts.entries_added = counts.length;
-  Result<Reply> info = run({"XINFO", "STREAM", stream});
+  Result<FieldMap> info = read<FieldMap>({"XINFO", "STREAM", stream});
   if (!info.ok()) return info.error();
-  const Reply* added = field_of(info.value(), "entries-added");
-  if (added != nullptr && added->kind == Reply::Kind::integer) {
-    counts.entries_added = static_cast<std::uint64_t>(added->integer);
+  if (std::optional<std::uint64_t> added = info.value().get<std::uint64_t>("entries-added")) {
+    counts.entries_added = *added;
   }
   return counts;
 }
 
 Result<std::optional<LeaseView>> Admin::lease_at(const std::string& lease_key) {
-  Result<Reply> value = run({"GET", lease_key});
+  Result<std::optional<std::string>> value = read<std::optional<std::string>>({"GET", lease_key});
   if (!value.ok()) return value.error();
-  if (value.value().is_nil()) return std::optional<LeaseView>();
-  if (value.value().kind != Reply::Kind::bulk) return unexpected("GET " + lease_key, value.value());
-  const std::string& token = value.value().str;
+  if (!value.value().has_value()) return std::optional<LeaseView>();
+  const std::string& token = *value.value();
   LeaseView lease;
   const std::size_t colon = token.rfind(':');
   lease.owner = colon == std::string::npos ? token : token.substr(0, colon);
@@ -145,47 +128,35 @@ Result<std::optional<LeaseView>> Admin::lease_at(const std::string& lease_key) {
       !parse_uint(std::string_view(token).substr(colon + 1), &lease.generation)) {
     return make_error(Errc::protocol, lease_key + " holds '" + token + "', not O:N");
   }
-  Result<Reply> ttl = run({"PTTL", lease_key});
+  Result<std::int64_t> ttl = read<std::int64_t>({"PTTL", lease_key});
   if (!ttl.ok()) return ttl.error();
-  if (ttl.value().kind != Reply::Kind::integer) return unexpected("PTTL " + lease_key, ttl.value());
-  if (ttl.value().integer == -2) return std::optional<LeaseView>();  // expired in between
-  lease.ttl_ms = ttl.value().integer;
+  if (ttl.value() == -2) return std::optional<LeaseView>();  // expired in between
+  lease.ttl_ms = ttl.value();
   return std::optional<LeaseView>(std::move(lease));
 }
 
 Result<std::optional<HeadView>> Admin::head_of(const std::string& stream,
                                                const std::string& group) {
-  Result<Reply> pending = run({"XPENDING", stream, group, "-", "+", "1"});
+  // XPENDING's extended form: {{id, consumer, idle_ms, delivery_count}} or an empty array.
+  using Row = std::tuple<std::string, std::string, std::int64_t, std::uint64_t>;
+  Result<std::vector<Row>> pending =
+      read<std::vector<Row>>({"XPENDING", stream, group, "-", "+", "1"});
   if (!pending.ok()) return pending.error();
-  const Reply& list = pending.value();
-  if (list.kind != Reply::Kind::array) return unexpected("XPENDING " + stream, list);
-  if (list.elements.empty()) return std::optional<HeadView>();
-  const Reply& row = list.elements.front();
-  if (row.kind != Reply::Kind::array || row.elements.size() != 4 ||
-      row.elements[0].kind != Reply::Kind::bulk || row.elements[1].kind != Reply::Kind::bulk ||
-      row.elements[2].kind != Reply::Kind::integer ||
-      row.elements[3].kind != Reply::Kind::integer) {
-    return unexpected("XPENDING " + stream, list);
-  }
-  HeadView head;
-  head.id = row.elements[0].str;
-  head.consumer = row.elements[1].str;
-  head.idle_ms = row.elements[2].integer;
-  head.delivery_count = static_cast<std::uint64_t>(row.elements[3].integer);
-  return std::optional<HeadView>(std::move(head));
+  if (pending.value().empty()) return std::optional<HeadView>();
+  auto& [id, consumer, idle_ms, delivery_count] = pending.value().front();
+  return std::optional<HeadView>(
+      HeadView{std::move(id), std::move(consumer), idle_ms, delivery_count});
 }
 
 Result<std::optional<HaltView>> Admin::halt_of(const std::string& halt_key) {
-  Result<Reply> all = run({"HGETALL", halt_key});
+  Result<FieldMap> all = read<FieldMap>({"HGETALL", halt_key});
   if (!all.ok()) return all.error();
-  const Reply& flat = all.value();
-  if (flat.kind != Reply::Kind::array) return unexpected("HGETALL " + halt_key, flat);
-  if (flat.elements.empty()) return std::optional<HaltView>();
-  HaltView halt;
-  auto text = [&flat](std::string_view name) {
-    const Reply* value = field_of(flat, name);
-    return value != nullptr && value->kind == Reply::Kind::bulk ? value->str : std::string();
+  const FieldMap& fields = all.value();
+  if (fields.fields.empty()) return std::optional<HaltView>();
+  auto text = [&fields](std::string_view name) {
+    return fields.get<std::string>(name).value_or(std::string());
   };
+  HaltView halt;
   halt.id = text("id");
   halt.reason = text("reason");
   halt.owner = text("owner");
@@ -196,37 +167,34 @@ Result<std::optional<HaltView>> Admin::halt_of(const std::string& halt_key) {
 
 Result<std::vector<GroupView>> Admin::groups_of(std::string_view category, std::string_view key,
                                                 std::uint64_t entries_added) {
-  const std::string stream = partition_stream_name(category, key);
-  Result<Reply> info = run({"XINFO", "GROUPS", stream});
+  const PartitionRef partition{std::string(category), std::string(key)};
+  const std::string stream = partition.stream();
+  const Command command{"XINFO", "GROUPS", stream};
+  Result<std::vector<FieldMap>> info = read<std::vector<FieldMap>>(command);
   if (!info.ok()) return info.error();
-  if (info.value().kind != Reply::Kind::array)
-    return unexpected("XINFO GROUPS " + stream, info.value());
   std::vector<GroupView> groups;
-  for (const Reply& flat : info.value().elements) {
-    const Reply* name = field_of(flat, "name");
-    const Reply* pending = field_of(flat, "pending");
-    if (name == nullptr || name->kind != Reply::Kind::bulk || pending == nullptr ||
-        pending->kind != Reply::Kind::integer) {
-      return unexpected("XINFO GROUPS " + stream, info.value());
+  for (const FieldMap& fields : info.value()) {
+    std::optional<std::string> name = fields.get<std::string>("name");
+    std::optional<std::uint64_t> pending = fields.get<std::uint64_t>("pending");
+    if (!name.has_value() || !pending.has_value()) {
+      return make_error(Errc::protocol,
+                        "XINFO GROUPS " + stream + ": a group without name or pending");
     }
     GroupView group;
-    group.name = name->str;
-    group.pending = static_cast<std::uint64_t>(pending->integer);
-    const Reply* lag = field_of(flat, "lag");
-    const Reply* entries_read = field_of(flat, "entries-read");
-    if (lag != nullptr && lag->kind == Reply::Kind::integer) {
-      group.lag = lag->integer;
-    } else if (entries_read != nullptr && entries_read->kind == Reply::Kind::integer) {
+    group.name = std::move(*name);
+    group.pending = *pending;
+    if (std::optional<std::int64_t> lag = fields.get<std::int64_t>("lag")) {
+      group.lag = *lag;
+    } else if (std::optional<std::int64_t> read = fields.get<std::int64_t>("entries-read")) {
       // Redis withholds lag when entries were deleted; the counters still give an estimate.
-      group.lag = static_cast<std::int64_t>(entries_added) - entries_read->integer;
+      group.lag = static_cast<std::int64_t>(entries_added) - *read;
     }
     groups.push_back(std::move(group));
   }
   std::sort(groups.begin(), groups.end(),
             [](const GroupView& a, const GroupView& b) { return a.name < b.name; });
-  const PartitionRef partition{std::string(category), std::string(key)};
   for (GroupView& group : groups) {
-    Result<std::optional<LeaseView>> lease = lease_at(lease_of_group(category, key, group.name));
+    Result<std::optional<LeaseView>> lease = lease_at(lease_key_name(category, key, group.name));
     if (!lease.ok()) return lease.error();
     if (!lease.value().has_value()) {
       // A process manager G holds its group on C:K through its lease for correlation value K.
@@ -253,19 +221,13 @@ Result<CategoryView> Admin::partitions(std::string_view category) {
   view.server_time_ms = now_ms.value();
 
   const std::string index = partition_index_name(category);
-  Result<Reply> members = run({"SMEMBERS", index});
+  Result<std::vector<std::string>> members = read<std::vector<std::string>>({"SMEMBERS", index});
   if (!members.ok()) return members.error();
-  if (members.value().kind != Reply::Kind::array)
-    return unexpected("SMEMBERS " + index, members.value());
-  std::vector<std::string> keys;
-  for (const Reply& member : members.value().elements) {
-    if (member.kind != Reply::Kind::bulk) return unexpected("SMEMBERS " + index, members.value());
-    keys.push_back(member.str);
-  }
+  std::vector<std::string> keys = std::move(members).value();
   if (keys.empty()) {
-    Result<Reply> exists = run({"EXISTS", std::string(category)});
+    Result<std::int64_t> exists = read<std::int64_t>({"EXISTS", std::string(category)});
     if (!exists.ok()) return exists.error();
-    if (exists.value().kind != Reply::Kind::integer || exists.value().integer == 0) {
+    if (exists.value() == 0) {
       return make_error(Errc::not_found, "unknown category " + printable(category) + ": " + index +
                                              " is empty and there is no stream " +
                                              std::string(category));
@@ -280,9 +242,9 @@ Result<CategoryView> Admin::partitions(std::string_view category) {
     if (!lease.ok()) return lease.error();
     partition.lease = std::move(lease).value();
     const std::string stream = partition_stream_name(category, key);
-    Result<Reply> type = run({"TYPE", stream});
+    Result<std::string> type = read<std::string>({"TYPE", stream});
     if (!type.ok()) return type.error();
-    partition.stream_exists = type.value().str == "stream";
+    partition.stream_exists = type.value() == "stream";
     if (partition.stream_exists) {
       Result<StreamCounts> counts = stream_counts(stream);
       if (!counts.ok()) return counts.error();
@@ -299,16 +261,16 @@ Result<CategoryView> Admin::partitions(std::string_view category) {
 
 Status Admin::check_partition(std::string_view category, std::string_view key) {
   const std::string stream = partition_stream_name(category, key);
-  Result<Reply> type = run({"TYPE", stream});
+  Result<std::string> type = read<std::string>({"TYPE", stream});
   if (!type.ok()) return type.error();
-  if (type.value().str == "stream") return Status::Ok();
-  if (type.value().str != "none") {
-    return make_error(Errc::invalid, stream + " is a " + type.value().str + ", not a stream");
+  if (type.value() == "stream") return Status::Ok();
+  if (type.value() != "none") {
+    return make_error(Errc::invalid, stream + " is a " + type.value() + ", not a stream");
   }
   const std::string index = partition_index_name(category);
-  Result<Reply> member = run({"SISMEMBER", index, std::string(key)});
+  Result<bool> member = read<bool>({"SISMEMBER", index, std::string(key)});
   if (!member.ok()) return member.error();
-  if (member.value().kind == Reply::Kind::integer && member.value().integer == 1) {
+  if (member.value()) {
     return make_error(Errc::not_found, "partition " + printable(key) + " is in " + index +
                                            " but its stream " + stream + " does not exist");
   }
@@ -322,15 +284,15 @@ Result<std::string> Admin::choose_group(std::string_view category, std::string_v
   if (!group.empty()) {
     if (Status valid = validate_group_name(group); !valid.ok()) return valid.error();
   }
-  Result<Reply> info = run({"XINFO", "GROUPS", stream});
+  Result<std::vector<FieldMap>> info = read<std::vector<FieldMap>>({"XINFO", "GROUPS", stream});
   if (!info.ok()) return info.error();
   std::vector<std::string> names;
-  for (const Reply& flat : info.value().elements) {
-    const Reply* name = field_of(flat, "name");
-    if (name == nullptr || name->kind != Reply::Kind::bulk) {
-      return unexpected("XINFO GROUPS " + stream, info.value());
+  for (const FieldMap& fields : info.value()) {
+    std::optional<std::string> name = fields.get<std::string>("name");
+    if (!name.has_value()) {
+      return make_error(Errc::protocol, "XINFO GROUPS " + stream + ": a group without a name");
     }
-    names.push_back(name->str);
+    names.push_back(std::move(*name));
   }
   std::sort(names.begin(), names.end());
   if (names.empty()) {
@@ -380,22 +342,17 @@ Result<InspectView> Admin::inspect(std::string_view category, std::string_view k
     view.lease = std::move(lease).value();
   }
   if (view.status.head.has_value()) {
+    // XRANGE ID ID: {{id, {field, value, ...}}} or, for a deleted entry, an empty array.
+    using Entry = std::tuple<std::string, std::vector<std::string>>;
     const std::string& id = view.status.head->id;
-    Result<Reply> entry = run({"XRANGE", stream, id, id});
+    Result<std::vector<Entry>> entry = read<std::vector<Entry>>({"XRANGE", stream, id, id});
     if (!entry.ok()) return entry.error();
-    const Reply& list = entry.value();
-    if (list.kind != Reply::Kind::array) return unexpected("XRANGE " + stream, list);
-    if (list.elements.empty()) {
+    if (entry.value().empty()) {
       view.head_deleted = true;
     } else {
-      const Reply& row = list.elements.front();
-      if (row.kind != Reply::Kind::array || row.elements.size() != 2 ||
-          row.elements[1].kind != Reply::Kind::array) {
-        return unexpected("XRANGE " + stream, list);
-      }
-      const std::vector<Reply>& flat = row.elements[1].elements;
+      const std::vector<std::string>& flat = std::get<1>(entry.value().front());
       for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
-        view.fields.emplace_back(flat[i].str, flat[i + 1].str);
+        view.fields.emplace_back(flat[i], flat[i + 1]);
       }
     }
   }
@@ -408,16 +365,12 @@ Result<SkipOutcome> Admin::skip(std::string_view category, std::string_view key,
   if (Status exists = check_partition(category, key); !exists.ok()) return exists.error();
   Result<std::string> chosen = choose_group(category, key, group);
   if (!chosen.ok()) return chosen.error();
-  const char* source = script_source("admin_skip");
-  SEQBY_CHECK(source != nullptr);
   const PartitionRef partition{std::string(category), std::string(key)};
-  Result<Reply> reply =
-      redis_.execute({"EVAL", source, "2", partition.stream(),
-                      halt_key_name(partition, chosen.value()), chosen.value(), std::string(id)});
-  if (!reply.ok()) return reply.error();
-  if (reply.value().is_error()) return script_refusal(reply.value());
-  if (reply.value().kind != Reply::Kind::integer) return unexpected("admin_skip", reply.value());
-  return SkipOutcome{chosen.value(), std::string(id), reply.value().integer == 1};
+  const script::AdminSkip::Args args{partition.stream(), halt_key_name(partition, chosen.value()),
+                                     chosen.value(), std::string(id)};
+  Result<bool> halted = run_script<script::AdminSkip>(redis_, args);
+  if (!halted.ok()) return halted.error();
+  return SkipOutcome{chosen.value(), std::string(id), halted.value()};
 }
 
 Result<DlqOutcome> Admin::dlq(std::string_view category, std::string_view key,
@@ -426,22 +379,13 @@ Result<DlqOutcome> Admin::dlq(std::string_view category, std::string_view key,
   if (Status exists = check_partition(category, key); !exists.ok()) return exists.error();
   Result<std::string> chosen = choose_group(category, key, group);
   if (!chosen.ok()) return chosen.error();
-  const char* source = script_source("admin_dlq");
-  SEQBY_CHECK(source != nullptr);
   const PartitionRef partition{std::string(category), std::string(key)};
-  const std::string dlq = partition.dlq();
-  Result<Reply> reply = redis_.execute({"EVAL", source, "3", partition.stream(),
-                                        halt_key_name(partition, chosen.value()), dlq,
-                                        chosen.value(), std::string(id)});
-  if (!reply.ok()) return reply.error();
-  const Reply& r = reply.value();
-  if (r.is_error()) return script_refusal(r);
-  if (r.kind != Reply::Kind::array || r.elements.size() != 2 ||
-      r.elements[0].kind != Reply::Kind::bulk || r.elements[1].kind != Reply::Kind::integer) {
-    return unexpected("admin_dlq", r);
-  }
-  return DlqOutcome{chosen.value(), std::string(id), dlq, r.elements[0].str,
-                    r.elements[1].integer == 1};
+  const script::AdminDlq::Args args{partition.stream(), halt_key_name(partition, chosen.value()),
+                                    partition.dlq(), chosen.value(), std::string(id)};
+  Result<script::AdminDlq::Out> moved = run_script<script::AdminDlq>(redis_, args);
+  if (!moved.ok()) return moved.error();
+  return DlqOutcome{chosen.value(), std::string(id), args.dlq, moved.value().dlq_id,
+                    moved.value().halted};
 }
 
 }  // namespace seqby::redis

@@ -80,7 +80,7 @@ TEST(ProcessManagerWorkers, ApplyEachCorrelationValueOneEventAtATimeAcrossCatego
   // While the slow event runs, the marker is the process manager's key for A and names it.
   const std::string slow_id = before_ids.value().back();
   const std::string pm_marker =
-      testing::inprogress_key_name(PartitionRef{pm_lease_category(d.group()), "A"}, d.group());
+      inprogress_key_name(PartitionRef{pm_lease_category(d.group()), "A"}, d.group());
   const bool marked = d.wait_until([&] {
     const std::optional<std::string> marker = d.inprogress_marker("A");
     return marker && marker->ends_with(":" + slow_id);

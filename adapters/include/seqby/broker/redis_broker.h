@@ -5,13 +5,8 @@
 // Scripts run by EVALSHA, loaded lazily with SCRIPT LOAD, falling back to EVAL on NOSCRIPT (and
 // for good when the server refuses SCRIPT LOAD). Not thread-safe: one broker per link user.
 //
-// Keys besides DESIGN section 3 (C = category, K = key, G = group, O = owner id):
-//   C:__members__:G      set     owner ids of the engine instances serving (C, G)
-//   C:__member__:G:O     string  "1" with PX ttl: O is live (renewed by its heartbeat)
-//   C:K:__sink__:G       hash    the effect sink: last_seq, last_token (fenced_commit)
-//   C:K:__effects__:G    hash    committed effects of (C:K, G): field seq -> effect
-//   C:K:__halt__:G       hash    the partition halted for G: id, reason, since_ms, owner,
-//                                delivery_count (record_halt; cleared by `seqby admin`)
+// Every key name is built in seqby/core/keyspace.h; every script's KEYS, ARGV and reply are
+// declared once in script_contracts.h, and every call here encodes and decodes through it.
 #pragma once
 
 #include <cstdint>
@@ -21,21 +16,19 @@
 #include <vector>
 
 #include "seqby/broker/redis_link.h"
+#include "seqby/broker/script_contracts.h"
 #include "seqby/core/broker.h"
 #include "seqby/core/variant.h"
 
 namespace seqby::redis {
 
-std::string members_set_name(std::string_view category, std::string_view group);
-std::string member_key_name(std::string_view category, std::string_view group,
-                            std::string_view owner_id);
-std::string sink_key_name(const PartitionRef& partition, std::string_view group);
-std::string effects_hash_name(const PartitionRef& partition, std::string_view group);
-std::string halt_key_name(const PartitionRef& partition, std::string_view group);
-
-// Maps a Redis error reply to an Error: FENCED -> fenced, NOGROUP -> no_group, else protocol.
-// REQUIRES: reply.is_error().
-Error error_from_reply(const Reply& reply);
+// The key names of the broker's own keys (built in seqby/core/keyspace.h; kept here for callers
+// that name them redis::...).
+using seqby::effects_hash_name;
+using seqby::halt_key_name;
+using seqby::member_key_name;
+using seqby::members_set_name;
+using seqby::sink_key_name;
 
 struct RedisBrokerOptions {
   std::uint32_t reclaim_count_per_call = 100;   // XAUTOCLAIM COUNT
@@ -90,14 +83,13 @@ class RedisBroker final : public Broker {
                                                         std::string_view group) override;
   Task<Result<bool>> reap(const Lease& lease, std::uint64_t idle_ms) override;
 
-  // Runs the embedded script `name` (EVALSHA, lazily loaded, EVAL on NOSCRIPT). The reply may be
-  // an error reply; only transport failures are Result errors. REQUIRES: the script exists.
-  Task<Result<Reply>> run_script(std::string_view name, std::vector<std::string> keys,
-                                 std::vector<std::string> args);
+  // Runs the embedded script `name` with `call` (encoded by its contract, script_contracts.h):
+  // EVALSHA, lazily loaded, EVAL on NOSCRIPT. The reply may be an error reply; only transport
+  // failures are Result errors. REQUIRES: the script exists.
+  Task<Result<Reply>> run_script(std::string_view name, ScriptCall call);
 
  private:
-  Task<Result<Reply>> eval(const char* source, const std::vector<std::string>& keys,
-                           const std::vector<std::string>& args, std::string_view sha);
+  Task<Result<Reply>> eval(const char* source, const ScriptCall& call, std::string_view sha);
 
   RedisLink& link_;
   RedisBrokerOptions options_;

@@ -30,7 +30,7 @@ struct LeaseView {
   std::int64_t ttl_ms = -1;      // PTTL: time left; -1 when the key has no expiry
 };
 
-// The halt record `C:K:__halt__:G` (halt_key_name in redis_broker.h), as the owner wrote it.
+// The halt record `C:K:__halt__:G` (halt_key_name in seqby/core/keyspace.h), as the owner wrote it.
 struct HaltView {
   std::string id;             // the head entry the partition halted on
   std::string reason;         // the handler's last error
@@ -136,7 +136,11 @@ class Admin {
     std::uint64_t entries_added = 0;  // XINFO STREAM entries-added
   };
 
+  // `command`'s reply, an error reply mapped to Errc (WRONGTYPE: invalid, else protocol).
   Result<Reply> run(const Command& command);
+  // `command`'s reply read as T (decode<T>, reply.h).
+  template <typename T>
+  Result<T> read(const Command& command);
   Result<std::int64_t> server_time_ms();
   Result<StreamCounts> stream_counts(const std::string& stream);
   Status check_partition(std::string_view category, std::string_view key);

@@ -23,7 +23,7 @@
 
 namespace seqby::redis {
 
-inline constexpr std::string_view kDefaultHistoryStream = "seqby:history";
+inline constexpr std::string_view kDefaultHistoryStream = kHistoryStreamName;  // keyspace.h
 
 // The stream entry fields of `record` (index omitted; time, op and node always written).
 std::vector<std::pair<std::string, std::string>> history_fields(const HistoryRecord& record);

@@ -1,67 +1,19 @@
-// Redis key names of DESIGN.md section 3 (ADR decisions 1, 4, 5, 7) and their reverse parse.
-// Composition is total for valid parts; parsing never mistakes a partition's lane, DLQ, lease or
-// fence name for a partition, because keys never contain a colon nor equal a reserved token
-// (keys.h). Nothing here validates its inputs when composing: callers compose from validated
-// categories and keys.
-//
-// For category C, key K, backfill suffix S:
-//   C:K             partition stream          C:K:S            the partition's backfill lane
-//   C:K:dlq         the partition's DLQ       C:__partitions__ the category's partition index
-//   C:K:__lease__   the partition's lease     C:K:__fence__    the partition's generation counter
-//   C               the category stream       C:S, C:dlq       the category's own lane and DLQ
-//   C:__subscribers__  the consumer groups that consume category C (the reaper waits for each)
-// and for process manager P, correlation value X (ADR decision 2):
-//   __pm__:P:X:__lease__  the lease of X      __pm__:P:X:__fence__  X's generation counter
-// (the lease namespace __pm__:P is a reserved category: validate_category_name refuses it).
+// The reverse parse of the Redis key names of DESIGN.md section 3 (ADR decisions 1, 4, 5, 7),
+// and the broker's group-cache key. The names themselves are built in keyspace.h (included here,
+// so every caller of naming.h keeps them). Parsing never mistakes a partition's lane, DLQ, lease
+// or fence name for a partition, because keys never contain a colon nor equal a reserved token
+// (keys.h).
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "seqby/core/keys.h"
+#include "seqby/core/keyspace.h"
 
 namespace seqby {
-
-inline constexpr std::string_view kLeaseToken = "__lease__";
-inline constexpr std::string_view kFenceToken = "__fence__";
-inline constexpr std::string_view kPartitionIndexToken = "__partitions__";
-inline constexpr std::string_view kSubscribersToken = "__subscribers__";
-inline constexpr std::string_view kProcessManagerToken = "__pm__";
-
-std::string partition_stream_name(std::string_view category, std::string_view key);
-std::string backfill_lane_name(std::string_view category, std::string_view key,
-                               std::string_view backfill_suffix = kDefaultBackfillSuffix);
-std::string dlq_stream_name(std::string_view category, std::string_view key);
-std::string lease_key_name(std::string_view category, std::string_view key);
-std::string fence_key_name(std::string_view category, std::string_view key);
-std::string partition_index_name(std::string_view category);
-// "C:__subscribers__": the set of consumer groups subscribed to category C (Broker::subscribe).
-std::string subscribers_set_name(std::string_view category);
-// "__pm__:P": the namespace of process manager P's leases and membership; its leases are
-// lease_key_name(pm_lease_category(P), X) and fence_key_name(pm_lease_category(P), X).
-std::string pm_lease_category(std::string_view process_manager);
-
-// One partition: a category and a (valid) key.
-struct PartitionRef {
-  std::string category;
-  std::string key;
-
-  std::string stream() const { return partition_stream_name(category, key); }
-  std::string backfill_lane(std::string_view backfill_suffix = kDefaultBackfillSuffix) const {
-    return backfill_lane_name(category, key, backfill_suffix);
-  }
-  std::string dlq() const { return dlq_stream_name(category, key); }
-  std::string lease() const { return lease_key_name(category, key); }
-  std::string fence() const { return fence_key_name(category, key); }
-  std::string index() const { return partition_index_name(category); }
-  std::string subscribers() const { return subscribers_set_name(category); }
-
-  friend bool operator==(const PartitionRef&, const PartitionRef&) = default;
-  friend auto operator<=>(const PartitionRef&, const PartitionRef&) = default;
-};
 
 enum class NameKind : std::uint8_t {
   partition,        // C:K

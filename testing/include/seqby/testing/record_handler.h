@@ -20,6 +20,7 @@
 #include "seqby/broker/redis_link.h"
 #include "seqby/core/handler.h"
 #include "seqby/core/history.h"
+#include "seqby/core/keyspace.h"
 #include "seqby/core/runtime.h"
 
 namespace seqby::testing {
@@ -30,10 +31,6 @@ inline constexpr std::string_view kInProgressOverlap = "inprogress_overlap";
 // for a process manager (see the header comment).
 std::string inprogress_marker_value(std::string_view owner_id, std::string_view category,
                                     std::string_view event_id, bool process_manager);
-
-// UNIT:__inprogress__:G for a lease unit (HandlerContext::unit()): C:K:__inprogress__:G for a
-// partition, __pm__:G:X:__inprogress__:G for a process manager's correlation value.
-std::string inprogress_key_name(const PartitionRef& unit, std::string_view group);
 
 class RecordHandler final : public Handler {
  public:

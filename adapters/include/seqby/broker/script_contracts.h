@@ -1,0 +1,387 @@
+// The calling contract of every embedded Lua script (scripts.h, adapters/lua/*.lua), declared
+// once: its KEYS and ARGV as a typed Args struct whose field tables `keys` and `argv` give their
+// order, and its reply as a typed decode. encode<S>() turns Args into KEYS/ARGV, decode_args<S>()
+// reads them back (from an EVAL/EVALSHA command too), S::decode_reply() reads the reply. The
+// broker, `seqby admin` and the simulator's history stamping all go through these, so no caller
+// indexes a script's KEYS or ARGV by position. The generated unfenced_read/ack/commit
+// (cmake/embed_scripts.cmake: the fenced script minus its lease check) share their fenced
+// script's contract: S::unfenced_name. The Lua text is the source of truth for each line here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "seqby/broker/reply.h"
+#include "seqby/core/broker.h"
+#include "seqby/core/result.h"
+
+namespace seqby::redis {
+
+// One script call's KEYS and ARGV, in order.
+struct ScriptCall {
+  std::vector<std::string> keys;
+  std::vector<std::string> args;
+};
+
+// {verb, body, numkeys, KEYS..., ARGV...}: "EVAL" with the script text, or "EVALSHA" with its sha.
+Command eval_command(std::string_view verb, std::string_view body, const ScriptCall& call);
+// A view of one call's KEYS and ARGV, e.g. inside the EVAL command that carries them.
+struct ScriptCallView {
+  std::span<const std::string> keys;
+  std::span<const std::string> args;
+};
+
+// The KEYS and ARGV of an EVAL or EVALSHA command (views into it); nullopt for another command
+// or a bad numkeys.
+std::optional<ScriptCallView> script_call_of(const Command& command);
+// Whether `command` runs the script whose sha is `sha` (EVALSHA) or whose text is `source` (EVAL).
+bool runs_script(const Command& command, std::string_view sha, std::string_view source);
+
+namespace script {
+
+namespace detail {
+// One KEYS or ARGV value: text as it is, integers in decimal, ReadFrom as "0" (pending) or ">"
+// (new entries); a std::vector<std::string> field takes every value left (the last field only).
+void put(std::vector<std::string>* out, const std::string& value);
+void put(std::vector<std::string>* out, std::int64_t value);
+void put(std::vector<std::string>* out, std::uint64_t value);
+void put(std::vector<std::string>* out, ReadFrom value);
+void put(std::vector<std::string>* out, const std::vector<std::string>& values);
+void put(std::vector<std::string>* out, std::string&& value);
+void put(std::vector<std::string>* out, std::vector<std::string>&& values);
+bool take(std::span<const std::string> in, std::size_t* at, std::string* value);
+bool take(std::span<const std::string> in, std::size_t* at, std::int64_t* value);
+bool take(std::span<const std::string> in, std::size_t* at, std::uint64_t* value);
+bool take(std::span<const std::string> in, std::size_t* at, ReadFrom* value);
+bool take(std::span<const std::string> in, std::size_t* at, std::vector<std::string>* values);
+
+template <typename Args, typename Table>
+void put_all(std::vector<std::string>* out, const Args& args, const Table& table) {
+  out->reserve(std::tuple_size_v<Table>);
+  std::apply([&](auto... member) { (put(out, args.*member), ...); }, table);
+}
+
+template <typename Args, typename Table>
+void move_all(std::vector<std::string>* out, Args& args, const Table& table) {
+  out->reserve(std::tuple_size_v<Table>);
+  std::apply([&](auto... member) { (put(out, std::move(args.*member)), ...); }, table);
+}
+
+template <typename Args, typename Table>
+bool take_all(std::span<const std::string> in, Args* args, const Table& table) {
+  std::size_t at = 0;
+  const bool read =
+      std::apply([&](auto... member) { return (take(in, &at, &(args->*member)) && ...); }, table);
+  return read && at == in.size();
+}
+}  // namespace detail
+
+// KEYS and ARGV of `args`, in the order of S::keys and S::argv.
+template <typename S>
+ScriptCall encode(const typename S::Args& args) {
+  ScriptCall call;
+  detail::put_all(&call.keys, args, S::keys);
+  detail::put_all(&call.args, args, S::argv);
+  return call;
+}
+
+// The same, moving the values out of `args`.
+template <typename S>
+ScriptCall encode(typename S::Args&& args) {
+  ScriptCall call;
+  detail::move_all(&call.keys, args, S::keys);
+  detail::move_all(&call.args, args, S::argv);
+  return call;
+}
+
+// The Args of a call of S; nullopt when the counts or a value's form do not fit S's contract.
+template <typename S>
+std::optional<typename S::Args> decode_args(const ScriptCallView& call) {
+  typename S::Args args{};
+  if (!detail::take_all(call.keys, &args, S::keys) ||
+      !detail::take_all(call.args, &args, S::argv)) {
+    return std::nullopt;
+  }
+  return args;
+}
+
+template <typename S>
+std::optional<typename S::Args> decode_args(const ScriptCall& call) {
+  return decode_args<S>(ScriptCallView{call.keys, call.args});
+}
+
+// The same for an EVAL/EVALSHA command (the caller knows it runs S: by its sha or text).
+template <typename S>
+std::optional<typename S::Args> decode_args(const Command& command) {
+  std::optional<ScriptCallView> call = script_call_of(command);
+  if (!call.has_value()) return std::nullopt;
+  return decode_args<S>(*call);
+}
+
+// S::decode_reply of a transport result: a transport error is passed on as it is.
+template <typename S>
+Result<typename S::Out> decode_reply(const Result<Reply>& reply) {
+  if (!reply.ok()) return reply.error();
+  return S::decode_reply(reply.value());
+}
+
+// --- the contracts, one per script (KEYS[i] / ARGV[i] as the script's header names them) -----
+
+struct Publish {
+  static constexpr std::string_view name = "publish";
+  struct Args {
+    std::string stream;  // KEYS[1] C:K
+    std::string index;   // KEYS[2] C:__partitions__
+    std::string key;     // ARGV[1] K
+    std::string type;    // ARGV[2] event type
+    std::string data;    // ARGV[3] event data (JSON)
+  };
+  static constexpr auto keys = std::tuple{&Args::stream, &Args::index};
+  static constexpr auto argv = std::tuple{&Args::key, &Args::type, &Args::data};
+  using Out = std::string;  // the new entry id
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct AnnounceMember {
+  static constexpr std::string_view name = "announce_member";
+  struct Args {
+    std::string member;        // KEYS[1] C:__member__:G:O
+    std::string members;       // KEYS[2] C:__members__:G
+    std::string owner_id;      // ARGV[1]
+    std::uint64_t ttl_ms = 0;  // ARGV[2]
+  };
+  static constexpr auto keys = std::tuple{&Args::member, &Args::members};
+  static constexpr auto argv = std::tuple{&Args::owner_id, &Args::ttl_ms};
+  using Out = std::int64_t;  // 1
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct LiveMembers {
+  static constexpr std::string_view name = "live_members";
+  struct Args {
+    std::string members;                   // KEYS[1] C:__members__:G
+    std::vector<std::string> member_keys;  // KEYS[2..n] C:__member__:G:O of each owner
+    std::vector<std::string> owners;       // ARGV[1..n-1], aligned with KEYS[2..n]
+  };
+  static constexpr auto keys = std::tuple{&Args::members, &Args::member_keys};
+  static constexpr auto argv = std::tuple{&Args::owners};
+  using Out = std::vector<std::string>;  // the live owner ids, in argument order
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct Acquire {
+  static constexpr std::string_view name = "acquire";
+  struct Args {
+    std::string lease;         // KEYS[1] the lease key
+    std::string fence;         // KEYS[2] C:K:__fence__
+    std::string owner_id;      // ARGV[1] (no colon)
+    std::uint64_t ttl_ms = 0;  // ARGV[2]
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::fence};
+  static constexpr auto argv = std::tuple{&Args::owner_id, &Args::ttl_ms};
+  using Out = std::optional<std::uint64_t>;  // the new generation (>= 1), nullopt: held by another
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct Renew {
+  static constexpr std::string_view name = "renew";
+  struct Args {
+    std::string lease;         // KEYS[1]
+    std::string token;         // ARGV[1] O:N
+    std::uint64_t ttl_ms = 0;  // ARGV[2]
+  };
+  static constexpr auto keys = std::tuple{&Args::lease};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::ttl_ms};
+  using Out = std::int64_t;  // 1, or FENCED
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct Release {
+  static constexpr std::string_view name = "release";
+  struct Args {
+    std::string lease;  // KEYS[1]
+    std::string token;  // ARGV[1] O:N
+  };
+  static constexpr auto keys = std::tuple{&Args::lease};
+  static constexpr auto argv = std::tuple{&Args::token};
+  using Out = bool;  // the lease was ours and is deleted
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct CheckLease {
+  static constexpr std::string_view name = "check_lease";
+  struct Args {
+    std::string lease;  // KEYS[1]
+    std::string token;  // ARGV[1] O:N
+  };
+  static constexpr auto keys = std::tuple{&Args::lease};
+  static constexpr auto argv = std::tuple{&Args::token};
+  using Out = std::int64_t;  // 1, or FENCED
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct Reclaim {
+  static constexpr std::string_view name = "reclaim";
+  struct Args {
+    std::string lease;                 // KEYS[1]
+    std::string stream;                // KEYS[2] C:K
+    std::string token;                 // ARGV[1] O:N (the consumer claiming)
+    std::string group;                 // ARGV[2]
+    std::uint64_t count_per_call = 0;  // ARGV[3] XAUTOCLAIM COUNT
+    std::uint64_t calls_max = 0;       // ARGV[4] XAUTOCLAIM calls at most
+    std::string cursor;                // ARGV[5] start cursor, "0-0" to start
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::count_per_call,
+                                          &Args::calls_max, &Args::cursor};
+  struct Out {
+    std::uint64_t claimed = 0;
+    std::string cursor;  // "0-0" when the pending list has been scanned
+  };
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct DropStaleConsumers {
+  static constexpr std::string_view name = "drop_stale_consumers";
+  struct Args {
+    std::string lease;             // KEYS[1]
+    std::string stream;            // KEYS[2] C:K
+    std::string token;             // ARGV[1] O:N
+    std::string group;             // ARGV[2]
+    std::uint64_t generation = 0;  // ARGV[3] N
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::generation};
+  using Out = std::uint64_t;  // consumers deleted
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct FencedRead {
+  static constexpr std::string_view name = "fenced_read";
+  static constexpr std::string_view unfenced_name = "unfenced_read";
+  struct Args {
+    std::string lease;                  // KEYS[1]
+    std::string stream;                 // KEYS[2] C:K
+    std::string token;                  // ARGV[1] O:N, also the consumer name
+    std::string group;                  // ARGV[2]
+    ReadFrom from = ReadFrom::pending;  // ARGV[3] "0" or ">"
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::from};
+  using Out = std::optional<StreamEntry>;  // nullopt: nothing to read
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct FencedAck {
+  static constexpr std::string_view name = "fenced_ack";
+  static constexpr std::string_view unfenced_name = "unfenced_ack";
+  struct Args {
+    std::string lease;     // KEYS[1]
+    std::string stream;    // KEYS[2] C:K
+    std::string token;     // ARGV[1] O:N
+    std::string group;     // ARGV[2]
+    std::string entry_id;  // ARGV[3]
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::entry_id};
+  using Out = std::int64_t;  // entries acknowledged, 0 or 1
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct FencedCommit {
+  static constexpr std::string_view name = "fenced_commit";
+  static constexpr std::string_view unfenced_name = "unfenced_commit";
+  struct Args {
+    std::string lease;     // KEYS[1]
+    std::string sink;      // KEYS[2] C:K:__sink__:G (last_seq, last_token)
+    std::string effects;   // KEYS[3] C:K:__effects__:G (seq -> effect)
+    std::string token;     // ARGV[1] O:N
+    std::int64_t seq = 0;  // ARGV[2]
+    std::string effect;    // ARGV[3] stored verbatim
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::sink, &Args::effects};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::seq, &Args::effect};
+  using Out = CommitReply;  // a FENCED reply is CommitOutcome::fenced, not an error
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct RecordHalt {
+  static constexpr std::string_view name = "record_halt";
+  struct Args {
+    std::string lease;                 // KEYS[1]
+    std::string halt;                  // KEYS[2] C:K:__halt__:G
+    std::string token;                 // ARGV[1] O:N
+    std::string entry_id;              // ARGV[2] the head
+    std::string reason;                // ARGV[3] the handler's last error
+    std::uint64_t delivery_count = 0;  // ARGV[4]
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::halt};
+  static constexpr auto argv =
+      std::tuple{&Args::token, &Args::entry_id, &Args::reason, &Args::delivery_count};
+  using Out = std::int64_t;  // since_ms, the server time recorded
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct Reap {
+  static constexpr std::string_view name = "reap";
+  struct Args {
+    std::string lease;          // KEYS[1]
+    std::string stream;         // KEYS[2] C:K
+    std::string index;          // KEYS[3] C:__partitions__
+    std::string subscribers;    // KEYS[4] C:__subscribers__
+    std::string token;          // ARGV[1] O:N
+    std::string key;            // ARGV[2] K
+    std::uint64_t idle_ms = 0;  // ARGV[3]
+  };
+  static constexpr auto keys =
+      std::tuple{&Args::lease, &Args::stream, &Args::index, &Args::subscribers};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::key, &Args::idle_ms};
+  using Out = bool;  // reaped (false: not cold)
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+// The operator's scripts refuse with NOENTRY (an unknown id: Errc::not_found) or NOTHEAD (ID is
+// not the head: Errc::refused), the message without its code word.
+struct AdminSkip {
+  static constexpr std::string_view name = "admin_skip";
+  struct Args {
+    std::string stream;    // KEYS[1] C:K
+    std::string halt;      // KEYS[2] C:K:__halt__:G
+    std::string group;     // ARGV[1]
+    std::string entry_id;  // ARGV[2]
+  };
+  static constexpr auto keys = std::tuple{&Args::stream, &Args::halt};
+  static constexpr auto argv = std::tuple{&Args::group, &Args::entry_id};
+  using Out = bool;  // a halt record was deleted
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct AdminDlq {
+  static constexpr std::string_view name = "admin_dlq";
+  struct Args {
+    std::string stream;    // KEYS[1] C:K
+    std::string halt;      // KEYS[2] C:K:__halt__:G
+    std::string dlq;       // KEYS[3] C:K:dlq
+    std::string group;     // ARGV[1]
+    std::string entry_id;  // ARGV[2]
+  };
+  static constexpr auto keys = std::tuple{&Args::stream, &Args::halt, &Args::dlq};
+  static constexpr auto argv = std::tuple{&Args::group, &Args::entry_id};
+  struct Out {
+    std::string dlq_id;   // the new DLQ entry
+    bool halted = false;  // a halt record was deleted
+  };
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+// The name of every script with a contract above (unfenced_* included): the same set as
+// embedded_scripts() (a unit test holds them equal).
+std::span<const std::string_view> contract_names();
+
+}  // namespace script
+}  // namespace seqby::redis

@@ -1,0 +1,239 @@
+#include "seqby/broker/script_contracts.h"
+
+#include <charconv>
+
+namespace seqby::redis {
+
+Command eval_command(std::string_view verb, std::string_view body, const ScriptCall& call) {
+  Command command;
+  command.reserve(3 + call.keys.size() + call.args.size());
+  command.emplace_back(verb);
+  command.emplace_back(body);
+  command.push_back(std::to_string(call.keys.size()));
+  command.insert(command.end(), call.keys.begin(), call.keys.end());
+  command.insert(command.end(), call.args.begin(), call.args.end());
+  return command;
+}
+
+std::optional<ScriptCallView> script_call_of(const Command& command) {
+  if (command.size() < 3) return std::nullopt;
+  const std::string& verb = command[0];
+  if (verb != "EVAL" && verb != "eval" && verb != "EVALSHA" && verb != "evalsha") {
+    return std::nullopt;
+  }
+  const std::string& count = command[2];
+  std::size_t key_count = 0;
+  auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), key_count);
+  if (ec != std::errc() || end != count.data() + count.size() || key_count > command.size() - 3) {
+    return std::nullopt;
+  }
+  const std::span<const std::string> rest = std::span<const std::string>(command).subspan(3);
+  return ScriptCallView{rest.first(key_count), rest.subspan(key_count)};
+}
+
+bool runs_script(const Command& command, std::string_view sha, std::string_view source) {
+  if (command.size() < 3) return false;
+  const std::string& verb = command[0];
+  if (verb == "EVALSHA" || verb == "evalsha") return command[1] == sha;
+  if (verb == "EVAL" || verb == "eval") return command[1] == source;
+  return false;
+}
+
+namespace script {
+namespace detail {
+namespace {
+
+template <typename T>
+bool parse_integer(const std::string& text, T* out) {
+  if (text.empty()) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+void put(std::vector<std::string>* out, const std::string& value) { out->push_back(value); }
+void put(std::vector<std::string>* out, std::int64_t value) {
+  out->push_back(std::to_string(value));
+}
+void put(std::vector<std::string>* out, std::uint64_t value) {
+  out->push_back(std::to_string(value));
+}
+void put(std::vector<std::string>* out, ReadFrom value) {
+  out->push_back(value == ReadFrom::pending ? "0" : ">");
+}
+void put(std::vector<std::string>* out, const std::vector<std::string>& values) {
+  out->insert(out->end(), values.begin(), values.end());
+}
+void put(std::vector<std::string>* out, std::string&& value) { out->push_back(std::move(value)); }
+void put(std::vector<std::string>* out, std::vector<std::string>&& values) {
+  out->insert(out->end(), std::make_move_iterator(values.begin()),
+              std::make_move_iterator(values.end()));
+}
+
+bool take(std::span<const std::string> in, std::size_t* at, std::string* value) {
+  if (*at >= in.size()) return false;
+  *value = in[(*at)++];
+  return true;
+}
+bool take(std::span<const std::string> in, std::size_t* at, std::int64_t* value) {
+  return *at < in.size() && parse_integer(in[(*at)++], value);
+}
+bool take(std::span<const std::string> in, std::size_t* at, std::uint64_t* value) {
+  return *at < in.size() && parse_integer(in[(*at)++], value);
+}
+bool take(std::span<const std::string> in, std::size_t* at, ReadFrom* value) {
+  if (*at >= in.size()) return false;
+  const std::string& text = in[(*at)++];
+  if (text == "0") {
+    *value = ReadFrom::pending;
+  } else if (text == ">") {
+    *value = ReadFrom::new_entries;
+  } else {
+    return false;
+  }
+  return true;
+}
+bool take(std::span<const std::string> in, std::size_t* at, std::vector<std::string>* values) {
+  values->assign(in.begin() + static_cast<std::ptrdiff_t>(*at), in.end());
+  *at = in.size();
+  return true;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Maps an operator script's refusal to its Errc (see AdminSkip): NOENTRY is an unknown id (bad
+// input), NOTHEAD a refused action. The message drops the reply's code word.
+Error admin_refusal(const Reply& reply) {
+  const std::size_t space = reply.str.find(' ');
+  const std::string text = space == std::string::npos ? reply.str : reply.str.substr(space + 1);
+  if (reply.is_error_with("NOENTRY")) return make_error(Errc::not_found, text);
+  if (reply.is_error_with("NOTHEAD")) return make_error(Errc::refused, text);
+  if (reply.is_error_with("NOGROUP")) return make_error(Errc::no_group, reply.str);
+  return make_error(Errc::protocol, reply.str);
+}
+
+}  // namespace
+
+Result<Publish::Out> Publish::decode_reply(const Reply& reply) {
+  return decode<std::string>(reply, name);
+}
+
+Result<AnnounceMember::Out> AnnounceMember::decode_reply(const Reply& reply) {
+  return decode<std::int64_t>(reply, name);
+}
+
+Result<LiveMembers::Out> LiveMembers::decode_reply(const Reply& reply) {
+  return decode<std::vector<std::string>>(reply, name);
+}
+
+Result<Acquire::Out> Acquire::decode_reply(const Reply& reply) {
+  Result<Out> generation = decode<Out>(reply, name);
+  if (generation.ok() && generation.value() == std::uint64_t{0}) {
+    return shape_error(name, reply, "nil or integer >= 1");
+  }
+  return generation;
+}
+
+Result<Renew::Out> Renew::decode_reply(const Reply& reply) {
+  return decode<std::int64_t>(reply, name);
+}
+
+Result<Release::Out> Release::decode_reply(const Reply& reply) { return decode<bool>(reply, name); }
+
+Result<CheckLease::Out> CheckLease::decode_reply(const Reply& reply) {
+  return decode<std::int64_t>(reply, name);
+}
+
+Result<Reclaim::Out> Reclaim::decode_reply(const Reply& reply) {
+  Result<std::tuple<std::uint64_t, std::string>> read =
+      decode<std::tuple<std::uint64_t, std::string>>(reply, name);
+  if (!read.ok()) return read.error();
+  auto& [claimed, cursor] = read.value();
+  return Out{claimed, std::move(cursor)};
+}
+
+Result<DropStaleConsumers::Out> DropStaleConsumers::decode_reply(const Reply& reply) {
+  return decode<std::uint64_t>(reply, name);
+}
+
+Result<FencedRead::Out> FencedRead::decode_reply(const Reply& reply) {
+  using Row = std::tuple<std::string, std::string, std::string, std::uint64_t>;
+  Result<std::optional<Row>> read = decode<std::optional<Row>>(reply, name);
+  if (!read.ok()) return read.error();
+  if (!read.value().has_value()) return Out();
+  auto& [id, type, data, delivery_count] = *read.value();
+  return Out(StreamEntry{std::move(id), std::move(type), std::move(data), delivery_count});
+}
+
+Result<FencedAck::Out> FencedAck::decode_reply(const Reply& reply) {
+  return decode<std::int64_t>(reply, name);
+}
+
+Result<FencedCommit::Out> FencedCommit::decode_reply(const Reply& reply) {
+  if (reply.is_error_with("FENCED")) return CommitReply{CommitOutcome::fenced, 0, ""};
+  Result<std::tuple<std::string, std::int64_t, std::string>> read =
+      decode<std::tuple<std::string, std::int64_t, std::string>>(reply, name);
+  if (!read.ok()) return read.error();
+  auto& [outcome, last_seq, committed_by] = read.value();
+  CommitReply out;
+  if (outcome == "accepted") {
+    out.outcome = CommitOutcome::accepted;
+  } else if (outcome == "duplicate") {
+    out.outcome = CommitOutcome::duplicate;
+  } else if (outcome == "out_of_order") {
+    out.outcome = CommitOutcome::out_of_order;
+  } else {
+    return shape_error(name, reply, "[accepted|duplicate|out_of_order, integer, string]");
+  }
+  out.last_seq = last_seq;
+  out.committed_by = std::move(committed_by);
+  return out;
+}
+
+Result<RecordHalt::Out> RecordHalt::decode_reply(const Reply& reply) {
+  return decode<std::int64_t>(reply, name);
+}
+
+Result<Reap::Out> Reap::decode_reply(const Reply& reply) { return decode<bool>(reply, name); }
+
+Result<AdminSkip::Out> AdminSkip::decode_reply(const Reply& reply) {
+  if (reply.is_error()) return admin_refusal(reply);
+  return decode<bool>(reply, name);
+}
+
+Result<AdminDlq::Out> AdminDlq::decode_reply(const Reply& reply) {
+  if (reply.is_error()) return admin_refusal(reply);
+  Result<std::tuple<std::string, bool>> read = decode<std::tuple<std::string, bool>>(reply, name);
+  if (!read.ok()) return read.error();
+  auto& [dlq_id, halted] = read.value();
+  return Out{std::move(dlq_id), halted};
+}
+
+std::span<const std::string_view> contract_names() {
+  static constexpr std::string_view kNames[] = {AdminDlq::name,
+                                                AdminSkip::name,
+                                                Acquire::name,
+                                                AnnounceMember::name,
+                                                CheckLease::name,
+                                                DropStaleConsumers::name,
+                                                FencedAck::name,
+                                                FencedCommit::name,
+                                                FencedRead::name,
+                                                LiveMembers::name,
+                                                Publish::name,
+                                                Reap::name,
+                                                Reclaim::name,
+                                                RecordHalt::name,
+                                                Release::name,
+                                                Renew::name,
+                                                FencedAck::unfenced_name,
+                                                FencedCommit::unfenced_name,
+                                                FencedRead::unfenced_name};
+  return kNames;
+}
+
+}  // namespace script
+}  // namespace seqby::redis

@@ -1,0 +1,137 @@
+// The scripts' contracts (seqby/broker/script_contracts.h) and typed reply decoding (reply.h):
+// every embedded script has one, KEYS/ARGV round-trip through an EVAL command in the order the
+// script's header names them, and a reply of the wrong shape is a protocol error naming the
+// script and the shape it expected.
+#include "seqby/broker/script_contracts.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "seqby/broker/scripts.h"
+
+namespace seqby::redis {
+namespace {
+
+TEST(ScriptContracts, EveryEmbeddedScriptHasExactlyOneContract) {
+  std::set<std::string_view> embedded;
+  for (const EmbeddedScript& s : embedded_scripts()) embedded.insert(s.name);
+  const std::span<const std::string_view> names = script::contract_names();
+  const std::set<std::string_view> contracts(names.begin(), names.end());
+  EXPECT_EQ(contracts.size(), names.size());
+  EXPECT_EQ(contracts, embedded);
+}
+
+TEST(ScriptContracts, FencedCommitEncodesInTheScriptsOrderAndDecodesBack) {
+  using S = script::FencedCommit;
+  const S::Args args{
+      "order:k:__lease__", "order:k:__sink__:g", "order:k:__effects__:g", "w1:3", 7, "1-0"};
+  const Command command = eval_command("EVALSHA", "abc", script::encode<S>(args));
+  EXPECT_EQ(command, (Command{"EVALSHA", "abc", "3", "order:k:__lease__", "order:k:__sink__:g",
+                              "order:k:__effects__:g", "w1:3", "7", "1-0"}));
+  const std::optional<S::Args> back = script::decode_args<S>(command);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->sink, args.sink);
+  EXPECT_EQ(back->token, "w1:3");
+  EXPECT_EQ(back->seq, 7);
+  EXPECT_EQ(back->effect, "1-0");
+}
+
+TEST(ScriptContracts, DecodeArgsRefusesAnotherShape) {
+  using S = script::FencedAck;
+  EXPECT_FALSE(script::decode_args<S>(Command{"EVAL", "x", "3", "a", "b", "c", "d", "e"}));
+  EXPECT_FALSE(script::decode_args<S>(Command{"EVAL", "x", "2", "a", "b", "c", "d"}));
+  EXPECT_FALSE(script::decode_args<S>(Command{"GET", "x", "2", "a", "b", "c", "d", "e"}));
+  EXPECT_FALSE(script::decode_args<S>(Command{"EVAL", "x", "9", "a"}));
+  EXPECT_TRUE(script::decode_args<S>(Command{"EVAL", "x", "2", "a", "b", "c", "d", "e"}));
+  EXPECT_FALSE(script::decode_args<script::FencedCommit>(
+      Command{"EVAL", "x", "3", "a", "b", "c", "t", "seven", "e"}));
+}
+
+TEST(ScriptContracts, LiveMembersTakesEveryRemainingKeyAndArgument) {
+  using S = script::LiveMembers;
+  S::Args args;
+  args.members = "order:__members__:g";
+  args.member_keys = {"order:__member__:g:a", "order:__member__:g:b"};
+  args.owners = {"a", "b"};
+  const ScriptCall call = script::encode<S>(args);
+  EXPECT_EQ(call.keys, (std::vector<std::string>{"order:__members__:g", "order:__member__:g:a",
+                                                 "order:__member__:g:b"}));
+  EXPECT_EQ(call.args, (std::vector<std::string>{"a", "b"}));
+  const std::optional<S::Args> back = script::decode_args<S>(call);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->member_keys, args.member_keys);
+  EXPECT_EQ(back->owners, args.owners);
+}
+
+TEST(ScriptContracts, FencedReadEncodesWhereToReadFrom) {
+  using S = script::FencedRead;
+  const S::Args args{"l", "s", "w1:1", "g", ReadFrom::new_entries};
+  EXPECT_EQ(script::encode<S>(args).args, (std::vector<std::string>{"w1:1", "g", ">"}));
+  const std::optional<S::Args> back = script::decode_args<S>(script::encode<S>(args));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->from, ReadFrom::new_entries);
+}
+
+TEST(ScriptContracts, RepliesAreReadByTypeAndAWrongShapeNamesTheScript) {
+  const Result<CommitReply> accepted = script::FencedCommit::decode_reply(
+      Reply::array({Reply::bulk("accepted"), Reply::of_int(4), Reply::bulk("w1:3")}));
+  ASSERT_TRUE(accepted.ok());
+  EXPECT_EQ(accepted.value().outcome, CommitOutcome::accepted);
+  EXPECT_EQ(accepted.value().last_seq, 4);
+  EXPECT_EQ(accepted.value().committed_by, "w1:3");
+
+  const Result<CommitReply> fenced =
+      script::FencedCommit::decode_reply(Reply::error("FENCED lease not held by w1:3"));
+  ASSERT_TRUE(fenced.ok());
+  EXPECT_EQ(fenced.value().outcome, CommitOutcome::fenced);
+
+  const Result<std::optional<StreamEntry>> read =
+      script::FencedRead::decode_reply(Reply::array({Reply::bulk("1-0"), Reply::of_int(2)}));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.code(), Errc::protocol);
+  EXPECT_EQ(read.error().message,
+            "unexpected reply to fenced_read: [\"1-0\", (integer) 2] (expected nil or [string, "
+            "string, string, integer >= 0])");
+
+  const Result<std::uint64_t> dropped =
+      script::DropStaleConsumers::decode_reply(Reply::error("NOGROUP no such group"));
+  ASSERT_FALSE(dropped.ok());
+  EXPECT_EQ(dropped.code(), Errc::no_group);
+  EXPECT_FALSE(script::Acquire::decode_reply(Reply::of_int(0)).ok());
+  EXPECT_FALSE(script::Acquire::decode_reply(Reply::nil()).value().has_value());
+}
+
+TEST(ScriptContracts, OperatorRefusalsMapToTheirErrc) {
+  const Result<bool> unknown =
+      script::AdminSkip::decode_reply(Reply::error("NOENTRY no entry 9-9 in order:k"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.code(), Errc::not_found);
+  EXPECT_EQ(unknown.error().message, "no entry 9-9 in order:k");
+  const Result<script::AdminDlq::Out> not_head =
+      script::AdminDlq::decode_reply(Reply::error("NOTHEAD 2-0 is not the head"));
+  ASSERT_FALSE(not_head.ok());
+  EXPECT_EQ(not_head.code(), Errc::refused);
+  const Result<script::AdminDlq::Out> moved =
+      script::AdminDlq::decode_reply(Reply::array({Reply::bulk("5-0"), Reply::of_int(1)}));
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved.value().dlq_id, "5-0");
+  EXPECT_TRUE(moved.value().halted);
+}
+
+TEST(ReplyDecode, FieldMapsReadByName) {
+  const Result<FieldMap> map = decode<FieldMap>(
+      Reply::array({Reply::bulk("name"), Reply::bulk("g"), Reply::status("pending"),
+                    Reply::of_int(3), Reply::bulk("lag"), Reply::nil()}),
+      "XINFO GROUPS");
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(map.value().get<std::string>("name"), "g");
+  EXPECT_EQ(map.value().get<std::uint64_t>("pending"), 3u);
+  EXPECT_FALSE(map.value().get<std::int64_t>("lag").has_value());
+  EXPECT_FALSE(map.value().get<std::int64_t>("missing").has_value());
+  EXPECT_FALSE(decode<FieldMap>(Reply::array({Reply::bulk("odd")}), "HGETALL").ok());
+}
+
+}  // namespace
+}  // namespace seqby::redis

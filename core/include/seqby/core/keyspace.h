@@ -1,0 +1,105 @@
+// The keyspace: every Redis key name seqby builds, built here and nowhere else (DESIGN.md section
+// 3, docs/ARCHITECTURE.md "Redis keys beyond DESIGN.md section 3"). Composition is total for
+// valid parts and validates nothing: callers compose from validated categories, keys and groups
+// (keys.h). The two reverse parses here are the ones the simulator's history stamping needs;
+// the general parse of a stream name is in naming.h.
+//
+// For category C, key K, backfill suffix S, group G, owner id O:
+//   C:K                 partition stream       C:K:S                the partition's backfill lane
+//   C:K:dlq             the partition's DLQ    C:__partitions__     the category's partition index
+//   C:K:__lease__       the partition's lease  C:K:__lease__:G      its lease for G alone
+//   C:K:__fence__       the generation counter (one per partition, never expires)
+//   C:__subscribers__   the consumer groups that consume C (the reaper waits for each)
+//   C:__members__:G     live instances of (C, G)   C:__member__:G:O  O is live (PX ttl)
+//   C:K:__sink__:G      the test effect sink   C:K:__effects__:G    its committed effects
+//   C:K:__halt__:G      the halt record        C:K:__inprogress__:G the record handler's marker
+//   C                   the category stream    C:S, C:dlq           the category's lane and DLQ
+// for process manager P, correlation value X (ADR decision 2), the unit {__pm__:P, X}:
+//   __pm__:P:X:__lease__  the lease of X       __pm__:P:X:__fence__  X's generation counter
+// (the lease namespace __pm__:P is a reserved category: validate_category_name refuses it),
+// and for a real-Redis run's history (RedisHistorySink): seqby:history, seqby:history:C.
+#pragma once
+
+#include <compare>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "seqby/core/keys.h"
+
+namespace seqby {
+
+inline constexpr std::string_view kLeaseToken = "__lease__";
+inline constexpr std::string_view kFenceToken = "__fence__";
+inline constexpr std::string_view kPartitionIndexToken = "__partitions__";
+inline constexpr std::string_view kSubscribersToken = "__subscribers__";
+inline constexpr std::string_view kProcessManagerToken = "__pm__";
+inline constexpr std::string_view kMembersToken = "__members__";
+inline constexpr std::string_view kMemberToken = "__member__";
+inline constexpr std::string_view kSinkToken = "__sink__";
+inline constexpr std::string_view kEffectsToken = "__effects__";
+inline constexpr std::string_view kHaltToken = "__halt__";
+inline constexpr std::string_view kInprogressToken = "__inprogress__";
+// The default history stream of a real-Redis run.
+inline constexpr std::string_view kHistoryStreamName = "seqby:history";
+
+std::string partition_stream_name(std::string_view category, std::string_view key);
+std::string backfill_lane_name(std::string_view category, std::string_view key,
+                               std::string_view backfill_suffix = kDefaultBackfillSuffix);
+std::string dlq_stream_name(std::string_view category, std::string_view key);
+std::string lease_key_name(std::string_view category, std::string_view key);
+// "C:K:__lease__" when `scope` is empty, else "C:K:__lease__:scope" (a group's own lease).
+std::string lease_key_name(std::string_view category, std::string_view key, std::string_view scope);
+std::string fence_key_name(std::string_view category, std::string_view key);
+std::string partition_index_name(std::string_view category);
+// "C:__subscribers__": the set of consumer groups subscribed to category C (Broker::subscribe).
+std::string subscribers_set_name(std::string_view category);
+// "__pm__:P": the namespace of process manager P's leases and membership; its leases are
+// lease_key_name(pm_lease_category(P), X) and fence_key_name(pm_lease_category(P), X).
+std::string pm_lease_category(std::string_view process_manager);
+// "C:__members__:G" and "C:__member__:G:O": fair-share membership of (C, G).
+std::string members_set_name(std::string_view category, std::string_view group);
+std::string member_key_name(std::string_view category, std::string_view group,
+                            std::string_view owner_id);
+// "seqby:history:C": the history stream of a run over category C.
+std::string history_stream_name(std::string_view category);
+
+// One partition: a category and a (valid) key.
+struct PartitionRef {
+  std::string category;
+  std::string key;
+
+  std::string stream() const { return partition_stream_name(category, key); }
+  std::string backfill_lane(std::string_view backfill_suffix = kDefaultBackfillSuffix) const {
+    return backfill_lane_name(category, key, backfill_suffix);
+  }
+  std::string dlq() const { return dlq_stream_name(category, key); }
+  std::string lease() const { return lease_key_name(category, key); }
+  std::string fence() const { return fence_key_name(category, key); }
+  std::string index() const { return partition_index_name(category); }
+  std::string subscribers() const { return subscribers_set_name(category); }
+
+  friend bool operator==(const PartitionRef&, const PartitionRef&) = default;
+  friend auto operator<=>(const PartitionRef&, const PartitionRef&) = default;
+};
+
+// Per (partition, group) keys: "C:K:__sink__:G", "C:K:__effects__:G", "C:K:__halt__:G".
+std::string sink_key_name(const PartitionRef& partition, std::string_view group);
+std::string effects_hash_name(const PartitionRef& partition, std::string_view group);
+std::string halt_key_name(const PartitionRef& partition, std::string_view group);
+// "UNIT:__inprogress__:G" for a lease unit (HandlerContext::unit()): C:K:__inprogress__:G for a
+// partition, __pm__:G:X:__inprogress__:G for a process manager's correlation value.
+std::string inprogress_key_name(const PartitionRef& unit, std::string_view group);
+
+// The partition of stream name "C:K", split at the LAST colon (keys never hold one); nullopt
+// when `stream` has no colon.
+std::optional<PartitionRef> split_partition_stream(std::string_view stream);
+
+struct PartitionGroup {
+  PartitionRef partition;
+  std::string group;
+};
+// The partition and group of a sink key "C:K:__sink__:G"; nullopt for any other shape.
+std::optional<PartitionGroup> parse_sink_key_name(std::string_view name);
+
+}  // namespace seqby
