@@ -5,15 +5,6 @@
 namespace seqby {
 namespace {
 
-std::string join(std::string_view a, std::string_view b) {
-  std::string out;
-  out.reserve(a.size() + 1 + b.size());
-  out += a;
-  out += ':';
-  out += b;
-  return out;
-}
-
 // Every key rule but the length limit: parsing must not depend on a configured limit.
 bool has_key_shape(std::string_view segment, std::string_view backfill_suffix) {
   KeyRules rules;
@@ -98,7 +89,10 @@ ParsedName parse_stream_name(std::string_view name, std::string_view backfill_su
 std::string group_cache_key(std::string_view stream, std::string_view group) {
   SEQBY_CHECK(!stream.empty());
   SEQBY_CHECK(validate_group_name(group).ok());
-  return join(stream, group);
+  std::string out(stream);
+  out += ':';
+  out += group;
+  return out;
 }
 
 std::optional<GroupCacheKey> parse_group_cache_key(std::string_view cache_key) {
