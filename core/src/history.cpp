@@ -61,4 +61,18 @@ const HistoryField* find_history_field(std::string_view name) {
   return nullptr;
 }
 
+std::string HistoryField::text_of(const HistoryRecord& record) const {
+  switch (type) {
+    case HistoryFieldType::unsigned_number:
+      return std::to_string(record.*unsigned_member);
+    case HistoryFieldType::signed_number:
+      return std::to_string(record.*signed_member);
+    case HistoryFieldType::text:
+      return record.*text_member;
+    case HistoryFieldType::op:
+      return std::string(history_op_name(record.op));
+  }
+  return std::string();
+}
+
 }  // namespace seqby

@@ -41,21 +41,7 @@ std::vector<std::pair<std::string, std::string>> history_fields(const HistoryRec
   std::vector<std::pair<std::string, std::string>> f;
   for (const HistoryField& field : kHistoryFields) {
     if (!field.written(field.in_stream, r)) continue;
-    std::string value;
-    switch (field.type) {
-      case HistoryFieldType::unsigned_number:
-        value = std::to_string(r.*field.unsigned_member);
-        break;
-      case HistoryFieldType::signed_number:
-        value = std::to_string(r.*field.signed_member);
-        break;
-      case HistoryFieldType::text:
-        value = r.*field.text_member;
-        break;
-      case HistoryFieldType::op:
-        value = history_op_name(r.op);
-        break;
-    }
+    std::string value = field.text_of(r);
     f.emplace_back(std::string(field.name), std::move(value));
   }
   return f;

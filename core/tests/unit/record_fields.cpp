@@ -111,21 +111,7 @@ TEST(HistoryFields, EachNameIsBoundToItsMember) {
   r.detail = "d";
   std::map<std::string, std::string> seen;
   for (const HistoryField& field : kHistoryFields) {
-    std::string value;
-    switch (field.type) {
-      case HistoryFieldType::unsigned_number:
-        value = std::to_string(r.*field.unsigned_member);
-        break;
-      case HistoryFieldType::signed_number:
-        value = std::to_string(r.*field.signed_member);
-        break;
-      case HistoryFieldType::text:
-        value = r.*field.text_member;
-        break;
-      case HistoryFieldType::op:
-        value = history_op_name(r.op);
-        break;
-    }
+    std::string value = field.text_of(r);
     seen[std::string(field.name)] = value;
     EXPECT_FALSE(field.at_default(r)) << field.name;
     EXPECT_EQ(find_history_field(field.name), &field);

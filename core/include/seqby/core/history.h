@@ -98,6 +98,8 @@ struct HistoryField {
     }
     return false;
   }
+  // This field of `record` as text: a number in decimal, the op by name (history_op_name).
+  std::string text_of(const HistoryRecord& record) const;
   // Whether a codec with `presence` writes this field of `record`.
   bool written(HistoryFieldPresence presence, const HistoryRecord& record) const {
     return presence == HistoryFieldPresence::always ||
