@@ -40,8 +40,11 @@ test: build
 bench: build
 	@scripts/run-bench $(BUILD_DIR)
 
+# The library (component seqby_dev) and the seqby command; the test fixtures (seqby_testing) only
+# with `cmake --install build --component seqby_testing`.
 install: build
-	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX) --component seqby_dev
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX) --component Unspecified
 
 format: deps
 	@scripts/check-format --fix
