@@ -5,22 +5,10 @@
 #include <optional>
 #include <utility>
 
+#include "seqby/core/fnv1a.h"
 #include "seqby/core/keys.h"
 
 namespace seqby {
-namespace {
-
-// FNV-1a, 64 bit: a fixed hash so that the acquire order is the same in every run and build.
-std::uint64_t fnv1a64(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
-}  // namespace
 
 Task<void> Membership::loop() {
   while (!workers_.stopping()) {

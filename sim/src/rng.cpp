@@ -13,15 +13,6 @@ std::uint64_t splitmix64(std::uint64_t* state) {
   return z ^ (z >> 31);
 }
 
-std::uint64_t fnv1a64(std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 Rng::Rng(std::uint64_t seed) : key_(seed) {
   std::uint64_t state = seed;
   for (auto& word : s_) word = splitmix64(&state);

@@ -11,13 +11,14 @@
 #include <string_view>
 
 #include "seqby/core/check.h"
+#include "seqby/core/fnv1a.h"
 
 namespace seqby::sim {
 
 // One splitmix64 step: the mixer used for seeding and keying.
 std::uint64_t splitmix64(std::uint64_t* state);
-// A fixed 64-bit FNV-1a hash of `text` (stable across builds and platforms).
-std::uint64_t fnv1a64(std::string_view text);
+// A fixed 64-bit FNV-1a hash of `text` (stable across builds and platforms): core's.
+using seqby::fnv1a64;
 
 class Rng {
  public:
