@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
 #include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/redis_history.h"
 #include "seqby/hiredis/worker.h"
 #include "seqby/runtime/real_runtime.h"
@@ -41,6 +43,7 @@ struct WorkerOptions {
   std::string owner_id;
   EngineLimits limits;  // the worker flags of kEngineLimitFields, at the table's defaults
   std::string history_stream = std::string(redis::kDefaultHistoryStream);
+  std::uint64_t journal_maxlen = 0;  // 0: no decision journal (the history stream instead)
 };
 
 void log_line(const std::string& owner, const std::string& text) {
@@ -155,16 +158,27 @@ int run_worker(const WorkerOptions& o) {
   {
     redis::RealRuntime runtime;
     redis::HiredisLink link(runtime, config.value());
-    redis::RedisBroker broker(link);
+    redis::RedisBrokerOptions broker_options;
+    broker_options.journal_maxlen = o.journal_maxlen;
+    broker_options.journal_group = o.group;
+    redis::RedisBroker broker(link, broker_options);
+    // With a journal the scripts record every decision themselves; the engine's other records
+    // (warnings, resumes) are notes beside them. Without, the history stream gets every record,
+    // appended after Redis answered.
     redis::RedisHistorySink history(runtime, link, o.history_stream);
+    redis::JournalNoteSink notes(runtime, broker, std::max<std::uint64_t>(o.journal_maxlen, 1),
+                                 o.process_manager ? o.group : "");
+    HistorySink& recorded = o.journal_maxlen > 0 ? static_cast<HistorySink&>(notes)
+                                                 : static_cast<HistorySink&>(history);
     // warn, halt, resume and reap records also go to stderr, for operators; a halt is followed
     // by the group's pending count and lag, read by a task of its own.
     auto log = [&owner, &runtime, &link](const HistoryRecord& r, const std::string& line) {
       log_line(owner, line);
       if (r.op == HistoryOp::halt) runtime.spawn("halt_figures", log_halt_figures(link, r, owner));
     };
-    redis::LoggedHistorySink logged(history, log);
-    testing::RecordHandler handler(runtime, link, logged, owner, options.lease_ttl_ms);
+    redis::LoggedHistorySink logged(recorded, log);
+    testing::RecordHandler handler(runtime, broker, logged, owner, options.lease_ttl_ms,
+                                   o.journal_maxlen);
     Engine engine(runtime, broker, logged, handler, options);
 
     const std::string serving =
@@ -177,17 +191,30 @@ int run_worker(const WorkerOptions& o) {
                  " handler=" + o.handler + " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
                  " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
                  " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
-                 " history_stream=" + o.history_stream);
+                 (o.journal_maxlen > 0 ? " journal_maxlen=" + std::to_string(o.journal_maxlen)
+                                       : " history_stream=" + o.history_stream));
+    const bool journal = o.journal_maxlen > 0;
     runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
-                        std::atomic<bool>& stop, const std::string& id) -> Task<void> {
+                        redis::JournalNoteSink& n, bool journal, std::atomic<bool>& stop,
+                        const std::string& id) -> Task<void> {
       e.start();
       while (!stop.load()) co_await rt.sleep_ms(50);
       log_line(id, "event=stopping");
       co_await e.stop();
-      co_await h.flush(5000);
-      log_line(id, "event=stopped history_failed=" + std::to_string(h.failed()) +
-                       " history_dropped=" + std::to_string(h.dropped()));
-    }(engine, runtime, history, stop_requested, owner));
+      // What a stop could not write is counted, never lost silently.
+      if (journal) {
+        co_await n.flush(5000);
+        log_line(id, "event=stopped journal_notes_written=" + std::to_string(n.written()) +
+                         " journal_notes_failed=" + std::to_string(n.failed()) +
+                         " journal_notes_dropped=" + std::to_string(n.dropped()) +
+                         " journal_notes_unwritten=" + std::to_string(n.unwritten()));
+      } else {
+        co_await h.flush(5000);
+        log_line(id, "event=stopped history_failed=" + std::to_string(h.failed()) +
+                         " history_dropped=" + std::to_string(h.dropped()) +
+                         " history_unwritten=" + std::to_string(h.unwritten()));
+      }
+    }(engine, runtime, history, notes, journal, stop_requested, owner));
   }
   done.store(true);
   signals.join();
@@ -234,8 +261,12 @@ void add_worker_command(CLI::App& app, int& exit_code) {
     flag->type_name("N");
   }
   cmd->add_option("--history-stream", options->history_stream,
-                  "The Redis stream the history is appended to")
+                  "The Redis stream the history is appended to (without --journal-maxlen)")
       ->type_name("NAME");
+  cmd->add_option("--journal-maxlen", options->journal_maxlen,
+                  "Keep a decision journal: every deciding script appends its decision to its "
+                  "partition's journal stream, trimmed to about N records (0, the default: off)")
+      ->type_name("N");
   cmd->callback([&exit_code, options] { exit_code = run_worker(*options); });
 }
 

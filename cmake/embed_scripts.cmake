@@ -1,24 +1,32 @@
 # Generates a C++ source holding every Lua script under adapters/lua as a string, so the engine
 # and the simulated Redis load the very same text. Run as: cmake -DOUT=... -DSCRIPTS=a;b -P this.
 #
+# A script that calls journal_of() gets the decision journal's functions (adapters/lua/lib/
+# journal.lua) prepended, so every script journals through the same three functions.
+#
 # The KNOWN-BROKEN variants' unfenced_read, unfenced_ack and unfenced_commit are not files: each
 # is generated here from its fenced_* script by deleting the script's lease check (the three
-# lines below), so the two can never drift apart. A fenced script without that exact check
-# fails the build.
+# lines below, which journal the refusal as STEP_fenced), so the two can never drift apart. A
+# fenced script without that exact check fails the build.
 cmake_policy(SET CMP0057 NEW)  # if(IN_LIST) in script mode
-set(lease_check "if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
-end
-")
 set(unfenced_of_fenced read ack commit)
+file(READ ${JOURNAL_LIB} journal_lib)
 
 set(names "")
 foreach(path IN LISTS SCRIPTS)
   get_filename_component(name ${path} NAME_WE)
   file(READ ${path} text_${name})
+  string(FIND "${text_${name}}" "journal_of(" journals)
+  if(NOT journals EQUAL -1)
+    set(text_${name} "${journal_lib}${text_${name}}")
+  endif()
   list(APPEND names ${name})
   string(REGEX REPLACE "^fenced_" "" step ${name})
   if(name MATCHES "^fenced_" AND step IN_LIST unfenced_of_fenced)
+    set(lease_check "if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return fenced(J, '${step}_fenced')
+end
+")
     string(FIND "${text_${name}}" "${lease_check}" at)
     if(at EQUAL -1)
       message(FATAL_ERROR "${path}: no lease check to remove for unfenced_${step}")

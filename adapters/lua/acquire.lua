@@ -5,6 +5,8 @@
 -- KEYS[1] = lease key, KEYS[2] = C:K:__fence__ (generation counter, never expires)
 -- ARGV[1] = owner id (no colon), ARGV[2] = ttl in milliseconds
 -- Returns the new generation (integer) or nil.
+-- Journal (lib/journal.lua): acquire at the new generation (a refusal changes nothing: none).
+local J = journal_of(2, 2)
 local current = redis.call('GET', KEYS[1])
 if current then
   local prefix = ARGV[1] .. ':'
@@ -14,4 +16,5 @@ if current then
 end
 local generation = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. generation, 'PX', ARGV[2])
+journal(J, 'acquire', '', nil, nil, generation)
 return generation

@@ -10,6 +10,8 @@
 -- Returns {DLQ entry id, 1 when a halt record was deleted else 0}. Refuses, changing nothing,
 -- with NOENTRY when the stream holds no entry ID (and ID is not pending either), or NOTHEAD
 -- naming the current head (or saying nothing is pending) when ID is not the head.
+-- Journal (lib/journal.lua): dlq (detail 'operator ...'; a refusal changes nothing: none).
+local J = journal_of(3, 2)
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1)
 local head = nil
 if #pending > 0 then
@@ -45,4 +47,5 @@ table.insert(fields, 'delivery_count')
 table.insert(fields, tostring(pending[1][4]))
 local dlq_id = redis.call('XADD', KEYS[3], '*', unpack(fields))
 redis.call('XACK', KEYS[1], ARGV[1], head)
+journal(J, 'dlq', head)
 return {dlq_id, redis.call('DEL', KEYS[2])}

@@ -6,6 +6,8 @@
 -- Returns 1 when a halt record was deleted, 0 when there was none. Refuses, changing nothing,
 -- with NOENTRY when the stream holds no entry ID (and ID is not pending either), or NOTHEAD
 -- naming the current head (or saying nothing is pending) when ID is not the head.
+-- Journal (lib/journal.lua): skip (detail 'operator ...'; a refusal changes nothing: none).
+local J = journal_of(2, 2)
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1)
 local head = nil
 if #pending > 0 then
@@ -23,4 +25,5 @@ if head ~= ARGV[2] then
                            ' on ' .. KEYS[1] .. ': the head is ' .. head)
 end
 redis.call('XACK', KEYS[1], ARGV[1], head)
+journal(J, 'skip', head)
 return redis.call('DEL', KEYS[2])

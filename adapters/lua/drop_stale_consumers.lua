@@ -5,8 +5,10 @@
 -- KEYS[1] = lease key, KEYS[2] = C:K
 -- ARGV[1] = token O:N, ARGV[2] = group, ARGV[3] = N (this holder's generation)
 -- Returns the number of consumers deleted, or FENCED / NOGROUP.
+-- Journal (lib/journal.lua): drop (the consumers deleted) when it deleted any, or lose.
+local J = journal_of(2, 3)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+  return fenced(J, 'lose')
 end
 local consumers = redis.pcall('XINFO', 'CONSUMERS', KEYS[2], ARGV[2])
 if type(consumers) == 'table' and consumers.err then
@@ -14,6 +16,7 @@ if type(consumers) == 'table' and consumers.err then
 end
 local own_generation = tonumber(ARGV[3])
 local dropped = 0
+local names = {}
 for _, consumer in ipairs(consumers) do
   local name, pending = nil, nil
   for i = 1, #consumer, 2 do
@@ -27,6 +30,10 @@ for _, consumer in ipairs(consumers) do
   if generation and generation < own_generation and pending == 0 then
     redis.call('XGROUP', 'DELCONSUMER', KEYS[2], ARGV[2], name)
     dropped = dropped + 1
+    names[#names + 1] = name
   end
+end
+if dropped > 0 then
+  journal(J, 'drop', '', 'consumers=' .. table.concat(names, ','))
 end
 return dropped

@@ -7,8 +7,11 @@
 -- ARGV[1] = token O:N, ARGV[2] = seq, ARGV[3] = effect (opaque text, stored verbatim)
 -- Returns {'accepted'|'duplicate'|'out_of_order', last seq after the call, committer token},
 -- or FENCED.
+-- Journal (lib/journal.lua): commit, commit_rejected (duplicate or out_of_order, the last seq)
+-- or commit_fenced, with seq ARGV[2].
+local J = journal_of(3, 3)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+  return fenced(J, 'commit_fenced')
 end
 local last = tonumber(redis.call('HGET', KEYS[2], 'last_seq') or '0')
 local seq = tonumber(ARGV[2])
@@ -17,11 +20,14 @@ if seq <= last then
   if seq == last then
     by = redis.call('HGET', KEYS[2], 'last_token') or ''
   end
+  journal(J, 'commit_rejected', '', 'duplicate last=' .. last .. ' by ' .. by, ARGV[2])
   return {'duplicate', last, by}
 end
 if seq ~= last + 1 then
+  journal(J, 'commit_rejected', '', 'out_of_order last=' .. last, ARGV[2])
   return {'out_of_order', last, ''}
 end
 redis.call('HSET', KEYS[2], 'last_seq', ARGV[2], 'last_token', ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+journal(J, 'commit', '', nil, ARGV[2])
 return {'accepted', seq, ARGV[1]}

@@ -7,8 +7,10 @@
 -- ARGV[1] = token O:N (also the consumer name), ARGV[2] = group, ARGV[3] = '0' or '>'
 -- Returns nil when there is nothing to read, else {id, type, data, delivery_count};
 -- FENCED when the lease is not ours; NOGROUP when the group does not exist.
+-- Journal (lib/journal.lua): read (delivery=N) or read_fenced.
+local J = journal_of(2, 3)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+  return fenced(J, 'read_fenced')
 end
 for attempt = 1, 64 do
   local reply = redis.pcall('XREADGROUP', 'GROUP', ARGV[2], ARGV[1], 'COUNT', 1,
@@ -42,6 +44,7 @@ for attempt = 1, 64 do
         delivery_count = pending[1][4]
       end
     end
+    journal(J, 'read', id, 'delivery=' .. delivery_count)
     return {id, event_type, data, delivery_count}
   end
 end

@@ -3,6 +3,9 @@
 -- KEYS[1] = C:K (the partition stream), KEYS[2] = C:__partitions__ (the index)
 -- ARGV[1] = K (the partition key), ARGV[2] = event type, ARGV[3] = event data (JSON)
 -- Returns the new entry id.
+-- Journal (lib/journal.lua): publish, with the publisher's seq and detail.
+local J = journal_of(2, 3)
 local id = redis.call('XADD', KEYS[1], '*', 'type', ARGV[2], 'data', ARGV[3])
 redis.call('SADD', KEYS[2], ARGV[1])
+journal(J, 'publish', id)
 return id

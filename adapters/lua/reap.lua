@@ -12,8 +12,10 @@
 -- KEYS[1] = lease key, KEYS[2] = C:K, KEYS[3] = C:__partitions__, KEYS[4] = C:__subscribers__
 -- ARGV[1] = token O:N, ARGV[2] = the partition key, ARGV[3] = idle threshold in milliseconds
 -- Returns 1 when reaped, 0 when the partition is not cold, or FENCED.
+-- Journal (lib/journal.lua): reap (idle_ms=ARGV[3]) when reaped, or lose.
+local J = journal_of(4, 3)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+  return fenced(J, 'lose')
 end
 if redis.call('EXISTS', KEYS[2]) == 0 then
   return 0
@@ -52,4 +54,5 @@ end
 redis.call('DEL', KEYS[2])
 redis.call('SREM', KEYS[3], ARGV[2])
 redis.call('DEL', KEYS[1])
+journal(J, 'reap', '', 'idle_ms=' .. ARGV[3])
 return 1

@@ -7,8 +7,10 @@
 -- ARGV[1] = token O:N, ARGV[2] = group, ARGV[3] = COUNT per call, ARGV[4] = calls at most,
 -- ARGV[5] = start cursor ('0-0' to start)
 -- Returns {claimed count, next cursor}, or FENCED / NOGROUP.
+-- Journal (lib/journal.lua): reclaim (count=N) when it moved any, or reclaim_fenced as lose.
+local J = journal_of(2, 5)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+  return fenced(J, 'lose')
 end
 local cursor = ARGV[5]
 local claimed = 0
@@ -23,5 +25,8 @@ for call = 1, tonumber(ARGV[4]) do
   if cursor == '0-0' then
     break
   end
+end
+if claimed > 0 then
+  journal(J, 'reclaim', '', 'count=' .. claimed)
 end
 return {claimed, cursor}

@@ -2,8 +2,11 @@
 -- KEYS[1] = lease key
 -- ARGV[1] = token O:N, ARGV[2] = ttl in milliseconds
 -- Returns 1, or a FENCED error reply when the lease is not (or no longer) ours.
+-- Journal (lib/journal.lua): renew, or lose (the refusal).
+local J = journal_of(1, 2)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+  return fenced(J, 'lose')
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+journal(J, 'renew', '')
 return 1

@@ -10,7 +10,7 @@ struct OpName {
   const char* name;
 };
 
-constexpr std::array<OpName, 22> kOpNames{{
+constexpr std::array<OpName, 23> kOpNames{{
     {HistoryOp::publish, "publish"},
     {HistoryOp::acquire, "acquire"},
     {HistoryOp::renew, "renew"},
@@ -33,6 +33,7 @@ constexpr std::array<OpName, 22> kOpNames{{
     {HistoryOp::warn, "warn"},
     {HistoryOp::reap, "reap"},
     {HistoryOp::resume, "resume"},
+    {HistoryOp::drop, "drop"},
 }};
 
 }  // namespace

@@ -90,6 +90,14 @@ std::string inprogress_key_name(const PartitionRef& unit, std::string_view group
   return join(unit.stream(), kInprogressToken, group);
 }
 
+std::string journal_stream_name(const PartitionRef& unit) {
+  return join(unit.stream(), kJournalToken);
+}
+
+std::string category_journal_name(std::string_view category) {
+  return join(category, kJournalToken);
+}
+
 std::optional<PartitionRef> split_partition_stream(std::string_view stream) {
   const std::size_t colon = stream.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;

@@ -101,6 +101,7 @@ const IndexedStep& HistoryIndex::add() {
     case HistoryOp::reclaim:
     case HistoryOp::warn:
     case HistoryOp::resume:
+    case HistoryOp::drop:
       break;
   }
   ++position_;

@@ -1,5 +1,5 @@
 // RedisScenarioDriver and WorkerProcess: real `seqby worker` processes, a publisher and the
-// history stream of a real-Redis scenario run.
+// history of a real-Redis scenario run (its decision journal).
 #include "seqby/scenarios/redis_driver.h"
 
 #include <unistd.h>
@@ -14,6 +14,7 @@
 
 #include "seqby/broker/redis_broker.h"
 #include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/redis_history.h"
 #include "seqby/hiredis/worker.h"
 #include "seqby/properties/markers.h"
@@ -69,7 +70,11 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
     if (limit.worker_flag)
       args.insert(args.end(), {limit.flag_name(), std::to_string(limit.get(s))});
   }
-  args.insert(args.end(), {"--history-stream", history_stream});
+  if (s.journal_maxlen > 0) {
+    args.insert(args.end(), {"--journal-maxlen", std::to_string(s.journal_maxlen)});
+  } else {
+    args.insert(args.end(), {"--history-stream", history_stream});
+  }
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();
 }
@@ -143,7 +148,8 @@ RedisScenarioDriver::~RedisScenarioDriver() {
     const std::string unit_category = pm_lease_category(group());
     for (const std::string& key : published_keys_) {
       const PartitionRef unit{unit_category, key};
-      keys.insert(keys.end(), {unit.lease(), unit.fence(), inprogress_key_name(unit, group())});
+      keys.insert(keys.end(), {unit.lease(), unit.fence(), inprogress_key_name(unit, group()),
+                               journal_stream_name(unit)});
     }
     for (const auto& w : workers_) {
       keys.push_back(redis::member_key_name(unit_category, group(), w->owner()));
@@ -267,8 +273,12 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
     const std::string json = encode_json_object(data);
     const PartitionRef partition{e.category.empty() ? category_ : e.category, e.key};
     Result<std::string> id =
-        runtime.block_on(redis::publish_recorded(link, partition, "charge", json, history_stream_,
-                                                 "publisher", e.seq, e.poison ? "poison" : ""));
+        journal() ? runtime.block_on(redis::publish_journaled(link, partition, "charge", json,
+                                                              settings_.journal_maxlen, "publisher",
+                                                              e.seq, e.poison ? "poison" : ""))
+                  : runtime.block_on(redis::publish_recorded(link, partition, "charge", json,
+                                                             history_stream_, "publisher", e.seq,
+                                                             e.poison ? "poison" : ""));
     if (!id.ok()) return id.error();
     ids.push_back(id.value());
     auto at = std::lower_bound(published_keys_.begin(), published_keys_.end(), e.key);
@@ -351,12 +361,33 @@ std::vector<std::string> RedisScenarioDriver::category_keys() {
 
 Result<std::vector<HistoryRecord>> RedisScenarioDriver::read_history() {
   if (!redis_) return Error{Errc::invalid, "bad redis url '" + url_ + "'"};
+  if (journal()) {
+    redis::JournalScope scope;
+    scope.categories = {category_};
+    scope.categories.insert(scope.categories.end(), settings_.pm_categories.begin(),
+                            settings_.pm_categories.end());
+    if (process_manager()) scope.process_managers = {group()};
+    return redis::read_journal(*redis_, scope);
+  }
   Result<redis::Reply> reply = redis_->execute({"XRANGE", history_stream_, "-", "+"});
   if (!reply.ok()) return reply.error();
   return redis::history_from_xrange(reply.value());
 }
 
 void RedisScenarioDriver::append_history(const HistoryRecord& record) {
+  if (journal()) {
+    if (record.node == "operator" &&
+        (record.op == HistoryOp::skip || record.op == HistoryOp::dlq)) {
+      return;  // seqby admin journals its own actions
+    }
+    if (!redis_) return;
+    const std::string stream =
+        record.key.empty() ? category_journal_name(category_)
+                           : redis::note_stream_for(record, process_manager() ? group() : "");
+    Status appended = redis::append_journal_note(*redis_, stream, settings_.journal_maxlen, record);
+    if (!appended.ok()) ++transport_errors_;
+    return;
+  }
   redis::Command command{"XADD", history_stream_, "*"};
   for (auto& [name, value] : redis::history_fields(record)) {
     command.push_back(name);

@@ -2,12 +2,10 @@
 // processes (record handler, short leases), its events are published through the publish
 // script (each with its publish record): each key's first event, then, once every key is owned,
 // all the rest at once (the case's publish times are not replayed). A crash is SIGKILL, a stall
-// is SIGSTOP past the lease then SIGCONT; the history is the run's Redis history stream, judged
-// by the checker.
-// A worker appends its history records after Redis decided the step (redis_history.h), so a
-// strike could lose or delay a decided step's record; strikes therefore land inside a planned
-// event, at a moment (found by stopping the worker and comparing) when the history stream
-// already holds every commit, read and ack Redis decided.
+// is SIGSTOP past the lease then SIGCONT; the history is the run's decision journal
+// (seqby/hiredis/journal.h), judged by the checker. Every deciding script journals its own
+// decision, so a strike lands when the plan says, also between a decision and anything the
+// worker does after it.
 // A process-manager case runs its instances as process manager `group` over the case's
 // categories, each under the driver's category (category_named: "RUN:order" for "order"), so
 // runs on one server never meet. A key is a correlation value; a lane is a stream C:K. The
@@ -29,9 +27,6 @@ namespace seqby::scenarios::engine {
 namespace {
 
 constexpr std::uint64_t kFinishWaitMaxMs = 60000;
-constexpr std::uint32_t kFreezeAttemptsMax = 300;
-constexpr std::uint64_t kFreezeRetryMs = 7;
-constexpr std::uint64_t kRenewQuietMs = 40;
 
 class RedisBackend final : public EngineBackend {
  public:
@@ -166,15 +161,16 @@ class RedisBackend final : public EngineBackend {
     return it->second[static_cast<std::size_t>(seq - 1)];
   }
 
+  // A strike lands when the plan says, whatever the worker is doing: the history is the
+  // decision journal, which every deciding script writes in the same step as its decision, so
+  // nothing a kill or a stop interrupts is missing or misplaced in it.
   void crash(const std::string& owner, std::uint64_t restart_after_ms) override {
-    freeze_caught_up(owner, false);
     driver_.crash(owner);
     crashed_.insert(owner);
     if (restart_after_ms > 0) start_next_worker();
   }
 
   std::string stall(const std::string& owner, const std::string& key) override {
-    freeze_caught_up(owner, true);
     driver_.stall(owner);
     stalled_.insert(owner);
     std::string taker;
@@ -220,10 +216,10 @@ class RedisBackend final : public EngineBackend {
                   unclean.empty() ? "every running worker exited 0" : unclean_text);
 
     Result<std::vector<HistoryRecord>> history = driver_.read_history();
-    checks.expect(history.ok(), "history stream",
-                  history.ok() ? std::to_string(history.value().size()) + " records in " +
-                                     driver_.history_stream()
-                               : history.error().message);
+    checks.expect(history.ok(), "decision journal",
+                  history.ok()
+                      ? std::to_string(history.value().size()) + " records journaled by the scripts"
+                      : history.error().message);
     if (history.ok()) o.history = std::move(history.value());
     if (process_manager()) {
       for (HistoryRecord& r : o.history) {
@@ -367,84 +363,6 @@ class RedisBackend final : public EngineBackend {
       ids_[name].push_back(ids.value()[i]);
     }
     return true;
-  }
-
-  // SIGSTOPs `owner` at a moment when the history stream already holds every step Redis decided
-  // for the case's keys (a worker appends its records after the fact, asynchronously): each
-  // accepted commit, each delivered entry's read, each acknowledged entry's ack, and with
-  // `renews` no lease renewal of `owner` in the last kRenewQuietMs. Otherwise it lets the worker
-  // run a little and tries again, a bounded number of times; false when it never found one (the
-  // worker is then left stopped anyway, and the checker judges what follows).
-  bool freeze_caught_up(const std::string& owner, bool renews) {
-    WorkerProcess* w = driver_.worker(owner);
-    if (w == nullptr) return false;
-    for (std::uint32_t attempt = 0; attempt < kFreezeAttemptsMax; ++attempt) {
-      w->stop_now();
-      if (caught_up(owner, renews)) return true;
-      w->continue_now();
-      driver_.wait_until([] { return false; }, kFreezeRetryMs);
-    }
-    w->stop_now();
-    out_ << "     no moment found where the history held every decided step of " << owner << "\n";
-    return false;
-  }
-
-  bool caught_up(const std::string& owner, bool renews) {
-    Result<std::vector<HistoryRecord>> history = driver_.read_history();
-    if (!history.ok()) return false;
-    for (const Lane& lane : lanes()) {
-      std::int64_t committed = 0;
-      std::set<std::string> read, acked;
-      for (const HistoryRecord& r : history.value()) {
-        if (r.key != lane.key || r.category != lane.category) continue;
-        if (r.op == HistoryOp::commit) committed = std::max(committed, r.seq);
-        if (r.op == HistoryOp::read) read.insert(r.event_id);
-        if (r.op == HistoryOp::ack) acked.insert(r.event_id);
-      }
-      if (committed != driver_.last_seq(lane.key, lane.category)) return false;
-      const PartitionRef partition{lane.category, lane.key};
-      const std::string delivered = last_delivered_id(partition);
-      const redis::Reply pending =
-          driver_.run({"XPENDING", partition.stream(), driver_.group(), "-", "+", "10000"});
-      std::set<std::string> pending_ids;
-      for (const auto& entry : pending.elements) {
-        if (!entry.elements.empty()) pending_ids.insert(entry.elements[0].str);
-      }
-      for (const std::string& id : ids_[lane.name]) {
-        if (!stream_id_at_most(id, delivered)) break;
-        if (pending_ids.count(id) ? !read.count(id) : !acked.count(id)) return false;
-      }
-      if (renews && driver_.lease_owner(lane.key) == owner) {
-        const std::int64_t ttl_left_ms = driver_.run({"PTTL", driver_.lease_key(lane.key)}).integer;
-        const std::int64_t ttl_ms = static_cast<std::int64_t>(driver_.settings().lease_ttl_ms);
-        if (ttl_left_ms > ttl_ms - static_cast<std::int64_t>(kRenewQuietMs)) return false;
-      }
-    }
-    return true;
-  }
-
-  // The group's last-delivered-id on `partition` ("0-0" when the group does not exist yet).
-  std::string last_delivered_id(const PartitionRef& partition) {
-    const redis::Reply groups = driver_.run({"XINFO", "GROUPS", partition.stream()});
-    for (const auto& group : groups.elements) {
-      std::string name, delivered = "0-0";
-      for (std::size_t i = 0; i + 1 < group.elements.size(); i += 2) {
-        if (group.elements[i].str == "name") name = group.elements[i + 1].str;
-        if (group.elements[i].str == "last-delivered-id") delivered = group.elements[i + 1].str;
-      }
-      if (name == driver_.group()) return delivered;
-    }
-    return "0-0";
-  }
-
-  static bool stream_id_at_most(const std::string& a, const std::string& b) {
-    const auto parts = [](const std::string& id) {
-      const std::size_t dash = id.find('-');
-      const std::uint64_t ms = std::stoull(id.substr(0, dash));
-      const std::uint64_t seq = dash == std::string::npos ? 0 : std::stoull(id.substr(dash + 1));
-      return std::pair{ms, seq};
-    };
-    return parts(a) <= parts(b);
   }
 
   bool start_next_worker() {

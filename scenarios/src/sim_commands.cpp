@@ -4,6 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/journal.h"
+#include "seqby/hiredis/redis_url.h"
 #include "seqby/properties/checker.h"
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
@@ -208,6 +211,15 @@ int replay_main(const std::string& case_path, const std::string& history_out_pat
   return r.passed ? kExitHeld : kExitPropertyFailed;
 }
 
+namespace {
+// The checker's report as `seqby check` prints it.
+std::string json_text(bool json, const properties::CheckReport& report,
+                      const std::vector<HistoryRecord>& history) {
+  return json ? properties::render_report_json(report) + "\n"
+              : properties::render_report_text(report, &history);
+}
+}  // namespace
+
 int check_main(const std::string& history_path, bool json, std::ostream& out, std::ostream& err) {
   Result<std::vector<HistoryRecord>> history = properties::read_history_file(history_path);
   if (!history.ok()) {
@@ -215,8 +227,45 @@ int check_main(const std::string& history_path, bool json, std::ostream& out, st
     return kExitBadInput;
   }
   const properties::CheckReport report = properties::check_history(history.value(), {});
-  out << (json ? properties::render_report_json(report) + "\n"
-               : properties::render_report_text(report, &history.value()));
+  out << json_text(json, report, history.value());
+  return report.ok() ? kExitHeld : kExitPropertyFailed;
+}
+
+int check_redis_main(const CheckRedisArgs& args, std::ostream& out, std::ostream& err) {
+  Result<redis::RedisConfig> config = redis::parse_redis_url(args.url);
+  if (!config.ok()) {
+    err << "seqby check: --redis: " << config.error().message << "\n";
+    return kExitBadInput;
+  }
+  redis::JournalScope scope;
+  scope.categories = args.categories;
+  scope.group = args.group;
+  if (!args.group.empty()) scope.process_managers.push_back(args.group);
+  redis::BlockingRedis redis(config.value());
+  Result<std::vector<HistoryRecord>> history = redis::read_journal(redis, scope);
+  if (!history.ok()) {
+    err << "seqby check: reading the journal from " << redis::redacted_url(config.value()) << ": "
+        << history.error().message << "\n";
+    return kExitBadInput;
+  }
+  if (history.value().empty()) {
+    err << "seqby check: no journal records for category " << args.categories.front()
+        << (args.group.empty() ? "" : " group " + args.group) << " in "
+        << redis::redacted_url(config.value())
+        << " (is the engine running with --journal-maxlen?)\n";
+    return kExitBadInput;
+  }
+  if (!args.save_path.empty()) {
+    std::ofstream file(args.save_path);
+    properties::write_history(file, history.value());
+    file.close();
+    if (!file) {
+      err << "seqby check: --save: cannot write " << args.save_path << "\n";
+      return kExitBadInput;
+    }
+  }
+  const properties::CheckReport report = properties::check_history(history.value(), {});
+  out << json_text(args.json, report, history.value());
   return report.ok() ? kExitHeld : kExitPropertyFailed;
 }
 

@@ -5,9 +5,6 @@
 
 namespace seqby::testing {
 
-using redis::Command;
-using redis::Reply;
-
 std::string inprogress_marker_value(std::string_view owner_id, std::string_view category,
                                     std::string_view event_id, bool process_manager) {
   std::string value(owner_id);
@@ -20,13 +17,28 @@ std::string inprogress_marker_value(std::string_view owner_id, std::string_view 
   return value;
 }
 
-RecordHandler::RecordHandler(Runtime& runtime, redis::RedisLink& link, HistorySink& history,
-                             std::string owner_id, std::uint64_t marker_ttl_ms)
+RecordHandler::RecordHandler(Runtime& runtime, redis::RedisBroker& broker, HistorySink& history,
+                             std::string owner_id, std::uint64_t marker_ttl_ms,
+                             std::uint64_t journal_maxlen)
     : runtime_(runtime),
-      link_(link),
+      broker_(broker),
       history_(history),
       owner_id_(std::move(owner_id)),
-      marker_ttl_ms_(marker_ttl_ms) {}
+      marker_ttl_ms_(marker_ttl_ms),
+      journal_maxlen_(journal_maxlen) {}
+
+redis::script::JournalTail RecordHandler::journal_of(const HandlerContext& context) const {
+  redis::script::JournalTail tail;
+  if (journal_maxlen_ == 0) return tail;
+  tail.stream = journal_stream_name(context.unit());
+  tail.maxlen = journal_maxlen_;
+  tail.node = owner_id_;
+  tail.category = context.partition().category;
+  tail.key = context.partition().key;
+  tail.group = std::string(context.group());
+  tail.generation = context.generation();
+  return tail;
+}
 
 Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& context) {
   Result<JsonObject> data = decode_json_object(event.data);
@@ -52,11 +64,15 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
   const bool process_manager = !(context.unit() == context.partition());
   const std::string token =
       inprogress_marker_value(owner_id_, event.category, event.id, process_manager);
-  // SET NX GET (Redis 7): one atomic step that either marks or names the current holder.
-  Command set{"SET", marker, token, "NX", "GET", "PX", std::to_string(marker_ttl_ms_ + delay_ms)};
-  Result<Reply> set_reply = co_await link_.execute(std::move(set));
-  const bool marked = set_reply.ok() && set_reply.value().is_nil();
-  if (set_reply.ok() && set_reply.value().kind == Reply::Kind::bulk) {
+  redis::script::HandlerEnter::Args enter_args{
+      marker, token, owner_id_, marker_ttl_ms_ + delay_ms, event.id, journal_of(context)};
+  redis::ScriptCall enter_call = redis::script::encode<redis::script::HandlerEnter>(enter_args);
+  Result<redis::Reply> enter_reply =
+      co_await broker_.run_script(redis::script::HandlerEnter::name, std::move(enter_call));
+  Result<std::optional<std::string>> holder =
+      redis::script::decode_reply<redis::script::HandlerEnter>(enter_reply);
+  if (holder.ok() && holder.value().has_value() && journal_maxlen_ == 0) {
+    // Without a journal the overlap goes to the engine's history (the script journals it else).
     HistoryRecord warn;
     warn.time_ms = runtime_.clock().now_ms();
     warn.node = owner_id_;
@@ -67,7 +83,7 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
     warn.generation = context.generation();
     warn.event_id = event.id;
     warn.seq = seq;
-    warn.detail = std::string(kInProgressOverlap) + " holder=" + set_reply.value().str;
+    warn.detail = std::string(kInProgressOverlap) + " holder=" + *holder.value();
     history_.record(std::move(warn));
   }
   if (delay_ms > 0) co_await runtime_.sleep_ms(delay_ms);
@@ -93,15 +109,14 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
       }
     }
   }
-  if (marked) {
-    // Delete only our own marker (a lapsed one may have been taken by another instance).
-    Command del{"EVAL",
-                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) "
-                "end return 0",
-                "1", marker, token};
-    Result<Reply> deleted = co_await link_.execute(std::move(del));
-    (void)deleted;
-  }
+  // Deletes only our own marker (a lapsed one may have been taken by another instance); the
+  // outcome is the engine's exit detail.
+  redis::script::HandlerExit::Args exit_args{
+      marker, token, event.id, result.ok ? "ok" : "failed: " + result.reason, journal_of(context)};
+  redis::ScriptCall exit_call = redis::script::encode<redis::script::HandlerExit>(exit_args);
+  Result<redis::Reply> exit_reply =
+      co_await broker_.run_script(redis::script::HandlerExit::name, std::move(exit_call));
+  (void)exit_reply;  // a lost reply leaves at most our own marker, which the next enter replaces
   co_return result;
 }
 

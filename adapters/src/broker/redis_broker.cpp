@@ -83,10 +83,29 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
   co_return co_await eval(source, call, {});
 }
 
+script::JournalTail RedisBroker::journal_of(const Lease& lease) const {
+  script::JournalTail tail;
+  if (options_.journal_maxlen == 0) return tail;
+  tail.stream = journal_stream_name(lease.unit());
+  tail.maxlen = options_.journal_maxlen;
+  tail.node = lease.owner_id;
+  tail.category = lease.partition.category;
+  tail.key = lease.partition.key;
+  tail.group = options_.journal_group;
+  tail.generation = lease.generation;
+  return tail;
+}
+
 Task<Result<std::string>> RedisBroker::publish(const PartitionRef& partition, std::string_view type,
                                                std::string_view data_json) {
   script::Publish::Args args{partition.stream(), partition.index(), partition.key,
                              std::string(type), std::string(data_json)};
+  if (options_.journal_maxlen > 0) {
+    args.journal.stream = journal_stream_name(partition);
+    args.journal.maxlen = options_.journal_maxlen;
+    args.journal.category = partition.category;
+    args.journal.key = partition.key;
+  }
   ScriptCall call = script::encode<script::Publish>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Publish::name, std::move(call));
   co_return script::decode_reply<script::Publish>(reply);
@@ -155,6 +174,7 @@ Task<Result<std::optional<Lease>>> RedisBroker::acquire(const PartitionRef& part
   SEQBY_CHECK(!owner_id.empty() && owner_id.find(':') == std::string_view::npos);
   script::Acquire::Args args{lease_key_for(partition, scope), partition.fence(),
                              std::string(owner_id), ttl_ms};
+  args.journal = journal_of(Lease{partition, std::string(scope), std::string(owner_id), 0, ""});
   ScriptCall call = script::encode<script::Acquire>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Acquire::name, std::move(call));
   Result<std::optional<std::uint64_t>> generation = script::decode_reply<script::Acquire>(reply);
@@ -166,14 +186,14 @@ Task<Result<std::optional<Lease>>> RedisBroker::acquire(const PartitionRef& part
 }
 
 Task<Status> RedisBroker::renew(const Lease& lease, std::uint64_t ttl_ms) {
-  script::Renew::Args args{lease.key(), lease.token(), ttl_ms};
+  script::Renew::Args args{lease.key(), lease.token(), ttl_ms, journal_of(lease)};
   ScriptCall call = script::encode<script::Renew>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Renew::name, std::move(call));
   co_return status_of(script::decode_reply<script::Renew>(reply));
 }
 
 Task<Result<bool>> RedisBroker::release(const Lease& lease) {
-  script::Release::Args args{lease.key(), lease.token()};
+  script::Release::Args args{lease.key(), lease.token(), journal_of(lease)};
   ScriptCall call = script::encode<script::Release>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Release::name, std::move(call));
   co_return script::decode_reply<script::Release>(reply);

@@ -21,7 +21,8 @@ Task<Result<std::uint64_t>> RedisBroker::reclaim(const Lease& lease, std::string
                              std::string(group),
                              options_.reclaim_count_per_call,
                              options_.reclaim_calls_per_script,
-                             "0-0"};
+                             "0-0",
+                             journal_of(lease)};
   std::uint64_t claimed = 0;
   for (std::uint32_t calls = 0; calls < options_.reclaim_scripts_max; ++calls) {
     ScriptCall call = script::encode<script::Reclaim>(args);  // args are used again
@@ -39,8 +40,9 @@ Task<Result<std::uint64_t>> RedisBroker::reclaim(const Lease& lease, std::string
 
 Task<Result<std::uint64_t>> RedisBroker::drop_stale_consumers(const Lease& lease,
                                                               std::string_view group) {
-  script::DropStaleConsumers::Args args{lease.key(), lease.partition.stream(), lease.token(),
-                                        std::string(group), lease.generation};
+  script::DropStaleConsumers::Args args{lease.key(),      lease.partition.stream(),
+                                        lease.token(),    std::string(group),
+                                        lease.generation, journal_of(lease)};
   ScriptCall call = script::encode<script::DropStaleConsumers>(std::move(args));
   Result<Reply> reply = co_await run_script(script::DropStaleConsumers::name, std::move(call));
   co_return script::decode_reply<script::DropStaleConsumers>(reply);
@@ -50,7 +52,8 @@ Task<Result<std::optional<StreamEntry>>> RedisBroker::fenced_read(const Lease& l
                                                                   std::string_view group,
                                                                   ReadFrom from) {
   using S = script::FencedRead;
-  S::Args args{lease.key(), lease.partition.stream(), lease.token(), std::string(group), from};
+  S::Args args{lease.key(), lease.partition.stream(), lease.token(), std::string(group),
+               from,        journal_of(lease)};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
   ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));
@@ -60,8 +63,8 @@ Task<Result<std::optional<StreamEntry>>> RedisBroker::fenced_read(const Lease& l
 Task<Status> RedisBroker::fenced_ack(const Lease& lease, std::string_view group,
                                      std::string_view id) {
   using S = script::FencedAck;
-  S::Args args{lease.key(), lease.partition.stream(), lease.token(), std::string(group),
-               std::string(id)};
+  S::Args args{lease.key(),        lease.partition.stream(), lease.token(),
+               std::string(group), std::string(id),          journal_of(lease)};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
   ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));
@@ -76,7 +79,8 @@ Task<Result<CommitReply>> RedisBroker::fenced_commit(const Lease& lease, std::st
                effects_hash_name(lease.partition, group),
                lease.token(),
                seq,
-               std::string(effect)};
+               std::string(effect),
+               journal_of(lease)};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
   ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));

@@ -12,7 +12,8 @@ Task<Status> RedisBroker::record_halt(const Lease& lease, std::string_view group
                                       std::uint64_t delivery_count) {
   script::RecordHalt::Args args{lease.key(),         halt_key_name(lease.partition, group),
                                 lease.token(),       std::string(id),
-                                std::string(reason), delivery_count};
+                                std::string(reason), delivery_count,
+                                journal_of(lease)};
   ScriptCall call = script::encode<script::RecordHalt>(std::move(args));
   Result<Reply> reply = co_await run_script(script::RecordHalt::name, std::move(call));
   co_return status_of(script::decode_reply<script::RecordHalt>(reply));
@@ -37,7 +38,8 @@ Task<Result<bool>> RedisBroker::reap(const Lease& lease, std::uint64_t idle_ms) 
                           lease.partition.subscribers(),
                           lease.token(),
                           lease.partition.key,
-                          idle_ms};
+                          idle_ms,
+                          journal_of(lease)};
   ScriptCall call = script::encode<script::Reap>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Reap::name, std::move(call));
   co_return script::decode_reply<script::Reap>(reply);

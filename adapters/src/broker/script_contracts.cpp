@@ -100,6 +100,29 @@ bool take(std::span<const std::string> in, std::size_t* at, std::vector<std::str
   return true;
 }
 
+void put_journal(ScriptCall* call, const JournalTail& tail) {
+  call->keys.push_back(tail.stream);
+  call->args.reserve(call->args.size() + kJournalTailArgs);
+  put(&call->args, tail.maxlen);
+  put(&call->args, tail.node);
+  put(&call->args, tail.category);
+  put(&call->args, tail.key);
+  put(&call->args, tail.group);
+  put(&call->args, tail.generation);
+  put(&call->args, tail.seq);
+  put(&call->args, tail.detail);
+}
+
+bool take_journal(const ScriptCallView& tail, JournalTail* out) {
+  std::size_t at = 0;
+  if (tail.keys.size() != 1 || tail.args.size() != kJournalTailArgs) return false;
+  out->stream = tail.keys[0];
+  return take(tail.args, &at, &out->maxlen) && take(tail.args, &at, &out->node) &&
+         take(tail.args, &at, &out->category) && take(tail.args, &at, &out->key) &&
+         take(tail.args, &at, &out->group) && take(tail.args, &at, &out->generation) &&
+         take(tail.args, &at, &out->seq) && take(tail.args, &at, &out->detail);
+}
+
 }  // namespace detail
 
 namespace {
@@ -212,6 +235,18 @@ Result<AdminDlq::Out> AdminDlq::decode_reply(const Reply& reply) {
   return Out{std::move(dlq_id), halted};
 }
 
+Result<HandlerEnter::Out> HandlerEnter::decode_reply(const Reply& reply) {
+  return decode<std::optional<std::string>>(reply, name);
+}
+
+Result<HandlerExit::Out> HandlerExit::decode_reply(const Reply& reply) {
+  return decode<bool>(reply, name);
+}
+
+Result<JournalNote::Out> JournalNote::decode_reply(const Reply& reply) {
+  return decode<std::string>(reply, name);
+}
+
 std::span<const std::string_view> contract_names() {
   static constexpr std::string_view kNames[] = {AdminDlq::name,
                                                 AdminSkip::name,
@@ -222,6 +257,9 @@ std::span<const std::string_view> contract_names() {
                                                 FencedAck::name,
                                                 FencedCommit::name,
                                                 FencedRead::name,
+                                                HandlerEnter::name,
+                                                HandlerExit::name,
+                                                JournalNote::name,
                                                 LiveMembers::name,
                                                 Publish::name,
                                                 Reap::name,

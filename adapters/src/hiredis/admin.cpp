@@ -359,6 +359,27 @@ Result<InspectView> Admin::inspect(std::string_view category, std::string_view k
   return view;
 }
 
+// The journal tail of an operator's `action` on `partition` (docs/ARCHITECTURE.md "The decision
+// journal"): journaled when the partition keeps a journal (its engines run with one), so that the
+// checker sees the resolution; empty otherwise.
+script::JournalTail Admin::operator_journal(const PartitionRef& partition, const std::string& group,
+                                            std::string_view action) {
+  script::JournalTail tail;
+  const std::string stream = journal_stream_name(partition);
+  Result<Reply> exists = redis_.execute({"EXISTS", stream});
+  if (!exists.ok() || exists.value().kind != Reply::Kind::integer || exists.value().integer != 1) {
+    return tail;
+  }
+  tail.stream = stream;
+  tail.maxlen = kOperatorJournalMaxlen;
+  tail.node = "operator";
+  tail.category = partition.category;
+  tail.key = partition.key;
+  tail.group = group;
+  tail.detail = "operator seqby admin " + std::string(action);
+  return tail;
+}
+
 Result<SkipOutcome> Admin::skip(std::string_view category, std::string_view key,
                                 std::string_view group, std::string_view id) {
   if (Status valid = validate_action(category, key, group, id); !valid.ok()) return valid.error();
@@ -367,7 +388,8 @@ Result<SkipOutcome> Admin::skip(std::string_view category, std::string_view key,
   if (!chosen.ok()) return chosen.error();
   const PartitionRef partition{std::string(category), std::string(key)};
   const script::AdminSkip::Args args{partition.stream(), halt_key_name(partition, chosen.value()),
-                                     chosen.value(), std::string(id)};
+                                     chosen.value(), std::string(id),
+                                     operator_journal(partition, chosen.value(), "skip")};
   Result<bool> halted = run_script<script::AdminSkip>(redis_, args);
   if (!halted.ok()) return halted.error();
   return SkipOutcome{chosen.value(), std::string(id), halted.value()};
@@ -380,8 +402,10 @@ Result<DlqOutcome> Admin::dlq(std::string_view category, std::string_view key,
   Result<std::string> chosen = choose_group(category, key, group);
   if (!chosen.ok()) return chosen.error();
   const PartitionRef partition{std::string(category), std::string(key)};
-  const script::AdminDlq::Args args{partition.stream(), halt_key_name(partition, chosen.value()),
-                                    partition.dlq(), chosen.value(), std::string(id)};
+  const script::AdminDlq::Args args{
+      partition.stream(), halt_key_name(partition, chosen.value()),
+      partition.dlq(),    chosen.value(),
+      std::string(id),    operator_journal(partition, chosen.value(), "dlq")};
   Result<script::AdminDlq::Out> moved = run_script<script::AdminDlq>(redis_, args);
   if (!moved.ok()) return moved.error();
   return DlqOutcome{chosen.value(), std::string(id), args.dlq, moved.value().dlq_id,

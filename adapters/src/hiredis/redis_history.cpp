@@ -137,7 +137,9 @@ Task<void> RedisHistorySink::drain() {
   while (!queue_.empty()) {
     Command command = std::move(queue_.front());
     queue_.pop_front();
+    in_flight_ = true;
     Result<Reply> reply = co_await link_.execute(std::move(command));
+    in_flight_ = false;
     if (!reply.ok() || reply.value().is_error()) ++failed_;
   }
   draining_ = false;

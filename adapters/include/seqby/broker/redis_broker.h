@@ -41,6 +41,12 @@ struct RedisBrokerOptions {
   // Where ensure_group creates the group: "0" (the design: the whole backlog is delivered).
   // "$" only for the KNOWN-BROKEN variant group_at_dollar.
   std::string group_start_id = "0";
+  // The decision journal (docs/ARCHITECTURE.md "The decision journal"): with journal_maxlen > 0
+  // every deciding script appends its decision to its lease unit's journal stream
+  // (journal_stream_name), trimmed to about that many records (MAXLEN ~). Off (0) by default,
+  // as in a production engine; on in every test, scenario and chaos run on real Redis.
+  std::uint64_t journal_maxlen = 0;
+  std::string journal_group;  // the group the journal's records name (the engine's group)
 };
 
 // The broker options a run of `variant` uses (the correct design: the defaults).
@@ -90,6 +96,8 @@ class RedisBroker final : public Broker {
 
  private:
   Task<Result<Reply>> eval(const char* source, const ScriptCall& call, std::string_view sha);
+  // The journal tail of a step under `lease` (empty when the journal is off).
+  script::JournalTail journal_of(const Lease& lease) const;
 
   RedisLink& link_;
   RedisBrokerOptions options_;

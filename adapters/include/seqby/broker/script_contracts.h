@@ -8,6 +8,7 @@
 // script's contract: S::unfenced_name. The Lua text is the source of truth for each line here.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -43,6 +44,26 @@ std::optional<ScriptCallView> script_call_of(const Command& command);
 bool runs_script(const Command& command, std::string_view sha, std::string_view source);
 
 namespace script {
+
+// The decision journal's part of a call (adapters/lua/lib/journal.lua, docs/ARCHITECTURE.md "The
+// decision journal"): the journal stream of the lease unit, appended after the script's own KEYS,
+// and the record's fields the script cannot know, appended after its own ARGV. A journaled
+// script (S::journaled) with an empty `stream` journals nothing, and its call is exactly the
+// call without a journal.
+struct JournalTail {
+  std::string stream;            // KEYS[n+1] UNIT:__journal__
+  std::uint64_t maxlen = 0;      // ARGV[m+1] MAXLEN ~ of the stream (>= 1 when journaling)
+  std::string node;              // ARGV[m+2] owner id ("" for a publisher or an operator)
+  std::string category;          // ARGV[m+3]
+  std::string key;               // ARGV[m+4] partition key or correlation value
+  std::string group;             // ARGV[m+5]
+  std::uint64_t generation = 0;  // ARGV[m+6] the lease's (acquire journals its new one)
+  std::int64_t seq = -1;         // ARGV[m+7] the publisher's per-key seq, -1 unknown
+  std::string detail;            // ARGV[m+8] the caller's detail (publish: e.g. "poison")
+
+  bool on() const { return !stream.empty(); }
+};
+inline constexpr std::size_t kJournalTailArgs = 8;
 
 namespace detail {
 // One KEYS or ARGV value: text as it is, integers in decimal, ReadFrom as "0" (pending) or ">"
@@ -81,12 +102,26 @@ bool take_all(std::span<const std::string> in, Args* args, const Table& table) {
 }
 }  // namespace detail
 
-// KEYS and ARGV of `args`, in the order of S::keys and S::argv.
+// Whether S's script journals its decision (its Args has a JournalTail `journal`).
+template <typename S>
+concept Journaled = requires(typename S::Args args) {
+  { args.journal } -> std::convertible_to<JournalTail>;
+};
+
+namespace detail {
+void put_journal(ScriptCall* call, const JournalTail& tail);
+bool take_journal(const ScriptCallView& tail, JournalTail* out);
+}  // namespace detail
+
+// KEYS and ARGV of `args`, in the order of S::keys and S::argv (then the journal tail, if on).
 template <typename S>
 ScriptCall encode(const typename S::Args& args) {
   ScriptCall call;
   detail::put_all(&call.keys, args, S::keys);
   detail::put_all(&call.args, args, S::argv);
+  if constexpr (Journaled<S>) {
+    if (args.journal.on()) detail::put_journal(&call, args.journal);
+  }
   return call;
 }
 
@@ -96,6 +131,9 @@ ScriptCall encode(typename S::Args&& args) {
   ScriptCall call;
   detail::move_all(&call.keys, args, S::keys);
   detail::move_all(&call.args, args, S::argv);
+  if constexpr (Journaled<S>) {
+    if (args.journal.on()) detail::put_journal(&call, args.journal);
+  }
   return call;
 }
 
@@ -103,8 +141,19 @@ ScriptCall encode(typename S::Args&& args) {
 template <typename S>
 std::optional<typename S::Args> decode_args(const ScriptCallView& call) {
   typename S::Args args{};
-  if (!detail::take_all(call.keys, &args, S::keys) ||
-      !detail::take_all(call.args, &args, S::argv)) {
+  ScriptCallView own = call;
+  if constexpr (Journaled<S>) {
+    constexpr std::size_t keys = std::tuple_size_v<std::decay_t<decltype(S::keys)>>;
+    constexpr std::size_t argv = std::tuple_size_v<std::decay_t<decltype(S::argv)>>;
+    if (call.keys.size() == keys + 1 && call.args.size() == argv + kJournalTailArgs) {
+      own = ScriptCallView{call.keys.first(keys), call.args.first(argv)};
+      if (!detail::take_journal(ScriptCallView{call.keys.subspan(keys), call.args.subspan(argv)},
+                                &args.journal)) {
+        return std::nullopt;
+      }
+    }
+  }
+  if (!detail::take_all(own.keys, &args, S::keys) || !detail::take_all(own.args, &args, S::argv)) {
     return std::nullopt;
   }
   return args;
@@ -135,11 +184,12 @@ Result<typename S::Out> decode_reply(const Result<Reply>& reply) {
 struct Publish {
   static constexpr std::string_view name = "publish";
   struct Args {
-    std::string stream;  // KEYS[1] C:K
-    std::string index;   // KEYS[2] C:__partitions__
-    std::string key;     // ARGV[1] K
-    std::string type;    // ARGV[2] event type
-    std::string data;    // ARGV[3] event data (JSON)
+    std::string stream;        // KEYS[1] C:K
+    std::string index;         // KEYS[2] C:__partitions__
+    std::string key;           // ARGV[1] K
+    std::string type;          // ARGV[2] event type
+    std::string data;          // ARGV[3] event data (JSON)
+    JournalTail journal = {};  // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::stream, &Args::index};
   static constexpr auto argv = std::tuple{&Args::key, &Args::type, &Args::data};
@@ -181,6 +231,7 @@ struct Acquire {
     std::string fence;         // KEYS[2] C:K:__fence__
     std::string owner_id;      // ARGV[1] (no colon)
     std::uint64_t ttl_ms = 0;  // ARGV[2]
+    JournalTail journal = {};  // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease, &Args::fence};
   static constexpr auto argv = std::tuple{&Args::owner_id, &Args::ttl_ms};
@@ -194,6 +245,7 @@ struct Renew {
     std::string lease;         // KEYS[1]
     std::string token;         // ARGV[1] O:N
     std::uint64_t ttl_ms = 0;  // ARGV[2]
+    JournalTail journal = {};  // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease};
   static constexpr auto argv = std::tuple{&Args::token, &Args::ttl_ms};
@@ -204,8 +256,9 @@ struct Renew {
 struct Release {
   static constexpr std::string_view name = "release";
   struct Args {
-    std::string lease;  // KEYS[1]
-    std::string token;  // ARGV[1] O:N
+    std::string lease;         // KEYS[1]
+    std::string token;         // ARGV[1] O:N
+    JournalTail journal = {};  // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease};
   static constexpr auto argv = std::tuple{&Args::token};
@@ -235,6 +288,7 @@ struct Reclaim {
     std::uint64_t count_per_call = 0;  // ARGV[3] XAUTOCLAIM COUNT
     std::uint64_t calls_max = 0;       // ARGV[4] XAUTOCLAIM calls at most
     std::string cursor;                // ARGV[5] start cursor, "0-0" to start
+    JournalTail journal = {};          // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
   static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::count_per_call,
@@ -254,6 +308,7 @@ struct DropStaleConsumers {
     std::string token;             // ARGV[1] O:N
     std::string group;             // ARGV[2]
     std::uint64_t generation = 0;  // ARGV[3] N
+    JournalTail journal = {};      // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
   static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::generation};
@@ -270,6 +325,7 @@ struct FencedRead {
     std::string token;                  // ARGV[1] O:N, also the consumer name
     std::string group;                  // ARGV[2]
     ReadFrom from = ReadFrom::pending;  // ARGV[3] "0" or ">"
+    JournalTail journal = {};           // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
   static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::from};
@@ -281,11 +337,12 @@ struct FencedAck {
   static constexpr std::string_view name = "fenced_ack";
   static constexpr std::string_view unfenced_name = "unfenced_ack";
   struct Args {
-    std::string lease;     // KEYS[1]
-    std::string stream;    // KEYS[2] C:K
-    std::string token;     // ARGV[1] O:N
-    std::string group;     // ARGV[2]
-    std::string entry_id;  // ARGV[3]
+    std::string lease;         // KEYS[1]
+    std::string stream;        // KEYS[2] C:K
+    std::string token;         // ARGV[1] O:N
+    std::string group;         // ARGV[2]
+    std::string entry_id;      // ARGV[3]
+    JournalTail journal = {};  // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
   static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::entry_id};
@@ -297,12 +354,13 @@ struct FencedCommit {
   static constexpr std::string_view name = "fenced_commit";
   static constexpr std::string_view unfenced_name = "unfenced_commit";
   struct Args {
-    std::string lease;     // KEYS[1]
-    std::string sink;      // KEYS[2] C:K:__sink__:G (last_seq, last_token)
-    std::string effects;   // KEYS[3] C:K:__effects__:G (seq -> effect)
-    std::string token;     // ARGV[1] O:N
-    std::int64_t seq = 0;  // ARGV[2]
-    std::string effect;    // ARGV[3] stored verbatim
+    std::string lease;         // KEYS[1]
+    std::string sink;          // KEYS[2] C:K:__sink__:G (last_seq, last_token)
+    std::string effects;       // KEYS[3] C:K:__effects__:G (seq -> effect)
+    std::string token;         // ARGV[1] O:N
+    std::int64_t seq = 0;      // ARGV[2]
+    std::string effect;        // ARGV[3] stored verbatim
+    JournalTail journal = {};  // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease, &Args::sink, &Args::effects};
   static constexpr auto argv = std::tuple{&Args::token, &Args::seq, &Args::effect};
@@ -319,6 +377,7 @@ struct RecordHalt {
     std::string entry_id;              // ARGV[2] the head
     std::string reason;                // ARGV[3] the handler's last error
     std::uint64_t delivery_count = 0;  // ARGV[4]
+    JournalTail journal = {};          // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease, &Args::halt};
   static constexpr auto argv =
@@ -337,6 +396,7 @@ struct Reap {
     std::string token;          // ARGV[1] O:N
     std::string key;            // ARGV[2] K
     std::uint64_t idle_ms = 0;  // ARGV[3]
+    JournalTail journal = {};   // the decision journal (empty: none)
   };
   static constexpr auto keys =
       std::tuple{&Args::lease, &Args::stream, &Args::index, &Args::subscribers};
@@ -350,10 +410,11 @@ struct Reap {
 struct AdminSkip {
   static constexpr std::string_view name = "admin_skip";
   struct Args {
-    std::string stream;    // KEYS[1] C:K
-    std::string halt;      // KEYS[2] C:K:__halt__:G
-    std::string group;     // ARGV[1]
-    std::string entry_id;  // ARGV[2]
+    std::string stream;        // KEYS[1] C:K
+    std::string halt;          // KEYS[2] C:K:__halt__:G
+    std::string group;         // ARGV[1]
+    std::string entry_id;      // ARGV[2]
+    JournalTail journal = {};  // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::stream, &Args::halt};
   static constexpr auto argv = std::tuple{&Args::group, &Args::entry_id};
@@ -364,11 +425,12 @@ struct AdminSkip {
 struct AdminDlq {
   static constexpr std::string_view name = "admin_dlq";
   struct Args {
-    std::string stream;    // KEYS[1] C:K
-    std::string halt;      // KEYS[2] C:K:__halt__:G
-    std::string dlq;       // KEYS[3] C:K:dlq
-    std::string group;     // ARGV[1]
-    std::string entry_id;  // ARGV[2]
+    std::string stream;        // KEYS[1] C:K
+    std::string halt;          // KEYS[2] C:K:__halt__:G
+    std::string dlq;           // KEYS[3] C:K:dlq
+    std::string group;         // ARGV[1]
+    std::string entry_id;      // ARGV[2]
+    JournalTail journal = {};  // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::stream, &Args::halt, &Args::dlq};
   static constexpr auto argv = std::tuple{&Args::group, &Args::entry_id};
@@ -376,6 +438,54 @@ struct AdminDlq {
     std::string dlq_id;   // the new DLQ entry
     bool halted = false;  // a halt record was deleted
   };
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+// The `record` test handler's in-progress marker (seqby::testing RecordHandler), a script so
+// that its enter and exit are journaled exactly.
+struct HandlerEnter {
+  static constexpr std::string_view name = "handler_enter";
+  struct Args {
+    std::string marker;        // KEYS[1] UNIT:__inprogress__:G
+    std::string value;         // ARGV[1] owner id:[category:]event id
+    std::string owner_id;      // ARGV[2]
+    std::uint64_t ttl_ms = 0;  // ARGV[3]
+    std::string event_id;      // ARGV[4]
+    JournalTail journal = {};  // the decision journal (empty: none)
+  };
+  static constexpr auto keys = std::tuple{&Args::marker};
+  static constexpr auto argv =
+      std::tuple{&Args::value, &Args::owner_id, &Args::ttl_ms, &Args::event_id};
+  using Out = std::optional<std::string>;  // another owner's marker (an overlap), or nullopt
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct HandlerExit {
+  static constexpr std::string_view name = "handler_exit";
+  struct Args {
+    std::string marker;        // KEYS[1] UNIT:__inprogress__:G
+    std::string value;         // ARGV[1] this execution's marker value
+    std::string event_id;      // ARGV[2]
+    std::string outcome;       // ARGV[3] "ok" or "failed: REASON"
+    JournalTail journal = {};  // the decision journal (empty: none)
+  };
+  static constexpr auto keys = std::tuple{&Args::marker};
+  static constexpr auto argv = std::tuple{&Args::value, &Args::event_id, &Args::outcome};
+  using Out = bool;  // the marker was ours and is deleted
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+// A record no script decides, appended to a journal (run header, driver fault, warning).
+struct JournalNote {
+  static constexpr std::string_view name = "journal_note";
+  struct Args {
+    std::string stream;               // KEYS[1] the journal
+    std::uint64_t maxlen = 0;         // ARGV[1] MAXLEN ~
+    std::vector<std::string> fields;  // ARGV[2..] field, value, field, value, ...
+  };
+  static constexpr auto keys = std::tuple{&Args::stream};
+  static constexpr auto argv = std::tuple{&Args::maxlen, &Args::fields};
+  using Out = std::string;  // the entry id
   static Result<Out> decode_reply(const Reply& reply);
 };
 

@@ -18,10 +18,16 @@
 #include <utility>
 #include <vector>
 
+#include "seqby/broker/script_contracts.h"
+#include "seqby/core/keyspace.h"
 #include "seqby/core/result.h"
 #include "seqby/hiredis/blocking_redis.h"
 
 namespace seqby::redis {
+
+// The retention an operator's journaled action asks for (MAXLEN ~): large, so that it never trims
+// more than the engines' own setting does.
+inline constexpr std::uint64_t kOperatorJournalMaxlen = 1000000;
 
 // A lease value `O:N` read from `C:K:__lease__` (or `C:K:__lease__:G`).
 struct LeaseView {
@@ -143,6 +149,8 @@ class Admin {
   Result<T> read(const Command& command);
   Result<std::int64_t> server_time_ms();
   Result<StreamCounts> stream_counts(const std::string& stream);
+  script::JournalTail operator_journal(const PartitionRef& partition, const std::string& group,
+                                       std::string_view action);
   Status check_partition(std::string_view category, std::string_view key);
   Result<std::vector<GroupView>> groups_of(std::string_view category, std::string_view key,
                                            std::uint64_t entries_added);

@@ -48,6 +48,8 @@ class RedisHistorySink final : public HistorySink {
 
   std::uint64_t dropped() const { return dropped_; }
   std::uint64_t failed() const { return failed_; }
+  // Records still queued or in flight (at stop: what flush() could not write).
+  std::uint64_t unwritten() const { return queue_.size() + (in_flight_ ? 1 : 0); }
 
  private:
   Task<void> drain();
@@ -58,6 +60,7 @@ class RedisHistorySink final : public HistorySink {
   std::size_t queue_max_;
   std::deque<Command> queue_;
   bool draining_ = false;
+  bool in_flight_ = false;
   std::uint64_t dropped_ = 0;
   std::uint64_t failed_ = 0;
 };

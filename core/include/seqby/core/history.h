@@ -34,6 +34,7 @@ enum class HistoryOp : std::uint8_t {
   warn,             // an operating warning (detail: e.g. partition count over threshold)
   reap,             // the owner removed its cold partition (stream, index entry and lease)
   resume,           // a halted partition's head was resolved by an operator; the owner goes on
+  drop,             // old-generation consumers with nothing pending were deleted (detail: which)
 };
 
 const char* history_op_name(HistoryOp op);

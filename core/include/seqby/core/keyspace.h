@@ -14,8 +14,11 @@
 //   C:K:__sink__:G      the test effect sink   C:K:__effects__:G    its committed effects
 //   C:K:__halt__:G      the halt record        C:K:__inprogress__:G the record handler's marker
 //   C                   the category stream    C:S, C:dlq           the category's lane and DLQ
+//   C:K:__journal__     the partition's decision journal (docs/ARCHITECTURE.md "The decision
+//                       journal")                C:__journal__ the category's (run notes)
 // for process manager P, correlation value X (ADR decision 2), the unit {__pm__:P, X}:
 //   __pm__:P:X:__lease__  the lease of X       __pm__:P:X:__fence__  X's generation counter
+//   __pm__:P:X:__journal__ the decision journal of X (every PM step on any of X's streams)
 // (the lease namespace __pm__:P is a reserved category: validate_category_name refuses it),
 // and for a real-Redis run's history (RedisHistorySink): seqby:history, seqby:history:C.
 #pragma once
@@ -40,6 +43,7 @@ inline constexpr std::string_view kSinkToken = "__sink__";
 inline constexpr std::string_view kEffectsToken = "__effects__";
 inline constexpr std::string_view kHaltToken = "__halt__";
 inline constexpr std::string_view kInprogressToken = "__inprogress__";
+inline constexpr std::string_view kJournalToken = "__journal__";
 // The default history stream of a real-Redis run.
 inline constexpr std::string_view kHistoryStreamName = "seqby:history";
 
@@ -90,6 +94,15 @@ std::string halt_key_name(const PartitionRef& partition, std::string_view group)
 // "UNIT:__inprogress__:G" for a lease unit (HandlerContext::unit()): C:K:__inprogress__:G for a
 // partition, __pm__:G:X:__inprogress__:G for a process manager's correlation value.
 std::string inprogress_key_name(const PartitionRef& unit, std::string_view group);
+
+// "UNIT:__journal__": the decision journal of a lease unit (Lease::unit()): C:K:__journal__ for a
+// partition (its publishes, operator resolutions and every step of every group on it), and
+// __pm__:P:X:__journal__ for a process manager's correlation value. One stream per unit, so
+// that on a Redis Cluster it can share the unit's hash slot.
+std::string journal_stream_name(const PartitionRef& unit);
+// "C:__journal__": the category's journal of records no script decides about one unit (a run
+// header, a driver's fault, the engine's partition-count warning).
+std::string category_journal_name(std::string_view category);
 
 // The partition of stream name "C:K", split at the LAST colon (keys never hold one); nullopt
 // when `stream` has no colon.

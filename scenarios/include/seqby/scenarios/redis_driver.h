@@ -26,6 +26,7 @@
 #include "seqby/core/json_flat.h"
 #include "seqby/core/result.h"
 #include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/redis_url.h"
 #include "seqby/runtime/subprocess.h"
 
@@ -46,6 +47,10 @@ struct WorkerSettings : EngineLimits {
   // Non-empty: every worker is the process manager `group` over these categories
   // (--process-manager, one --category each; sequential_by is then not passed).
   std::vector<std::string> pm_categories;
+  // The workers' decision journal (--journal-maxlen; seqby/hiredis/journal.h): on in every
+  // driver run, so the history is what the scripts journaled, exactly. 0 runs them with the
+  // appended history stream instead.
+  std::uint64_t journal_maxlen = redis::kTestJournalMaxlen;
 };
 
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
@@ -147,8 +152,8 @@ class RedisScenarioDriver {
   // Every worker's log, each under a "--- owner ---" line.
   std::string logs() const;
 
-  // Publishes each event and its publish record atomically (publish_recorded), in order; the
-  // entry ids. Errc from the first failure.
+  // Publishes each event and its publish record atomically (the publish script journaling it,
+  // or publish_recorded without a journal), in order; the entry ids. Errc from the first failure.
   Result<std::vector<std::string>> publish(const std::vector<PublishSpec>& events);
 
   // Polls `done` every 10 ms for at most wait_max_ms (or `limit_ms` when not 0).
@@ -169,9 +174,14 @@ class RedisScenarioDriver {
   // Every key of the category, sorted (SCAN MATCH C:*).
   std::vector<std::string> category_keys();
 
-  // The history stream, as records.
+  // The run's history: the decision journal of its categories (and process manager), merged
+  // (read_journal), or without a journal the history stream.
   Result<std::vector<HistoryRecord>> read_history();
+  // Appends a record no script decides (a run header, a fault struck, a foreign publisher's
+  // publish) beside the decisions: a journal note, or a history stream entry. An operator's skip
+  // or dlq is not appended with a journal: `seqby admin` journals it itself.
   void append_history(const HistoryRecord& record);
+  bool journal() const { return settings_.journal_maxlen > 0; }
 
  private:
   std::string url_;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "seqby/core/result.h"
 
@@ -47,5 +48,17 @@ int replay_main(const std::string& case_path, const std::string& history_out_pat
                 std::ostream& out, std::ostream& err);
 // Judges a history file; `json` prints the checker's JSON report instead of text.
 int check_main(const std::string& history_path, bool json, std::ostream& out, std::ostream& err);
+
+// Judges the decision journal in Redis (seqby/hiredis/journal.h) of `categories` and, with a
+// non-empty `group`, of that group alone (and of the process manager named `group`, if it is one);
+// writes the merged journal as JSON lines to `save_path` when not empty.
+struct CheckRedisArgs {
+  std::string url;
+  std::vector<std::string> categories;
+  std::string group;
+  std::string save_path;
+  bool json = false;
+};
+int check_redis_main(const CheckRedisArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace seqby::scenarios

@@ -1,0 +1,47 @@
+-- The decision journal (docs/ARCHITECTURE.md "The decision journal"), prepended by
+-- cmake/embed_scripts.cmake to every script of adapters/lua that calls journal_of(). A caller
+-- that wants a script's decision journaled appends ONE key (the lease unit's journal stream)
+-- after the script's own KEYS and EIGHT values after its own ARGV: MAXLEN, node, category, key,
+-- group, generation, seq, detail (script_contracts.h JournalTail). Without them nothing is
+-- written and the call is the same as before. The decision and its record are one atomic step
+-- in server order; the record's fields are history fields (seqby/core/history.h
+-- kHistoryFields), and its time is the entry id's (server time).
+local function journal_of(own_keys, own_args)
+  if #KEYS ~= own_keys + 1 then
+    return nil
+  end
+  local a = own_args
+  return {stream = KEYS[own_keys + 1], maxlen = ARGV[a + 1], node = ARGV[a + 2],
+          category = ARGV[a + 3], partition = ARGV[a + 4], group = ARGV[a + 5],
+          generation = ARGV[a + 6], seq = ARGV[a + 7], detail = ARGV[a + 8]}
+end
+
+-- Appends decision `op` about entry `event` ('' for none). `detail`, `seq` and `generation`
+-- default (nil) to the caller's.
+local function journal(j, op, event, detail, seq, generation)
+  if not j then
+    return
+  end
+  local fields = {'op', op, 'node', j.node}
+  local function put(name, value, default)
+    if value ~= default then
+      fields[#fields + 1] = name
+      fields[#fields + 1] = value
+    end
+  end
+  put('category', j.category, '')
+  put('key', j.partition, '')
+  put('group', j.group, '')
+  put('generation', tostring(generation or j.generation), '0')
+  put('event', event, '')
+  put('seq', tostring(seq or j.seq), '-1')
+  put('detail', detail or j.detail, '')
+  redis.call('XADD', j.stream, 'MAXLEN', '~', j.maxlen, '*', unpack(fields))
+end
+
+-- The refusal of a fenced step: journaled as `op`, answered FENCED.
+local function fenced(j, op)
+  journal(j, op, '', 'FENCED lease not held by ' .. ARGV[1])
+  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+end
+

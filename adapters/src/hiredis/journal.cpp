@@ -1,0 +1,306 @@
+// The decision journal: reading and merging it, and the notes beside the scripts' decisions.
+#include "seqby/hiredis/journal.h"
+
+#include <algorithm>
+#include <charconv>
+#include <tuple>
+
+#include "seqby/broker/scripts.h"
+#include "seqby/core/check.h"
+#include "seqby/core/keyspace.h"
+#include "seqby/hiredis/redis_history.h"
+
+namespace seqby::redis {
+namespace {
+
+// Entries per XRANGE and keys per SCAN step.
+constexpr std::size_t kRangeCount = 10000;
+constexpr std::size_t kScanCount = 1000;
+
+// A stream id "MS-SEQ" as numbers; false for anything else.
+bool parse_stream_id(std::string_view id, std::uint64_t* ms, std::uint64_t* seq) {
+  const std::size_t dash = id.find('-');
+  if (dash == std::string_view::npos) return false;
+  auto [end_ms, ec_ms] = std::from_chars(id.data(), id.data() + dash, *ms);
+  auto [end_seq, ec_seq] = std::from_chars(id.data() + dash + 1, id.data() + id.size(), *seq);
+  return ec_ms == std::errc{} && end_ms == id.data() + dash && ec_seq == std::errc{} &&
+         end_seq == id.data() + id.size();
+}
+
+// Which journals come first at an equal millisecond: a category's notes, then partitions, then
+// process managers (see journal.h).
+int journal_class(std::string_view stream) {
+  if (stream.starts_with(kProcessManagerToken)) return 2;
+  const std::size_t colon = stream.find(':');
+  // C:__journal__ has exactly one colon before the token; C:K:__journal__ has two.
+  const std::string_view rest = stream.substr(colon + 1);
+  return rest == kJournalToken ? 0 : 1;
+}
+
+// Whether `stream` is a journal of the scope: C:__journal__, C:K:__journal__ (K without a colon)
+// for a category of the scope, __pm__:P:X:__journal__ for a process manager of it.
+bool in_scope(std::string_view stream, const JournalScope& scope) {
+  const std::string suffix = ":" + std::string(kJournalToken);
+  if (!stream.ends_with(suffix)) return false;
+  const std::string_view head = stream.substr(0, stream.size() - suffix.size());
+  for (const std::string& category : scope.categories) {
+    if (head == category) return true;
+    if (head.size() > category.size() + 1 && head.starts_with(category) &&
+        head[category.size()] == ':' &&
+        head.substr(category.size() + 1).find(':') == std::string_view::npos) {
+      return true;
+    }
+  }
+  for (const std::string& pm : scope.process_managers) {
+    const std::string unit = pm_lease_category(pm) + ":";
+    if (head.starts_with(unit) && head.size() > unit.size() &&
+        head.substr(unit.size()).find(':') == std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<std::vector<JournalEntry>> read_stream(BlockingRedis& redis, const std::string& stream) {
+  std::vector<JournalEntry> entries;
+  std::string start = "-";
+  for (;;) {
+    Command range{"XRANGE", stream, start, "+", "COUNT", std::to_string(kRangeCount)};
+    Result<Reply> reply = redis.execute(range);
+    if (!reply.ok()) return reply.error();
+    Result<std::vector<std::tuple<std::string, FieldMap>>> rows =
+        decode<std::vector<std::tuple<std::string, FieldMap>>>(reply.value(), "XRANGE " + stream);
+    if (!rows.ok()) return rows.error();
+    for (auto& [id, map] : rows.value()) {
+      std::vector<std::pair<std::string, std::string>> fields;
+      fields.reserve(map.fields.size());
+      for (auto& [name, value] : map.fields) fields.emplace_back(std::move(name), value.str);
+      Result<HistoryRecord> record = history_from_fields(fields);
+      if (!record.ok()) {
+        return make_error(Errc::invalid,
+                          "journal " + stream + " entry " + id + ": " + record.error().message);
+      }
+      std::uint64_t ms = 0;
+      std::uint64_t seq = 0;
+      if (!parse_stream_id(id, &ms, &seq)) {
+        return make_error(Errc::protocol, "journal " + stream + ": bad entry id '" + id + "'");
+      }
+      record.value().time_ms = ms;
+      entries.push_back(JournalEntry{stream, id, std::move(record.value())});
+    }
+    if (rows.value().size() < kRangeCount) return entries;
+    start = "(" + entries.back().id;
+  }
+}
+
+}  // namespace
+
+bool journaled_by_scripts(HistoryOp op) {
+  switch (op) {
+    case HistoryOp::publish:
+    case HistoryOp::acquire:
+    case HistoryOp::renew:
+    case HistoryOp::lose:
+    case HistoryOp::release:
+    case HistoryOp::read:
+    case HistoryOp::read_fenced:
+    case HistoryOp::enter:
+    case HistoryOp::exit:
+    case HistoryOp::ack:
+    case HistoryOp::ack_fenced:
+    case HistoryOp::commit:
+    case HistoryOp::commit_fenced:
+    case HistoryOp::commit_rejected:
+    case HistoryOp::reclaim:
+    case HistoryOp::halt:
+    case HistoryOp::skip:
+    case HistoryOp::reap:
+    case HistoryOp::drop:
+      return true;
+    case HistoryOp::dlq:  // an operator's is journaled by admin_dlq; a variant's is the engine's
+    case HistoryOp::fault:
+    case HistoryOp::warn:
+    case HistoryOp::resume:
+      return false;
+  }
+  return false;
+}
+
+std::vector<HistoryRecord> merge_journals(std::vector<std::vector<JournalEntry>> streams) {
+  struct At {
+    std::uint64_t ms;
+    int klass;
+    std::size_t stream;
+    std::size_t position;
+  };
+  std::vector<At> order;
+  for (std::size_t s = 0; s < streams.size(); ++s) {
+    std::uint64_t previous_ms = 0;
+    for (std::size_t i = 0; i < streams[s].size(); ++i) {
+      // Within a stream ids only grow; a stream's own order is kept even if its clock stepped.
+      const std::uint64_t ms = std::max(previous_ms, streams[s][i].record.time_ms);
+      previous_ms = ms;
+      order.push_back(At{ms, journal_class(streams[s][i].stream), s, i});
+    }
+  }
+  std::sort(order.begin(), order.end(), [&](const At& a, const At& b) {
+    return std::tie(a.ms, a.klass, streams[a.stream].front().stream, a.position) <
+           std::tie(b.ms, b.klass, streams[b.stream].front().stream, b.position);
+  });
+  std::vector<HistoryRecord> history;
+  history.reserve(order.size());
+  for (const At& at : order) {
+    HistoryRecord record = std::move(streams[at.stream][at.position].record);
+    record.index = history.size();
+    history.push_back(std::move(record));
+  }
+  return history;
+}
+
+Result<std::vector<std::string>> journal_streams(BlockingRedis& redis, const JournalScope& scope) {
+  std::vector<std::string> patterns;
+  for (const std::string& category : scope.categories) {
+    patterns.push_back(category + ":*" + std::string(kJournalToken));
+  }
+  for (const std::string& pm : scope.process_managers) {
+    patterns.push_back(pm_lease_category(pm) + ":*" + std::string(kJournalToken));
+  }
+  std::vector<std::string> streams;
+  for (const std::string& pattern : patterns) {
+    std::string cursor = "0";
+    do {
+      Command scan{"SCAN", cursor, "MATCH", pattern, "COUNT", std::to_string(kScanCount)};
+      Result<Reply> reply = redis.execute(scan);
+      if (!reply.ok()) return reply.error();
+      Result<std::tuple<std::string, std::vector<std::string>>> step =
+          decode<std::tuple<std::string, std::vector<std::string>>>(reply.value(), "SCAN");
+      if (!step.ok()) return step.error();
+      cursor = std::get<0>(step.value());
+      for (std::string& name : std::get<1>(step.value())) {
+        if (in_scope(name, scope)) streams.push_back(std::move(name));
+      }
+    } while (cursor != "0");
+  }
+  std::sort(streams.begin(), streams.end());
+  streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
+  return streams;
+}
+
+Result<std::vector<HistoryRecord>> read_journal(BlockingRedis& redis, const JournalScope& scope) {
+  Result<std::vector<std::string>> streams = journal_streams(redis, scope);
+  if (!streams.ok()) return streams.error();
+  std::vector<std::vector<JournalEntry>> entries;
+  for (const std::string& stream : streams.value()) {
+    Result<std::vector<JournalEntry>> read = read_stream(redis, stream);
+    if (!read.ok()) return read.error();
+    if (!scope.group.empty()) {
+      std::erase_if(read.value(), [&](const JournalEntry& e) {
+        return !e.record.group.empty() && e.record.group != scope.group;
+      });
+    }
+    if (!read.value().empty()) entries.push_back(std::move(read.value()));
+  }
+  return merge_journals(std::move(entries));
+}
+
+script::JournalNote::Args journal_note_args(std::string stream, std::uint64_t maxlen,
+                                            const HistoryRecord& record) {
+  script::JournalNote::Args args;
+  args.stream = std::move(stream);
+  args.maxlen = maxlen;
+  for (auto& [name, value] : history_fields(record)) {
+    if (name == "time") continue;  // the entry id is the time
+    args.fields.push_back(std::move(name));
+    args.fields.push_back(std::move(value));
+  }
+  return args;
+}
+
+Status append_journal_note(BlockingRedis& redis, std::string stream, std::uint64_t maxlen,
+                           const HistoryRecord& record) {
+  const ScriptCall call =
+      script::encode<script::JournalNote>(journal_note_args(std::move(stream), maxlen, record));
+  const char* source = script_source(script::JournalNote::name);
+  SEQBY_CHECK(source != nullptr);
+  Result<Reply> reply = redis.execute(eval_command("EVAL", source, call));
+  Result<std::string> id = script::decode_reply<script::JournalNote>(reply);
+  if (!id.ok()) return id.error();
+  return Status::Ok();
+}
+
+Task<Result<std::string>> publish_journaled(RedisLink& link, const PartitionRef& partition,
+                                            std::string_view type, std::string_view data_json,
+                                            std::uint64_t maxlen, std::string_view node,
+                                            std::int64_t seq, std::string_view detail) {
+  script::Publish::Args args{partition.stream(), partition.index(), partition.key,
+                             std::string(type), std::string(data_json)};
+  args.journal.stream = journal_stream_name(partition);
+  args.journal.maxlen = maxlen;
+  args.journal.node = std::string(node);
+  args.journal.category = partition.category;
+  args.journal.key = partition.key;
+  args.journal.seq = seq;
+  args.journal.detail = std::string(detail);
+  const char* source = script_source(script::Publish::name);
+  SEQBY_CHECK(source != nullptr);
+  Command command = eval_command("EVAL", source, script::encode<script::Publish>(std::move(args)));
+  Result<Reply> reply = co_await link.execute(std::move(command));
+  co_return script::decode_reply<script::Publish>(reply);
+}
+
+std::string note_stream_for(const HistoryRecord& record, std::string_view process_manager) {
+  if (record.key.empty()) return category_journal_name(record.category);
+  if (!process_manager.empty()) {
+    return journal_stream_name(PartitionRef{pm_lease_category(process_manager), record.key});
+  }
+  return journal_stream_name(PartitionRef{record.category, record.key});
+}
+
+JournalNoteSink::JournalNoteSink(Runtime& runtime, RedisBroker& broker, std::uint64_t maxlen,
+                                 std::string process_manager, std::size_t queue_max)
+    : runtime_(runtime),
+      broker_(broker),
+      maxlen_(maxlen),
+      process_manager_(std::move(process_manager)),
+      queue_max_(queue_max) {
+  SEQBY_CHECK(maxlen_ >= 1);
+}
+
+void JournalNoteSink::record(HistoryRecord record) {
+  if (journaled_by_scripts(record.op)) return;
+  if (record.category.empty()) return;  // nowhere to put it (no engine record lacks one)
+  if (queue_.size() >= queue_max_) {
+    ++dropped_;
+    return;
+  }
+  const std::string stream = note_stream_for(record, process_manager_);
+  queue_.push_back(script::encode<script::JournalNote>(journal_note_args(stream, maxlen_, record)));
+  if (!draining_) {
+    draining_ = true;
+    runtime_.spawn("journal_notes", drain());
+  }
+}
+
+Task<void> JournalNoteSink::drain() {
+  while (!queue_.empty()) {
+    ScriptCall call = std::move(queue_.front());
+    queue_.pop_front();
+    in_flight_ = true;
+    Result<Reply> reply = co_await broker_.run_script(script::JournalNote::name, std::move(call));
+    in_flight_ = false;
+    Result<std::string> id = script::decode_reply<script::JournalNote>(reply);
+    if (id.ok()) {
+      ++written_;
+    } else {
+      ++failed_;
+    }
+  }
+  draining_ = false;
+}
+
+Task<void> JournalNoteSink::flush(std::uint64_t wait_max_ms) {
+  const std::uint64_t deadline_ms = runtime_.clock().now_ms() + wait_max_ms;
+  while (draining_ && runtime_.clock().now_ms() < deadline_ms) co_await runtime_.sleep_ms(10);
+}
+
+}  // namespace seqby::redis
