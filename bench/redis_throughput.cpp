@@ -6,7 +6,9 @@
 // over one stream, each on its own thread and raw hiredis connection, doing the same trivial work
 // (one HSET per event, then XACK), in three shapes: COUNT 1, COUNT n with a round trip per
 // command, COUNT n with the batch's commands pipelined. All get the same pre-published events;
-// the clock runs from start until every event is committed (acked). Prints a table and the
+// the clock runs from start until every event is committed (acked). The fenced engine runs
+// twice, without and with the decision journal (every deciding script also appends its record),
+// so the journal's cost per event is a ratio taken in the same run. Prints a table and the
 // medians over repetitions; asserts nothing.
 //
 //   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
@@ -28,6 +30,7 @@
 #include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
 #include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/journal.h"
 
 namespace seqby::redis::bench {
 namespace {
@@ -68,6 +71,7 @@ class TrivialHandler final : public Handler {
 
 struct Instance {
   EngineOptions options;
+  std::uint64_t journal_maxlen = 0;  // the decision journal's retention (0: off)
   std::atomic<bool> stop{false};
   HiredisLink::Stats stats;
   std::size_t held_at_stop = 0;
@@ -92,7 +96,10 @@ void run_instance(const RedisConfig& config, Instance* instance,
   runtime_options.worker_count = 1;  // the trivial handler never calls run_blocking
   RealRuntime runtime(runtime_options);
   HiredisLink link(runtime, config);
-  RedisBroker broker(link);
+  RedisBrokerOptions broker_options;
+  broker_options.journal_maxlen = instance->journal_maxlen;
+  broker_options.journal_group = instance->options.group;
+  RedisBroker broker(link, broker_options);
   NullHistorySink history;
   TrivialHandler handler(committed);
   Engine engine(runtime, broker, history, handler, instance->options);
@@ -117,7 +124,8 @@ struct RunFigures {
   double rate() const { return elapsed_us == 0 ? 0 : events * 1e6 / elapsed_us; }
 };
 
-RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::string& prefix) {
+RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::string& prefix,
+                      std::uint64_t journal_maxlen) {
   const std::string category = prefix + "fenced";
   const std::string group = "bench";
   const std::uint64_t total = std::uint64_t{o.partitions} * o.events_per_partition;
@@ -136,6 +144,7 @@ RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::st
 
   Instance instances[2];
   for (int i = 0; i < 2; ++i) {
+    instances[i].journal_maxlen = journal_maxlen;
     EngineOptions& e = instances[i].options;
     e.owner_id = prefix + (i == 0 ? "a" : "b");
     e.category = category;
@@ -438,11 +447,19 @@ int run(int argc, char** argv) {
   // Per variant (plain COUNT 1, plain batch, plain piped, fenced): rates, and fenced/plain ratios.
   std::vector<double> rates[4];
   std::vector<double> ratios[3];
+  std::vector<double> journal_rates;   // fenced with the decision journal on
+  std::vector<double> journal_ratios;  // with journal / without, per repetition
   for (std::uint32_t rep = 1; rep <= o.repetitions; ++rep) {
     const std::string prefix = run_prefix + std::to_string(rep);
-    const RunFigures fenced = run_fenced(*config, o, prefix);
+    const RunFigures fenced = run_fenced(*config, o, prefix, 0);
+    const RunFigures journaled = run_fenced(*config, o, prefix + "j", kTestJournalMaxlen);
+    const double journal_ratio = fenced.rate() > 0 ? journaled.rate() / fenced.rate() : 0.0;
+    journal_ratios.push_back(journal_ratio);
+    journal_rates.push_back(journaled.rate());
     if (o.fenced_only) {
       print_row(rep, "fenced engine", fenced);
+      print_row(rep, "fenced + journal", journaled);
+      std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
       (void)unlink_matching(admin, prefix + "*");
       continue;
     }
@@ -453,6 +470,8 @@ int run(int argc, char** argv) {
     print_row(rep, batch_name.c_str(), batch);
     print_row(rep, pipelined_name.c_str(), pipelined);
     print_row(rep, "fenced engine", fenced);
+    print_row(rep, "fenced + journal", journaled);
+    std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
     const auto ratio = [&](const RunFigures& plain) {
       return plain.rate() > 0 ? fenced.rate() / plain.rate() : 0.0;
     };
@@ -465,11 +484,15 @@ int run(int argc, char** argv) {
     for (int v = 0; v < 4; ++v) rates[v].push_back(runs[v]->rate());
     for (int v = 0; v < 3; ++v) ratios[v].push_back(ratio(*runs[v]));
   }
-  if (o.fenced_only) return 0;
   const auto median = [](std::vector<double> values) {
     std::sort(values.begin(), values.end());
     return values.empty() ? 0.0 : values[values.size() / 2];
   };
+  if (o.fenced_only) {
+    std::printf("\nmedian fenced + journal %.0f events/s, with journal/without %.2fx\n",
+                median(journal_rates), median(journal_ratios));
+    return 0;
+  }
   std::printf(
       "\nmedian over %u repetitions (ratio: median of the per-repetition ratios; target "
       ">= 0.6x)\n",
@@ -481,6 +504,8 @@ int run(int argc, char** argv) {
     if (v < 3) std::printf("   fenced/plain %.2fx", median(ratios[v]));
     std::printf("\n");
   }
+  std::printf("  %-24s %9.0f events/s   with journal/without %.2fx\n", "fenced + journal",
+              median(journal_rates), median(journal_ratios));
   std::printf("  load average at the end: %s\n", load_average().c_str());
   return 0;
 }
