@@ -17,6 +17,7 @@
 #include "seqby/core/json_flat.h"
 #include "seqby/core/keys.h"
 #include "seqby/hiredis/hiredis_link.h"
+#include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/redis_history.h"
 #include "seqby/runtime/real_runtime.h"
 
@@ -32,6 +33,7 @@ struct PublishOptions {
   std::vector<std::string> fields;
   std::uint32_t count = 1;
   std::string history_stream;
+  std::uint64_t journal_maxlen = 0;  // > 0: the publish script journals each publish
 };
 
 JsonValue field_value(const std::string& text) {
@@ -72,7 +74,13 @@ int run_publish(const PublishOptions& o) {
     payload[field.substr(0, eq)] = field_value(field.substr(eq + 1));
   }
   std::int64_t first_seq = 1;
-  bool numbered = o.count > 1 || !o.history_stream.empty();
+  if (!o.history_stream.empty() && o.journal_maxlen > 0) {
+    std::fprintf(stderr,
+                 "seqby publish: --history-stream and --journal-maxlen: give one of them (the "
+                 "old history stream, or the decision journal)\n");
+    return kExitUsage;
+  }
+  bool numbered = o.count > 1 || !o.history_stream.empty() || o.journal_maxlen > 0;
   if (auto seq = payload.find("seq"); seq != payload.end()) {
     if (!std::holds_alternative<std::int64_t>(seq->second)) {
       std::fprintf(stderr, "seqby publish: field seq: expected an integer\n");
@@ -97,11 +105,15 @@ int run_publish(const PublishOptions& o) {
     const std::string data = encode_json_object(payload);
     auto poison = payload.find("poison");
     const bool is_poison = poison != payload.end() && poison->second == JsonValue(true);
-    Result<std::string> id = o.history_stream.empty()
-                                 ? runtime.block_on(broker.publish(partition, o.type, data))
-                                 : runtime.block_on(redis::publish_recorded(
-                                       link, partition, o.type, data, o.history_stream, "publisher",
-                                       seq, is_poison ? "poison" : ""));
+    const char* detail = is_poison ? "poison" : "";
+    Result<std::string> id =
+        o.journal_maxlen > 0
+            ? runtime.block_on(redis::publish_journaled(link, partition, o.type, data,
+                                                        o.journal_maxlen, "publisher", seq, detail))
+        : o.history_stream.empty()
+            ? runtime.block_on(broker.publish(partition, o.type, data))
+            : runtime.block_on(redis::publish_recorded(link, partition, o.type, data,
+                                                       o.history_stream, "publisher", seq, detail));
     if (!id.ok()) {
       std::fprintf(stderr, "seqby publish: %s: %s\n", errc_name(id.error().code),
                    id.error().message.c_str());
@@ -133,6 +145,10 @@ void add_publish_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--history-stream", options->history_stream,
                   "Also append each publish record to this history stream")
       ->type_name("NAME");
+  cmd->add_option("--journal-maxlen", options->journal_maxlen,
+                  "Journal each publish in its partition's decision journal, kept to about N "
+                  "records (as the workers' --journal-maxlen)")
+      ->type_name("N");
   cmd->callback([&exit_code, options] { exit_code = run_publish(*options); });
 }
 
