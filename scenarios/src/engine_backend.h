@@ -86,6 +86,9 @@ class EngineBackend {
   // backend keeps no such marker (has_inprogress_marker() false).
   virtual bool has_inprogress_marker() const = 0;
   virtual std::optional<std::string> inprogress_marker(const std::string& key) = 0;
+  // The marker the last successful wait_inside() saw when it found the instance inside (nullopt
+  // without a marker): read at that moment, not again later, when a quick handler may have left.
+  virtual std::optional<std::string> marker_seen_inside() const = 0;
   // What the marker of `key` holds while `owner` is inside event `seq` (of `category`, "" = the
   // case's): "OWNER:EVENT_ID", with the event's category between them in a process-manager
   // case (entry ids of different streams can be equal). "" when not published yet.

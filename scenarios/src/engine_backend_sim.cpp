@@ -46,6 +46,8 @@ class SimBackend final : public EngineBackend {
     return world_->owner_id(*caught_by);
   }
 
+  std::optional<std::string> marker_seen_inside() const override { return std::nullopt; }
+
   bool wait_done(const std::string& key, std::int64_t seq, const std::string& category) override {
     const sim::SimCase& c = world_->sim_case();
     std::vector<std::string> streams{category};

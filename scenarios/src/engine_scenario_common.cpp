@@ -81,7 +81,7 @@ void expect_inprogress_marker(Checks& checks, EngineBackend& b, const std::strin
   }
   const std::string lease = b.lease_owner(key);
   if (b.has_inprogress_marker()) {
-    const std::optional<std::string> marker = b.inprogress_marker(key);
+    const std::optional<std::string> marker = b.marker_seen_inside();
     const std::string expected = b.marker_value(*owner, key, seq, category);
     checks.expect(marker == expected && lease == *owner, "in-progress marker names owner and event",
                   "marker " + marker.value_or("(none)") + ", lease held by " + lease +

@@ -112,6 +112,7 @@ class RedisBackend final : public EngineBackend {
           continue;
         }
         owner = marker->substr(0, marker->find(':'));
+        seen_inside_ = marker;
         return seq == 1 || history_has_commit(real_category(name), key, seq - 1);
       }
       return false;
@@ -143,6 +144,7 @@ class RedisBackend final : public EngineBackend {
   }
 
   bool has_inprogress_marker() const override { return true; }
+  std::optional<std::string> marker_seen_inside() const override { return seen_inside_; }
   std::optional<std::string> inprogress_marker(const std::string& key) override {
     return driver_.inprogress_marker(key);
   }
@@ -425,6 +427,7 @@ class RedisBackend final : public EngineBackend {
   std::map<std::string, std::vector<std::string>> ids_;
   std::set<std::string> crashed_;
   std::set<std::string> stalled_;
+  std::optional<std::string> seen_inside_;  // the marker the last wait_inside() saw
   std::uint32_t workers_started_ = 0;
 };
 
