@@ -6,6 +6,9 @@
 // --category given: it owns correlation values (one lease per value across those categories)
 // instead of partitions. A bad combination of options exits 2 naming the option, before any
 // connection is made.
+// --unsafe-variant NAME runs a KNOWN-BROKEN engine variant (seqby/testing/variant.h) instead of
+// the design, for testing the real-Redis harness only (does it catch the variant?); it is never
+// the default, and the worker says so loudly on stderr when it starts (event=unsafe_variant).
 #include <pthread.h>
 #include <unistd.h>
 
@@ -14,6 +17,7 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +31,7 @@
 #include "seqby/hiredis/worker.h"
 #include "seqby/runtime/real_runtime.h"
 #include "seqby/testing/record_handler.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby::apps {
 namespace {
@@ -41,6 +46,7 @@ struct WorkerOptions {
   std::string owner_id;
   EngineLimits limits;  // the worker flags of kEngineLimitFields, at the table's defaults
   std::string history_stream = std::string(redis::kDefaultHistoryStream);
+  std::optional<std::string> unsafe_variant;  // a KNOWN-BROKEN variant's name; none: the design
 };
 
 void log_line(const std::string& owner, const std::string& text) {
@@ -79,6 +85,25 @@ std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& name : names) out += (out.empty() ? "" : ",") + name;
   return out;
+}
+
+std::string variant_names() {
+  std::string out;
+  for (const testing::Variant v : testing::all_variants()) {
+    out += (out.empty() ? "" : ", ") + std::string(testing::variant_name(v));
+  }
+  return out;
+}
+
+// The loud line a worker running a KNOWN-BROKEN variant starts with: which one, the broker
+// options it runs with, and that it breaks the guarantees.
+std::string unsafe_variant_line(testing::Variant variant) {
+  const redis::RedisBrokerOptions broker = testing::redis_broker_options_for(variant);
+  return "event=unsafe_variant variant=" + std::string(testing::variant_name(variant)) +
+         " unfenced_scripts=" + (broker.unfenced ? "true" : "false") +
+         " group_start_id=" + broker.group_start_id +
+         " warning=\"KNOWN-BROKEN design, for testing the real-Redis harness only: it breaks "
+         "the ordering and exclusion guarantees; never use it in production\"";
 }
 
 // The combinations of options CLI11 cannot judge alone: "" when they fit, else the message.
@@ -123,6 +148,16 @@ int run_worker(const WorkerOptions& o) {
                  o.handler.c_str());
     return kExitUsage;
   }
+  testing::Variant variant = testing::Variant::correct;
+  if (o.unsafe_variant.has_value()) {
+    const std::optional<testing::Variant> named = testing::parse_variant(*o.unsafe_variant);
+    if (!named.has_value()) {
+      std::fprintf(stderr, "seqby worker: --unsafe-variant: unknown variant '%s'; known: %s\n",
+                   o.unsafe_variant->c_str(), variant_names().c_str());
+      return kExitUsage;
+    }
+    variant = *named;
+  }
   Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
   if (!config.ok()) {
     std::fprintf(stderr, "seqby worker: --redis: %s\n", config.error().message.c_str());
@@ -155,7 +190,7 @@ int run_worker(const WorkerOptions& o) {
   {
     redis::RealRuntime runtime;
     redis::HiredisLink link(runtime, config.value());
-    redis::RedisBroker broker(link);
+    redis::RedisBroker broker(link, testing::redis_broker_options_for(variant));
     redis::RedisHistorySink history(runtime, link, o.history_stream);
     // warn, halt, resume and reap records also go to stderr, for operators; a halt is followed
     // by the group's pending count and lag, read by a task of its own.
@@ -165,19 +200,21 @@ int run_worker(const WorkerOptions& o) {
     };
     redis::LoggedHistorySink logged(history, log);
     testing::RecordHandler handler(runtime, link, logged, owner, options.lease_ttl_ms);
-    Engine engine(runtime, broker, logged, handler, options);
+    Engine engine(runtime, broker, logged, handler, options, testing::make_engine_steps(variant));
 
     const std::string serving =
         o.process_manager ? " process_manager=" + o.group + " categories=" + joined(o.categories) +
                                 " sequential_by=true"
                           : " category=" + o.categories.front() + " group=" + o.group +
                                 " sequential_by=" + o.sequential_by;
+    if (variant != testing::Variant::correct) log_line(owner, unsafe_variant_line(variant));
     log_line(owner,
              "event=start redis=" + redis::redacted_url(config.value()) + serving +
                  " handler=" + o.handler + " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
                  " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
                  " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
-                 " history_stream=" + o.history_stream);
+                 " history_stream=" + o.history_stream +
+                 " variant=" + std::string(testing::variant_name(variant)));
     runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
                         std::atomic<bool>& stop, const std::string& id) -> Task<void> {
       e.start();
@@ -235,6 +272,13 @@ void add_worker_command(CLI::App& app, int& exit_code) {
   }
   cmd->add_option("--history-stream", options->history_stream,
                   "The Redis stream the history is appended to")
+      ->type_name("NAME");
+  cmd->add_option("--unsafe-variant", options->unsafe_variant,
+                  "UNSAFE: run a KNOWN-BROKEN engine variant instead of the design, to test the "
+                  "real-Redis harness only (" +
+                      variant_names() +
+                      "; correct is the design). Breaks the guarantees; logs "
+                      "event=unsafe_variant on start. Never the default")
       ->type_name("NAME");
   cmd->callback([&exit_code, options] { exit_code = run_worker(*options); });
 }

@@ -70,6 +70,7 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
       args.insert(args.end(), {limit.flag_name(), std::to_string(limit.get(s))});
   }
   args.insert(args.end(), {"--history-stream", history_stream});
+  if (!s.unsafe_variant.empty()) args.insert(args.end(), {"--unsafe-variant", s.unsafe_variant});
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();
 }

@@ -46,6 +46,9 @@ struct WorkerSettings : EngineLimits {
   // Non-empty: every worker is the process manager `group` over these categories
   // (--process-manager, one --category each; sequential_by is then not passed).
   std::vector<std::string> pm_categories;
+  // Non-empty: every worker runs this KNOWN-BROKEN variant (`seqby worker --unsafe-variant`),
+  // to prove the real-Redis harness catches it. Empty: the design.
+  std::string unsafe_variant;
 };
 
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
