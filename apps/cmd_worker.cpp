@@ -6,6 +6,9 @@
 // --category given: it owns correlation values (one lease per value across those categories)
 // instead of partitions. A bad combination of options exits 2 naming the option, before any
 // connection is made.
+// --unsafe-variant NAME runs a KNOWN-BROKEN engine variant (seqby/testing/variant.h) instead of
+// the design, for testing the real-Redis harness only (does it catch the variant?); it is never
+// the default, and the worker says so loudly on stderr when it starts (event=unsafe_variant).
 #include <pthread.h>
 #include <unistd.h>
 
@@ -15,6 +18,7 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +33,7 @@
 #include "seqby/hiredis/worker.h"
 #include "seqby/runtime/real_runtime.h"
 #include "seqby/testing/record_handler.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby::apps {
 namespace {
@@ -43,7 +48,8 @@ struct WorkerOptions {
   std::string owner_id;
   EngineLimits limits;  // the worker flags of kEngineLimitFields, at the table's defaults
   std::string history_stream = std::string(redis::kDefaultHistoryStream);
-  std::uint64_t journal_maxlen = 0;  // 0: no decision journal (the history stream instead)
+  std::uint64_t journal_maxlen = 0;           // 0: no decision journal (the history stream instead)
+  std::optional<std::string> unsafe_variant;  // a KNOWN-BROKEN variant's name; none: the design
 };
 
 void log_line(const std::string& owner, const std::string& text) {
@@ -82,6 +88,25 @@ std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& name : names) out += (out.empty() ? "" : ",") + name;
   return out;
+}
+
+std::string variant_names() {
+  std::string out;
+  for (const testing::Variant v : testing::all_variants()) {
+    out += (out.empty() ? "" : ", ") + std::string(testing::variant_name(v));
+  }
+  return out;
+}
+
+// The loud line a worker running a KNOWN-BROKEN variant starts with: which one, the broker
+// options it runs with, and that it breaks the guarantees.
+std::string unsafe_variant_line(testing::Variant variant) {
+  const redis::RedisBrokerOptions broker = testing::redis_broker_options_for(variant);
+  return "event=unsafe_variant variant=" + std::string(testing::variant_name(variant)) +
+         " unfenced_scripts=" + (broker.unfenced ? "true" : "false") +
+         " group_start_id=" + broker.group_start_id +
+         " warning=\"KNOWN-BROKEN design, for testing the real-Redis harness only: it breaks "
+         "the ordering and exclusion guarantees; never use it in production\"";
 }
 
 // The combinations of options CLI11 cannot judge alone: "" when they fit, else the message.
@@ -126,6 +151,16 @@ int run_worker(const WorkerOptions& o) {
                  o.handler.c_str());
     return kExitUsage;
   }
+  testing::Variant variant = testing::Variant::correct;
+  if (o.unsafe_variant.has_value()) {
+    const std::optional<testing::Variant> named = testing::parse_variant(*o.unsafe_variant);
+    if (!named.has_value()) {
+      std::fprintf(stderr, "seqby worker: --unsafe-variant: unknown variant '%s'; known: %s\n",
+                   o.unsafe_variant->c_str(), variant_names().c_str());
+      return kExitUsage;
+    }
+    variant = *named;
+  }
   Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
   if (!config.ok()) {
     std::fprintf(stderr, "seqby worker: --redis: %s\n", config.error().message.c_str());
@@ -158,7 +193,7 @@ int run_worker(const WorkerOptions& o) {
   {
     redis::RealRuntime runtime;
     redis::HiredisLink link(runtime, config.value());
-    redis::RedisBrokerOptions broker_options;
+    redis::RedisBrokerOptions broker_options = testing::redis_broker_options_for(variant);
     broker_options.journal_maxlen = o.journal_maxlen;
     broker_options.journal_group = o.group;
     redis::RedisBroker broker(link, broker_options);
@@ -179,20 +214,22 @@ int run_worker(const WorkerOptions& o) {
     redis::LoggedHistorySink logged(recorded, log);
     testing::RecordHandler handler(runtime, broker, logged, owner, options.lease_ttl_ms,
                                    o.journal_maxlen);
-    Engine engine(runtime, broker, logged, handler, options);
+    Engine engine(runtime, broker, logged, handler, options, testing::make_engine_steps(variant));
 
     const std::string serving =
         o.process_manager ? " process_manager=" + o.group + " categories=" + joined(o.categories) +
                                 " sequential_by=true"
                           : " category=" + o.categories.front() + " group=" + o.group +
                                 " sequential_by=" + o.sequential_by;
+    if (variant != testing::Variant::correct) log_line(owner, unsafe_variant_line(variant));
     log_line(owner,
              "event=start redis=" + redis::redacted_url(config.value()) + serving +
                  " handler=" + o.handler + " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
                  " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
                  " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
                  (o.journal_maxlen > 0 ? " journal_maxlen=" + std::to_string(o.journal_maxlen)
-                                       : " history_stream=" + o.history_stream));
+                                       : " history_stream=" + o.history_stream) +
+                 " variant=" + std::string(testing::variant_name(variant)));
     const bool journal = o.journal_maxlen > 0;
     runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
                         redis::JournalNoteSink& n, bool journal, std::atomic<bool>& stop,
@@ -267,6 +304,13 @@ void add_worker_command(CLI::App& app, int& exit_code) {
                   "Keep a decision journal: every deciding script appends its decision to its "
                   "partition's journal stream, trimmed to about N records (0, the default: off)")
       ->type_name("N");
+  cmd->add_option("--unsafe-variant", options->unsafe_variant,
+                  "UNSAFE: run a KNOWN-BROKEN engine variant instead of the design, to test the "
+                  "real-Redis harness only (" +
+                      variant_names() +
+                      "; correct is the design). Breaks the guarantees; logs "
+                      "event=unsafe_variant on start. Never the default")
+      ->type_name("NAME");
   cmd->callback([&exit_code, options] { exit_code = run_worker(*options); });
 }
 

@@ -12,7 +12,7 @@ namespace seqby {
 Engine::Engine(Runtime& runtime, Broker& broker, HistorySink& history, Handler& handler,
                EngineOptions options, std::unique_ptr<EngineSteps> steps)
     : env_(runtime, broker, history, handler, std::move(options)),
-      steps_(steps != nullptr ? std::move(steps) : engine_steps_for(env_.options)),
+      steps_(steps != nullptr ? std::move(steps) : std::make_unique<EngineSteps>()),
       workers_(std::make_unique<WorkerSet>(env_)),
       membership_(std::make_unique<Membership>(env_, *steps_, *workers_)),
       heartbeat_(std::make_unique<Heartbeat>(env_, *workers_)) {}

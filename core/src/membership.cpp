@@ -78,6 +78,11 @@ Task<void> Membership::discover_once() {
   co_await steps_.take_share(*this, keys);
 }
 
+void Membership::launch(std::shared_ptr<PartitionWorker> worker) {
+  SEQBY_CHECK(!workers_.stopping());
+  workers_.launch(std::move(worker));
+}
+
 Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
   const std::uint64_t members = co_await live_member_count();
   std::uint64_t target = (keys.size() + members - 1) / members;  // ceil(P / N)

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@
 
 namespace seqby {
 
-class Membership {
+class Membership final : public UnitShare {
  public:
   // REQUIRES: every reference outlives the membership and its tasks.
   Membership(const EngineEnv& env, const EngineSteps& steps, WorkerSet& workers)
@@ -31,12 +32,12 @@ class Membership {
   // Discovers and takes a share every discovery_interval_ms until the instance stops.
   Task<void> loop();
 
-  // The design's share (EngineSteps::take_share): the fair share of the leases of `keys`
-  // (sorted, unique, valid).
-  Task<void> take_fair_share(const std::vector<std::string>& keys);
-
-  const EngineEnv& env() const { return env_; }
-  WorkerSet& workers() { return workers_; }
+  // UnitShare, for the steps' take_share: the design's share is take_fair_share.
+  const EngineEnv& env() const override { return env_; }
+  bool stopping() const override { return workers_.stopping(); }
+  bool serves(const std::string& key) const override { return workers_.serves(key); }
+  void launch(std::shared_ptr<PartitionWorker> worker) override;
+  Task<void> take_fair_share(const std::vector<std::string>& keys) override;
 
  private:
   Task<void> discover_once();

@@ -10,7 +10,7 @@
 #include "json_fields.h"
 #include "seqby/core/engine_options.h"
 #include "seqby/core/keys.h"
-#include "seqby/core/variant.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby::scenarios {
 namespace {
@@ -402,12 +402,13 @@ const Fields<sim::SimCase>& case_fields() {
             }),
         field("seed", &C::seed),
         case_field(
-            "variant", [](const C& c) { return Json(std::string(variant_name(c.variant))); },
+            "variant",
+            [](const C& c) { return Json(std::string(testing::variant_name(c.variant))); },
             [](Reader& r, const Json& j, const std::string& path, C& c) {
               std::string name;
               r.value(j, path, &name);
               if (r.failed()) return;
-              const std::optional<Variant> variant = parse_variant(name);
+              const std::optional<testing::Variant> variant = testing::parse_variant(name);
               if (!variant.has_value())
                 return r.fail(path, unknown_name("variant", name, known_variants()));
               c.variant = *variant;
@@ -469,7 +470,7 @@ std::string line_col(std::string_view text, std::size_t byte) {
 const std::vector<std::string>& known_variants() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (Variant v : all_variants()) out.emplace_back(variant_name(v));
+    for (testing::Variant v : testing::all_variants()) out.emplace_back(testing::variant_name(v));
     return out;
   }();
   return names;

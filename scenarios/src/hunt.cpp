@@ -13,6 +13,7 @@
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/sim_commands.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby::scenarios {
 namespace {
@@ -161,7 +162,7 @@ struct Caught {
 std::optional<Caught> search(const HuntOptions& options, std::uint64_t first, std::uint64_t last,
                              std::optional<Property> property, std::uint64_t* tried,
                              bool report_progress) {
-  const std::optional<Variant> variant = parse_variant(options.variant);
+  const std::optional<testing::Variant> variant = testing::parse_variant(options.variant);
   SEQBY_CHECK(variant.has_value());  // hunt_main rejects unknown names
   RunOptions quick;
   quick.compute_history_sha256 = false;
@@ -237,7 +238,7 @@ HuntResult hunt(const HuntOptions& options) {
     out.explanation = f->explanation;
   }
   sim::SimCase correct = out.shrunk;
-  correct.variant = Variant::correct;
+  correct.variant = testing::Variant::correct;
   RunOptions quick;
   quick.compute_history_sha256 = false;
   out.correct_passes_shrunk = !run_case(correct, quick).report.status(out.property).violated();
@@ -348,7 +349,7 @@ std::string render_hunt_json(const HuntResult& r, const SavedHunt* saved) {
 }
 
 int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
-  if (!parse_variant(args.variant).has_value()) {
+  if (!testing::parse_variant(args.variant).has_value()) {
     err << "seqby hunt: --variant '" << args.variant
         << "': unknown variant (known: " << join(known_variants()) << ")\n";
     return kExitBadInput;

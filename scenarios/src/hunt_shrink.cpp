@@ -14,6 +14,7 @@
 #include "seqby/core/check.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/hunt.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby::scenarios {
 namespace {
@@ -177,9 +178,9 @@ class Shrinker {
     const std::optional<bool> v = violates(candidate);
     if (!v.value_or(false)) return false;
     if (guard_correct) {
-      if (candidate.variant == Variant::correct) return false;
+      if (candidate.variant == testing::Variant::correct) return false;
       SimCase correct = candidate;
-      correct.variant = Variant::correct;
+      correct.variant = testing::Variant::correct;
       const std::optional<bool> c = violates(correct);
       if (!c.has_value() || *c) return false;
     }

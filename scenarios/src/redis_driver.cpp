@@ -75,6 +75,7 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
   } else {
     args.insert(args.end(), {"--history-stream", history_stream});
   }
+  if (!s.unsafe_variant.empty()) args.insert(args.end(), {"--unsafe-variant", s.unsafe_variant});
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();
 }

@@ -12,6 +12,7 @@
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/catalog.h"
 #include "seqby/scenarios/run.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby::scenarios {
 namespace {
@@ -94,7 +95,7 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
     }
     range = parsed.value();
   }
-  const std::optional<Variant> variant = parse_variant(args.variant);
+  const std::optional<testing::Variant> variant = testing::parse_variant(args.variant);
   if (!variant.has_value()) {
     err << "seqby sim: --variant '" << args.variant
         << "': unknown variant (known: " << join(known_variants()) << ")\n";
@@ -146,7 +147,7 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
       return c;
     };
   }
-  if (*variant != Variant::correct) {  // a known-broken variant (core/variant.h)
+  if (*variant != testing::Variant::correct) {  // a known-broken variant (seqby/testing/variant.h)
     options.rerun_args += " --variant " + args.variant;
     options.make_case = [make = options.make_case, variant = *variant](std::uint64_t seed) {
       sim::SimCase c = make ? make(seed) : sim::generate_case(seed);

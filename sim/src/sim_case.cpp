@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "seqby/core/check.h"
-#include "seqby/core/variant.h"
 #include "seqby/sim/rng.h"
 
 namespace seqby::sim {
@@ -19,7 +18,6 @@ EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id) 
   for (const EngineLimitField& field : kEngineLimitFields) {
     if (field.case_file != CaseFileField::absent) field.set(o, field.get(c.engine));
   }
-  o.variant = c.variant;
   return o;
 }
 
@@ -169,7 +167,7 @@ std::string describe_case(const SimCase& c) {
     }
   }
   return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
-         " variant=" + std::string(variant_name(c.variant)) + pm +
+         " variant=" + std::string(testing::variant_name(c.variant)) + pm +
          " instances=" + std::to_string(c.instance_count) +
          " keys=" + std::to_string(c.keys.size()) + " events=" + std::to_string(c.events.size()) +
          " poison=" + std::to_string(poison) +

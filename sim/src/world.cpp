@@ -83,7 +83,8 @@ void World::bring_up(std::uint32_t i) {
   inc->faulty->set_enabled(link_faults_on_);
   inc->handler = std::make_unique<TestHandler>(instance.runtime, plan_, owner);
   inc->engine = std::make_unique<Engine>(instance.runtime, *inc->broker, *sink_, *inc->handler,
-                                         engine_options_for(case_, owner));
+                                         engine_options_for(case_, owner),
+                                         testing::make_engine_steps(case_.variant));
   instance.live = std::move(inc);
   instance.live->engine->start();
 }

@@ -7,8 +7,8 @@
 
 #include "seqby/broker/script_contracts.h"
 #include "seqby/broker/scripts.h"
-#include "seqby/core/variant.h"
 #include "seqby/sim/sha1.h"
+#include "seqby/testing/variant.h"
 #include "world_internal.h"
 
 namespace seqby::sim {
@@ -186,7 +186,7 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
   }
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
   broker = std::make_unique<redis::RedisBroker>(
-      *outer, redis::redis_broker_options_for(world.case_.variant));
+      *outer, testing::redis_broker_options_for(world.case_.variant));
 }
 
 // --- faults ---------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ void World::Sink::record_header() {
   }
   if (c.instance_count < 2 || c.keys.size() < 2) r.detail += " skip=parallel";
   r.detail += " seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
-              " variant=" + std::string(variant_name(c.variant)) +
+              " variant=" + std::string(testing::variant_name(c.variant)) +
               " instances=" + std::to_string(c.instance_count);
   record(std::move(r));
 }

@@ -20,13 +20,19 @@ function(step name)
 endfunction()
 
 step(install ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component seqby_dev)
-# The production install ships no test fixture (seqby::testing is a component of its own).
-foreach(fixture include/seqby/testing include/seqby/sim/sim_redis_engine.h
-        include/seqby/sim/sim_redis_lua.h)
+# The production install ships no test fixture (seqby::testing is a component of its own): not
+# the record handler, not the known-broken variants (seqby/testing/variant.h, nor the old
+# seqby/core/variant.h), not the simulator that runs them.
+foreach(fixture include/seqby/testing include/seqby/testing/variant.h include/seqby/core/variant.h
+        include/seqby/sim include/seqby/sim/sim_redis_engine.h include/seqby/sim/sim_redis_lua.h)
   if(EXISTS ${prefix}/${fixture})
     message(FATAL_ERROR "consumer test: the seqby_dev component installed ${fixture}")
   endif()
 endforeach()
+file(GLOB_RECURSE fixture_libraries ${prefix}/libseqby_testing* ${prefix}/libseqby_sim*)
+if(fixture_libraries)
+  message(FATAL_ERROR "consumer test: the seqby_dev component installed ${fixture_libraries}")
+endif()
 # Only the temporary prefix is searched for seqby: the build tree must not leak into the consumer.
 step(configure ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build
      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON

@@ -12,16 +12,6 @@ namespace seqby::redis {
 
 using detail::status_of;
 
-RedisBrokerOptions redis_broker_options_for(Variant variant) {
-  RedisBrokerOptions options;
-  // KNOWN-BROKEN variants (seqby/core/variant.h): without a lease (shared_group), or with only
-  // a per-message lock (message_lock), nothing is fenced; group_at_dollar skips the backlog.
-  options.unfenced = variant == Variant::no_fence || variant == Variant::shared_group ||
-                     variant == Variant::message_lock;
-  if (variant == Variant::group_at_dollar) options.group_start_id = "$";
-  return options;
-}
-
 RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options)
     : link_(link), options_(options) {
   SEQBY_CHECK(options_.reclaim_count_per_call > 0);

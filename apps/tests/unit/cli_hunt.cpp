@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cli_run.h"
-#include "seqby/core/variant.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby::apps {
 namespace {
@@ -41,8 +41,9 @@ TEST_F(CliHunt, UnknownVariantExitsTwoNamingTheKnownOnes) {
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("--variant 'no_such': unknown variant (known: "), std::string::npos)
       << run.err;
-  for (Variant v : all_variants()) {
-    EXPECT_NE(run.err.find(std::string(variant_name(v))), std::string::npos) << run.err;
+  for (seqby::testing::Variant v : seqby::testing::all_variants()) {
+    EXPECT_NE(run.err.find(std::string(seqby::testing::variant_name(v))), std::string::npos)
+        << run.err;
   }
 }
 

@@ -98,6 +98,30 @@ TEST(CliUsage, WorkerRefusesAZeroPollIntervalBeforeConnecting) {
   EXPECT_NE(run.err.find("poll_interval_ms is 0"), std::string::npos) << run.err;
 }
 
+TEST(CliUsage, WorkerRefusesAnUnknownUnsafeVariantNamingTheKnownOnesBeforeConnecting) {
+  // Port 1 would refuse a connection: the variant's name is judged first.
+  for (const char* name : {"no_fencing", ""}) {
+    const auto run = run_seqby({"worker", "--redis", "redis://127.0.0.1:1", "--category", "c",
+                                "--group", "g", "--sequential-by", "id", "--unsafe-variant", name});
+    EXPECT_EQ(run.exit_code, 2) << name;
+    EXPECT_NE(run.err.find("--unsafe-variant: unknown variant '" + std::string(name) +
+                           "'; known: "
+                           "correct, shared_group, message_lock, no_fence, dlq_continue, "
+                           "no_reclaim, batch_unfenced, group_at_dollar"),
+              std::string::npos)
+        << run.err;
+    EXPECT_EQ(run.err.find("event=unsafe_variant"), std::string::npos) << run.err;
+  }
+}
+
+TEST(CliUsage, WorkerHelpListsTheUnsafeVariantFlagAsUnsafe) {
+  const auto run = run_seqby({"worker", "--help"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("--unsafe-variant NAME"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("UNSAFE: run a KNOWN-BROKEN engine variant"), std::string::npos)
+      << run.out;
+}
+
 TEST(CliUsage, BadRedisUrlExitsTwoNamingIt) {
   const auto run = run_seqby({"publish", "--redis", "http://x", "--category", "c", "--key", "k"});
   EXPECT_EQ(run.exit_code, 2);

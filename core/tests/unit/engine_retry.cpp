@@ -1,7 +1,6 @@
 // retry_transport, the engine's one bounded retry of a broker call: which failures are sent
 // again, how long it sleeps between attempts, and when it gives up. Every simulated history
-// depends on this exact sequence of sends and sleeps. And make_engine_steps gives every variant
-// its steps.
+// depends on this exact sequence of sends and sleeps.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,8 +9,6 @@
 #include <vector>
 
 #include "../../src/retry.h"
-#include "seqby/core/engine_steps.h"
-#include "seqby/core/variant.h"
 
 namespace seqby {
 namespace {
@@ -164,12 +161,6 @@ TEST(EngineRetry, ATypedReplyComesBackWithItsValue) {
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply.value(), 7u);
   EXPECT_EQ(sends, 2);
-}
-
-TEST(EngineSteps, EveryVariantHasItsSteps) {
-  for (const Variant variant : all_variants()) {
-    EXPECT_NE(make_engine_steps(variant), nullptr) << variant_name(variant);
-  }
 }
 
 }  // namespace

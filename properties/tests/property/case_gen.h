@@ -226,7 +226,7 @@ inline std::string key_name(std::uint32_t k) {
 inline sim::SimCase build_case(const CaseParts& p, const CaseShape& shape) {
   sim::SimCase c;
   c.seed = p.seed;
-  c.variant = parse_variant(shape.variant).value();
+  c.variant = testing::parse_variant(shape.variant).value();
   c.instance_count = p.instance_count;
   c.engine = p.engine;
   c.run_ms = p.run_ms;

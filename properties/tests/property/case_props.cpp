@@ -35,10 +35,10 @@
 
 #include "case_gen.h"
 #include "seqby/core/engine_options.h"
-#include "seqby/core/variant.h"
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/run.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby {
 namespace {
@@ -110,7 +110,7 @@ void expect_holds_over_cases(Property property, const testing::CaseShape& shape,
     RC_ASSERT(r.report.status(Property::pm_exclusion).checked == sim::is_process_manager(c));
     if (status.violated()) {
       last = LastFailure{true, c, std::move(r.history)};
-      RC_FAIL(std::string(variant_name(c.variant)) + " violates " +
+      RC_FAIL(std::string(testing::variant_name(c.variant)) + " violates " +
               std::string(properties::property_name(property)) + ": " +
               first_explanation(r.report, property));
     }
@@ -187,7 +187,8 @@ void poison_halt_of_dlq_continue(bool process_manager) {
 }
 
 void expect_failure_saved_and_replayable(bool process_manager) {
-  if (!parse_variant("dlq_continue").has_value()) GTEST_SKIP() << "no dlq_continue variant";
+  if (!testing::parse_variant("dlq_continue").has_value())
+    GTEST_SKIP() << "no dlq_continue variant";
   if (!rc::detail::configuration().reproduce.empty()) GTEST_SKIP() << "reproducing another test";
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string dir = ::testing::TempDir() + "seqby-rc.XXXXXX";

@@ -1,6 +1,6 @@
 // The hunter catches every known-broken variant (issue 4, DESIGN section 7): for each variant of
-// all_variants() but `correct`, hunt() over seeds 1..60 finds a counterexample, the shrunk case
-// saved as a case file and loaded back still violates the same property with the same history,
+// testing::all_variants() but `correct`, hunt() over seeds 1..60 finds a counterexample, the shrunk
+// case saved as a case file and loaded back still violates the same property with the same history,
 // and `correct` holds every property on those same seeds. New variants join without a change
 // here. Each caught variant prints its seed, property, sizes and replay line.
 // The process-manager form: the hunting template with a process manager over order and payment
@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "seqby/core/variant.h"
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/hunt.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/sim_case.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby {
 namespace {
@@ -32,8 +32,8 @@ constexpr std::uint64_t kPmSeedLast = 20;
 
 std::vector<std::string> broken_variants() {
   std::vector<std::string> names;
-  for (Variant v : all_variants()) {
-    if (v != Variant::correct) names.emplace_back(variant_name(v));
+  for (testing::Variant v : testing::all_variants()) {
+    if (v != testing::Variant::correct) names.emplace_back(testing::variant_name(v));
   }
   return names;
 }
@@ -97,7 +97,7 @@ sim::CaseTemplate pm_template() {
 
 sim::SimCase pm_case(std::uint64_t seed, const std::string& variant) {
   sim::SimCase c = sim::generate_case(seed, pm_template());
-  c.variant = parse_variant(variant).value();
+  c.variant = testing::parse_variant(variant).value();
   return c;
 }
 

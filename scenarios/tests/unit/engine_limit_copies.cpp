@@ -37,14 +37,16 @@ TEST(EngineLimitCopies, ACaseRunsItsEngineWithTheLimitsOfItsFile) {
   sim::SimCase c = sim::generate_case(3);
   std::uint64_t value = 11;
   for (const EngineLimitField& field : kEngineLimitFields) field.set(c.engine, value++);
-  c.variant = Variant::no_fence;
+  c.variant = testing::Variant::no_fence;
   const EngineOptions o = sim::engine_options_for(c, "w1");
   for (const EngineLimitField& field : kEngineLimitFields) {
     const std::uint64_t expected =
         field.case_file == CaseFileField::absent ? field.default_value : field.get(c.engine);
     EXPECT_EQ(field.get(o), expected) << field.name;
   }
-  EXPECT_EQ(o.variant, Variant::no_fence);
+  // The variant is not an engine option: the world builds the instances' steps and broker
+  // options from it (seqby::testing), and no_fence's are the unfenced scripts.
+  EXPECT_TRUE(testing::redis_broker_options_for(c.variant).unfenced);
 }
 
 TEST(EngineLimitCopies, ACaseFilesEngineObjectIsTheTablesCaseFields) {
@@ -77,12 +79,12 @@ TEST(EngineLimitCopies, OptionalEngineFieldsMayBeLeftOffAndKeepTheirDefault) {
 
 TEST(EngineLimitCopies, AVariantIsParsedWhenTheCaseIsRead) {
   sim::SimCase c = sim::generate_case(3);
-  c.variant = Variant::batch_unfenced;
+  c.variant = testing::Variant::batch_unfenced;
   const std::string text = case_to_json(c);
   EXPECT_NE(text.find("\"variant\": \"batch_unfenced\""), std::string::npos);
   const Result<sim::SimCase> back = case_from_json(text, "case.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back.value().variant, Variant::batch_unfenced);
+  EXPECT_EQ(back.value().variant, testing::Variant::batch_unfenced);
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
   j["variant"] = 3;
   const Result<sim::SimCase> number = case_from_json(j.dump(2), "case.json");

@@ -316,7 +316,7 @@ TEST(PmEngine, BrokenVariantsAreCaught) {
     std::string by;
     for (std::uint64_t seed = 1; seed <= kSeedsMax && !caught; ++seed) {
       SimCase c = generate_case(seed, pm_template());
-      c.variant = parse_variant(variant).value();
+      c.variant = testing::parse_variant(variant).value();
       const scenarios::RunResult r = scenarios::run_case(c, quick);
       for (Property p : {Property::pm_exclusion, Property::order, Property::fence}) {
         if (!caught && r.report.status(p).violated()) {
@@ -336,7 +336,7 @@ TEST(PmEngine, ShrunkCaseStaysAValidProcessManagerCase) {
   std::optional<SimCase> failing;
   for (std::uint64_t seed = 1; seed <= 20 && !failing; ++seed) {
     SimCase c = generate_case(seed, pm_template());
-    c.variant = Variant::no_fence;
+    c.variant = testing::Variant::no_fence;
     scenarios::RunOptions quick;
     quick.compute_history_sha256 = false;
     if (scenarios::run_case(c, quick).report.status(Property::pm_exclusion).violated()) failing = c;

@@ -1,6 +1,6 @@
 // The default campaign catches every known-broken variant (DESIGN section 7): for each variant
-// of all_variants() but `correct`, seeds of the default case (what `seqby sim --variant NAME`
-// runs) are tried until one fails, within a bound; the failing seed is printed with the
+// of testing::all_variants() but `correct`, seeds of the default case (what `seqby sim --variant
+// NAME` runs) are tried until one fails, within a bound; the failing seed is printed with the
 // property that caught it and its rerun line, and `correct` passes that same seed. New variants
 // join without a change here; `seqby hunt` and the property label shrink what is caught.
 #include <gtest/gtest.h>
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "seqby/core/variant.h"
 #include "seqby/properties/checker.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/sim_case.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby {
 namespace {
@@ -23,8 +23,8 @@ constexpr std::uint64_t kSeedsMax = 50;
 
 std::vector<std::string> broken_variants() {
   std::vector<std::string> names;
-  for (Variant v : all_variants()) {
-    if (v != Variant::correct) names.emplace_back(variant_name(v));
+  for (testing::Variant v : testing::all_variants()) {
+    if (v != testing::Variant::correct) names.emplace_back(testing::variant_name(v));
   }
   return names;
 }
@@ -37,14 +37,14 @@ TEST_P(VariantsCaught, ByTheDefaultCampaignWhereCorrectHolds) {
   quick.compute_history_sha256 = false;
   for (std::uint64_t seed = kSeedFirst; seed < kSeedFirst + kSeedsMax; ++seed) {
     sim::SimCase c = sim::generate_case(seed);
-    c.variant = parse_variant(variant).value();
+    c.variant = testing::parse_variant(variant).value();
     const scenarios::RunResult result = scenarios::run_case(c, quick);
     if (result.passed) continue;
     ASSERT_FALSE(result.report.violations.empty()) << result.summary;
     std::cout << "variant " << variant << " caught at seed " << seed << " by property "
               << properties::property_name(result.report.violations.front().property)
               << "; rerun: seqby sim --seed " << seed << " --variant " << variant << "\n";
-    c.variant = Variant::correct;
+    c.variant = testing::Variant::correct;
     const scenarios::RunResult correct = scenarios::run_case(c, quick);
     EXPECT_TRUE(correct.passed) << "correct fails seed " << seed << ":\n" << correct.summary;
     return;

@@ -18,7 +18,6 @@
 #include "seqby/broker/redis_link.h"
 #include "seqby/broker/script_contracts.h"
 #include "seqby/core/broker.h"
-#include "seqby/core/variant.h"
 
 namespace seqby::redis {
 
@@ -34,12 +33,12 @@ struct RedisBrokerOptions {
   std::uint32_t reclaim_count_per_call = 100;   // XAUTOCLAIM COUNT
   std::uint32_t reclaim_calls_per_script = 10;  // XAUTOCLAIM calls inside one reclaim script
   std::uint32_t reclaim_scripts_max = 1000;     // reclaim scripts per reclaim() at most
-  // KNOWN-BROKEN variants no_fence, shared_group, message_lock (seqby/core/variant.h): read,
-  // ack and commit run the unfenced_* scripts (the fenced ones with the lease check cut out by
-  // cmake/embed_scripts.cmake). Simulated runs only; never by default.
+  // KNOWN-BROKEN variants no_fence, shared_group, message_lock only (seqby/testing/variant.h,
+  // redis_broker_options_for): read, ack and commit run the unfenced_* scripts (the fenced ones
+  // with the lease check cut out by cmake/embed_scripts.cmake). Never by default.
   bool unfenced = false;
   // Where ensure_group creates the group: "0" (the design: the whole backlog is delivered).
-  // "$" only for the KNOWN-BROKEN variant group_at_dollar.
+  // "$" only for the KNOWN-BROKEN variant group_at_dollar (seqby/testing/variant.h).
   std::string group_start_id = "0";
   // The decision journal (docs/ARCHITECTURE.md "The decision journal"): with journal_maxlen > 0
   // every deciding script appends its decision to its lease unit's journal stream
@@ -48,9 +47,6 @@ struct RedisBrokerOptions {
   std::uint64_t journal_maxlen = 0;
   std::string journal_group;  // the group the journal's records name (the engine's group)
 };
-
-// The broker options a run of `variant` uses (the correct design: the defaults).
-RedisBrokerOptions redis_broker_options_for(Variant variant);
 
 class RedisBroker final : public Broker {
  public:

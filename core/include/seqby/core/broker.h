@@ -36,7 +36,7 @@ enum class ReadFrom : std::uint8_t {
   new_entries,  // the next entry never delivered to the group ('>')
 };
 
-// The outcome of an effect commit (the test effect sink, optimistic on a per-key seq).
+// The outcome of an effect commit to the fenced Redis effect sink (optimistic on a per-key seq).
 enum class CommitOutcome : std::uint8_t {
   accepted,      // seq == last + 1 under the current lease: applied
   duplicate,     // seq <= last: already applied (by someone), nothing changed
@@ -115,8 +115,10 @@ class Broker {
   // Fenced: acknowledges `id`. Acknowledging an entry twice is ok.
   virtual Task<Status> fenced_ack(const Lease& lease, std::string_view group,
                                   std::string_view id) = 0;
-  // Fenced effect sink: applies `effect` as the key's commit number `seq` (1, 2, 3, ...) for
-  // `group` when seq == last + 1. A FENCED refusal is CommitOutcome::fenced, not an error.
+  // The fenced Redis effect sink, an OCC sink a handler may commit through
+  // (HandlerContext::commit): applies `effect` as the key's commit number `seq` (1, 2, 3, ...)
+  // for `group` when seq == last + 1, under the current lease. A FENCED refusal is
+  // CommitOutcome::fenced, not an error.
   virtual Task<Result<CommitReply>> fenced_commit(const Lease& lease, std::string_view group,
                                                   std::int64_t seq, std::string_view effect) = 0;
 

@@ -22,8 +22,8 @@
 // The Engine keeps the lifecycle and owns its parts, each in a file of its own: the membership
 // (discovery and fair share, core/src/membership.cpp), the heartbeat (core/src/heartbeat.cpp),
 // and one PartitionWorker per unit held (partition_worker.h). Which worker runs a unit and how
-// the share is taken come from its EngineSteps (engine_steps.h), the design unless a
-// KNOWN-BROKEN variant is asked for.
+// the share is taken come from its EngineSteps (engine_steps.h): the design unless the caller
+// hands it others (seqby's own harness does, for its KNOWN-BROKEN variants).
 #pragma once
 
 #include <cstdint>
@@ -47,9 +47,8 @@ class Heartbeat;
 
 class Engine {
  public:
-  // `steps` null: engine_steps_for(options), the design unless the simulator asks for a
-  // KNOWN-BROKEN variant. REQUIRES: validate_engine_options(options).ok(); every reference
-  // outlives the engine and its tasks.
+  // `steps` null: the design's, the base EngineSteps. REQUIRES:
+  // validate_engine_options(options).ok(); every reference outlives the engine and its tasks.
   Engine(Runtime& runtime, Broker& broker, HistorySink& history, Handler& handler,
          EngineOptions options, std::unique_ptr<EngineSteps> steps = nullptr);
   ~Engine();

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "seqby/core/result.h"
-#include "seqby/core/variant.h"
 
 namespace seqby {
 
@@ -139,9 +138,6 @@ struct EngineOptions : EngineLimits {
   // Lease per group (C:K:__lease__:G) instead of DESIGN's per-partition C:K:__lease__. Needed
   // when several partitioned handler groups consume one category.
   bool lease_per_group = false;
-
-  // A known-broken variant for the simulator (variant.h); never anything but `correct` in use.
-  Variant variant = Variant::correct;
 };
 
 // Ok when the options are usable; Errc::invalid naming the offending field otherwise.

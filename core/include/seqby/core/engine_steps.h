@@ -1,9 +1,12 @@
-// EngineSteps: the one seam between the engine and the designs the ADR rejects. An Engine asks
-// its EngineSteps, chosen once when it is built, for the worker of each unit it serves and for
-// how it takes its share of the discovered units. This base class is the design: a fair share of
-// leases, each unit run by a PartitionWorker. A KNOWN-BROKEN variant (variant.h) derives from it
-// and overrides only what it breaks, in a file of its own (core/src/variant_*.cpp) citing the
-// ADR paragraph that rejects it; the engine's code never names a variant.
+// EngineSteps: the engine's extension seam (LevelDB EnvWrapper style). An Engine asks its
+// EngineSteps, given once to its constructor, for the worker of each unit it serves and for how
+// it takes its share of the discovered units. This base class is the design: a fair share of
+// leases, each unit run by a PartitionWorker (partition_worker.h). A derived class overrides only
+// the step it changes. seqby's own harness derives its KNOWN-BROKEN variants from it
+// (seqby/testing/variant.h, outside the installed library); the engine's code never names one.
+//
+// What a step may use is this header, partition_worker.h and engine_env.h, nothing of the
+// engine's private parts: take_share sees the instance's units through UnitShare only.
 #pragma once
 
 #include <memory>
@@ -11,15 +14,34 @@
 #include <vector>
 
 #include "seqby/core/engine_env.h"
-#include "seqby/core/engine_options.h"
 #include "seqby/core/lease.h"
 #include "seqby/core/partition_worker.h"
 #include "seqby/core/task.h"
-#include "seqby/core/variant.h"
 
 namespace seqby {
 
-class Membership;  // discovery and fair sharing (core/src/membership.h)
+// The units one instance serves, as EngineSteps::take_share sees them (the engine's membership
+// implements it): which units have a worker, starting a worker for one, and the design's fair
+// share of leases. Valid only during the take_share call it is handed to.
+class UnitShare {
+ public:
+  // The instance's dependencies and options.
+  virtual const EngineEnv& env() const = 0;
+  // The instance is stopping: nothing more may be launched.
+  virtual bool stopping() const = 0;
+  // A worker for unit `key` runs, or is still releasing its lease.
+  virtual bool serves(const std::string& key) const = 0;
+  // Starts the task "worker" running `worker` until it ends.
+  // REQUIRES: !stopping(); !serves(the worker's unit key).
+  virtual void launch(std::shared_ptr<PartitionWorker> worker) = 0;
+  // The design's share of `keys` (sorted, unique, valid): acquires the leases of its fair share
+  // (ceil(P / N), at most partitions_max), releasing the least preferred extras over it, and
+  // launches EngineSteps::make_worker for each lease acquired. REQUIRES: `keys` outlives the Task.
+  virtual Task<void> take_fair_share(const std::vector<std::string>& keys) = 0;
+
+ protected:
+  ~UnitShare() = default;
+};
 
 class EngineSteps {
  public:
@@ -32,15 +54,9 @@ class EngineSteps {
   virtual std::shared_ptr<PartitionWorker> make_worker(const EngineEnv& env, Lease lease) const;
 
   // Takes this instance's share of the units a discovery found (`keys`: sorted, unique, valid):
-  // the design takes its fair share of their leases (Membership::take_fair_share).
-  // REQUIRES: `membership` and `keys` outlive the returned Task.
-  virtual Task<void> take_share(Membership& membership, const std::vector<std::string>& keys) const;
+  // the design takes its fair share of their leases (UnitShare::take_fair_share).
+  // REQUIRES: `share` and `keys` outlive the returned Task.
+  virtual Task<void> take_share(UnitShare& share, const std::vector<std::string>& keys) const;
 };
-
-// The steps of `variant`: the design for Variant::correct, and for the variants whose broken
-// step is in the broker (no_fence, group_at_dollar: redis_broker_options_for).
-std::unique_ptr<EngineSteps> make_engine_steps(Variant variant);
-// The steps an Engine built without any runs: make_engine_steps(options.variant).
-std::unique_ptr<EngineSteps> engine_steps_for(const EngineOptions& options);
 
 }  // namespace seqby

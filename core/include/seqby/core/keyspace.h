@@ -11,7 +11,7 @@
 //   C:K:__fence__       the generation counter (one per partition, never expires)
 //   C:__subscribers__   the consumer groups that consume C (the reaper waits for each)
 //   C:__members__:G     live instances of (C, G)   C:__member__:G:O  O is live (PX ttl)
-//   C:K:__sink__:G      the test effect sink   C:K:__effects__:G    its committed effects
+//   C:K:__sink__:G      the fenced effect sink C:K:__effects__:G    its committed effects
 //   C:K:__halt__:G      the halt record        C:K:__inprogress__:G the record handler's marker
 //   C                   the category stream    C:S, C:dlq           the category's lane and DLQ
 //   C:K:__journal__     the partition's decision journal (docs/ARCHITECTURE.md "The decision
@@ -87,7 +87,9 @@ struct PartitionRef {
   friend auto operator<=>(const PartitionRef&, const PartitionRef&) = default;
 };
 
-// Per (partition, group) keys: "C:K:__sink__:G", "C:K:__effects__:G", "C:K:__halt__:G".
+// Per (partition, group) keys: "C:K:__sink__:G", "C:K:__effects__:G", "C:K:__halt__:G". The
+// first two are the fenced Redis effect sink (Broker::fenced_commit): an OCC sink on the key's
+// seq that a handler may commit through, a production path, not a test fixture.
 std::string sink_key_name(const PartitionRef& partition, std::string_view group);
 std::string effects_hash_name(const PartitionRef& partition, std::string_view group);
 std::string halt_key_name(const PartitionRef& partition, std::string_view group);

@@ -6,9 +6,10 @@
 // halts its stream (decision 6). A process manager's worker does this on each of its
 // correlation value's streams (lanes), taking turns, still one event in flight.
 //
-// The steps are small and each is the design. A KNOWN-BROKEN variant (variant.h) derives from
-// this class and overrides only the step the ADR argues about (LevelDB EnvWrapper style); the
-// engine picks the worker through its EngineSteps (engine_steps.h) and never tests a variant.
+// The steps are small and each is the design. A derived worker (handed out by an EngineSteps,
+// engine_steps.h) overrides only the step it changes, LevelDB EnvWrapper style: the protected
+// steps and state below are that seam. seqby's own KNOWN-BROKEN variants are such workers
+// (seqby/testing/variant.h); the engine never tests a variant.
 #pragma once
 
 #include <cstdint>
@@ -71,8 +72,8 @@ class PartitionWorker {
   Task<void> run();
 
   const Lease& lease() const { return lease_; }
-  // Generation 0: a KNOWN-BROKEN variant's unit served without a lease (nothing to renew or
-  // release). Every lease the design acts under has generation >= 1.
+  // Generation 0: a unit served without a lease (only a KNOWN-BROKEN variant does that: nothing
+  // to renew or release). Every lease the design acts under has generation >= 1.
   bool leased() const { return lease_.generation > 0; }
   // Neither lost nor released: the instance still holds the unit.
   bool holds() const { return !lost_ && !released_; }
@@ -93,7 +94,7 @@ class PartitionWorker {
   void acquired_at(std::uint64_t sent_ms);
 
  protected:
-  // The steps a variant may replace; here each is the design.
+  // The steps a derived worker may replace; here each is the design.
   // After the groups exist: take over the older consumers' pending entries on every lane.
   virtual Task<bool> reclaim();
   // Turns on the lanes until the worker ends or is stopped.

@@ -21,7 +21,7 @@ namespace seqby::scenarios {
 
 inline constexpr const char* kCaseFormat = "seqby-case-1";
 
-// The variants a case may name ("correct" and the known-broken ones of seqby/core/variant.h),
+// The variants a case may name ("correct" and the known-broken ones of seqby/testing/variant.h),
 // and the scenario names a case may carry ("default" for a generated campaign case, or an engine
 // scenario's name).
 const std::vector<std::string>& known_variants();

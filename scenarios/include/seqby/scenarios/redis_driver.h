@@ -51,6 +51,9 @@ struct WorkerSettings : EngineLimits {
   // driver run, so the history is what the scripts journaled, exactly. 0 runs them with the
   // appended history stream instead.
   std::uint64_t journal_maxlen = redis::kTestJournalMaxlen;
+  // Non-empty: every worker runs this KNOWN-BROKEN variant (`seqby worker --unsafe-variant`),
+  // to prove the real-Redis harness catches it. Empty: the design.
+  std::string unsafe_variant;
 };
 
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "seqby/core/engine_options.h"
-#include "seqby/core/variant.h"
 #include "seqby/sim/faults.h"
 #include "seqby/sim/sim_link.h"
+#include "seqby/testing/variant.h"
 
 namespace seqby::sim {
 
@@ -55,7 +55,9 @@ struct CaseEngineOptions : EngineLimits {
 
 struct SimCase {
   std::uint64_t seed = 1;
-  Variant variant = Variant::correct;
+  // The engine design the instances run: `correct`, or a KNOWN-BROKEN variant (its steps and
+  // broker options from seqby::testing).
+  testing::Variant variant = testing::Variant::correct;
   std::string scenario = "default";
   std::string category = "order";
   std::string group = "billing";

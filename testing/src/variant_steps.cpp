@@ -1,8 +1,9 @@
-// make_engine_steps: the one mapping from a Variant to the steps an Engine runs.
-#include "seqby/core/engine_steps.h"
+// make_engine_steps and redis_broker_options_for: the one mapping from a Variant to the steps an
+// Engine runs and to the options its RedisBroker runs with.
+#include "seqby/testing/variant.h"
 #include "variants.h"
 
-namespace seqby {
+namespace seqby::testing {
 
 std::unique_ptr<EngineSteps> make_engine_steps(Variant variant) {
   switch (variant) {
@@ -28,8 +29,14 @@ std::unique_ptr<EngineSteps> make_engine_steps(Variant variant) {
   return nullptr;
 }
 
-std::unique_ptr<EngineSteps> engine_steps_for(const EngineOptions& options) {
-  return make_engine_steps(options.variant);
+redis::RedisBrokerOptions redis_broker_options_for(Variant variant) {
+  redis::RedisBrokerOptions options;
+  // KNOWN-BROKEN: without a lease (shared_group), or with only a per-message lock
+  // (message_lock), nothing is fenced; group_at_dollar skips the backlog.
+  options.unfenced = variant == Variant::no_fence || variant == Variant::shared_group ||
+                     variant == Variant::message_lock;
+  if (variant == Variant::group_at_dollar) options.group_start_id = "$";
+  return options;
 }
 
-}  // namespace seqby
+}  // namespace seqby::testing

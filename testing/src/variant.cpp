@@ -1,9 +1,9 @@
-#include "seqby/core/variant.h"
+#include "seqby/testing/variant.h"
 
 #include <array>
 #include <utility>
 
-namespace seqby {
+namespace seqby::testing {
 namespace {
 
 constexpr std::array<std::pair<Variant, std::string_view>, 8> kNames{{
@@ -41,4 +41,4 @@ std::optional<Variant> parse_variant(std::string_view name) {
   return std::nullopt;
 }
 
-}  // namespace seqby
+}  // namespace seqby::testing

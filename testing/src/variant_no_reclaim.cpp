@@ -1,9 +1,9 @@
-// KNOWN-BROKEN no_reclaim (variant.h). ADR decision 5, "Crash reclaim": a new owner does not take
-// over the dead owner's pending entries. Rejected: the events in flight at the crash are lost or
-// skipped.
+// KNOWN-BROKEN no_reclaim (seqby/testing/variant.h). ADR decision 5, "Crash reclaim": a new owner
+// does not take over the dead owner's pending entries. Rejected: the events in flight at the crash
+// are lost or skipped.
 #include "variants.h"
 
-namespace seqby::variants {
+namespace seqby::testing::variants {
 namespace {
 
 // The dead owner's pending entries stay where they are.
@@ -21,4 +21,4 @@ std::unique_ptr<EngineSteps> no_reclaim_steps() {
   return std::make_unique<WorkerSteps<NoReclaimWorker>>();
 }
 
-}  // namespace seqby::variants
+}  // namespace seqby::testing::variants

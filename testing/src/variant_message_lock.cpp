@@ -1,11 +1,11 @@
-// KNOWN-BROKEN message_lock (variant.h). ADR decision 5, "We reject a per-message distributed
-// lock", and Alternatives Considered: each instance serves every partition (as shared_group does)
-// and takes a per-key lock (TTL, never renewed) around each event. Rejected: a handler slower
-// than the lock lets a second instance run the next event of the key while the first still runs
-// the previous one.
+// KNOWN-BROKEN message_lock (seqby/testing/variant.h). ADR decision 5, "We reject a per-message
+// distributed lock", and Alternatives Considered: each instance serves every partition (as
+// shared_group does) and takes a per-key lock (TTL, never renewed) around each event. Rejected: a
+// handler slower than the lock lets a second instance run the next event of the key while the first
+// still runs the previous one.
 #include "variants.h"
 
-namespace seqby::variants {
+namespace seqby::testing::variants {
 namespace {
 
 // Around each event the instance takes the key's lock (the lease key, NX with a fresh generation
@@ -92,4 +92,4 @@ class MessageLockSteps final : public SharedGroupSteps {
 
 std::unique_ptr<EngineSteps> message_lock_steps() { return std::make_unique<MessageLockSteps>(); }
 
-}  // namespace seqby::variants
+}  // namespace seqby::testing::variants

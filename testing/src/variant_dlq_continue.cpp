@@ -1,9 +1,9 @@
-// KNOWN-BROKEN dlq_continue (variant.h). ADR decision 6: a poison head halts its partition;
-// moving it to the DLQ automatically and continuing was rejected, since the events after it
-// depend on it.
+// KNOWN-BROKEN dlq_continue (seqby/testing/variant.h). ADR decision 6: a poison head halts its
+// partition; moving it to the DLQ automatically and continuing was rejected, since the events after
+// it depend on it.
 #include "variants.h"
 
-namespace seqby::variants {
+namespace seqby::testing::variants {
 namespace {
 
 // The exhausted head is acked and recorded as moved to the DLQ by the engine, and the partition
@@ -30,4 +30,4 @@ std::unique_ptr<EngineSteps> dlq_continue_steps() {
   return std::make_unique<WorkerSteps<DlqContinueWorker>>();
 }
 
-}  // namespace seqby::variants
+}  // namespace seqby::testing::variants

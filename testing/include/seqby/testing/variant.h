@@ -1,16 +1,22 @@
-// The engine variants: `correct` is the design; every other value is a design the ADR rejected,
-// kept as a known-broken variant so the harness can prove it catches it (DESIGN section 7).
-// Never select a broken variant outside a simulated run; nothing turns one on by default.
+// The engine variants of seqby's own harness: `correct` is the design; every other value is a
+// design the ADR rejected, kept as a known-broken variant so the harness can prove it catches it
+// (DESIGN section 7). Part of seqby::testing, never of the installed library: the production
+// engine does not know them. Never select a broken variant outside a simulated run or a test of
+// the real-Redis harness (`seqby worker --unsafe-variant`); nothing turns one on by default.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
 
-namespace seqby {
+#include "seqby/broker/redis_broker.h"
+#include "seqby/core/engine_steps.h"
 
-// Each broken variant changes one step of the engine (its EngineSteps or PartitionWorker override
-// in core/src/variant_<name>.cpp, picked by make_engine_steps, engine_steps.h) or of the broker
+namespace seqby::testing {
+
+// Each broken variant changes one step of the engine (an EngineSteps or PartitionWorker override
+// in testing/src/variant_<name>.cpp, picked by make_engine_steps) or of the broker
 // (redis_broker_options_for), and that step says so in a KNOWN-BROKEN comment.
 enum class Variant {
   correct,
@@ -50,4 +56,13 @@ std::string_view variant_name(Variant variant);
 // The Variant named `name`, or nullopt for an unknown name.
 std::optional<Variant> parse_variant(std::string_view name);
 
-}  // namespace seqby
+// The engine steps of `variant`, for the Engine's constructor: the design's (the base
+// EngineSteps) for `correct` and for the variants whose broken step is in the broker
+// (no_fence, group_at_dollar). Never null.
+std::unique_ptr<EngineSteps> make_engine_steps(Variant variant);
+
+// The broker options a run of `variant` uses: the defaults (the design) but for no_fence,
+// shared_group and message_lock (the unfenced scripts) and group_at_dollar (the group at `$`).
+redis::RedisBrokerOptions redis_broker_options_for(Variant variant);
+
+}  // namespace seqby::testing

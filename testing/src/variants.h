@@ -1,8 +1,10 @@
-// The KNOWN-BROKEN variants' steps (variant.h): the designs the ADR rejects, kept so the harness
-// proves it catches them. Each lives in core/src/variant_<name>.cpp, which cites the ADR
-// paragraph that rejects it; make_engine_steps (variant_steps.cpp) is the one place a Variant
-// picks its steps. Nothing here runs unless EngineOptions::variant (or a caller's EngineSteps)
-// selects it, and nothing selects it outside a simulated run.
+// The KNOWN-BROKEN variants' steps (seqby/testing/variant.h): the designs the ADR rejects, kept
+// so the harness proves it catches them. Each lives in testing/src/variant_<name>.cpp, which
+// cites the ADR paragraph that rejects it, and is built only on the engine's public seam
+// (EngineSteps, UnitShare, PartitionWorker's protected steps); make_engine_steps
+// (variant_steps.cpp) is the one place a Variant picks its steps. Nothing here runs unless a
+// caller hands its steps to an Engine: the simulator for a case's variant, `seqby worker
+// --unsafe-variant` for a test of the real-Redis harness.
 #pragma once
 
 #include <memory>
@@ -13,7 +15,7 @@
 #include "seqby/core/engine_steps.h"
 #include "seqby/core/partition_worker.h"
 
-namespace seqby::variants {
+namespace seqby::testing::variants {
 
 // Steps whose only change is the worker: every unit under a lease, run by a `Worker`.
 template <typename Worker>
@@ -37,8 +39,7 @@ class SharedGroupWorker : public PartitionWorker {
 class SharedGroupSteps : public EngineSteps {
  public:
   std::shared_ptr<PartitionWorker> make_worker(const EngineEnv& env, Lease lease) const override;
-  Task<void> take_share(Membership& membership,
-                        const std::vector<std::string>& keys) const override;
+  Task<void> take_share(UnitShare& share, const std::vector<std::string>& keys) const override;
 };
 
 std::unique_ptr<EngineSteps> shared_group_steps();
@@ -47,4 +48,4 @@ std::unique_ptr<EngineSteps> dlq_continue_steps();
 std::unique_ptr<EngineSteps> no_reclaim_steps();
 std::unique_ptr<EngineSteps> batch_unfenced_steps();
 
-}  // namespace seqby::variants
+}  // namespace seqby::testing::variants

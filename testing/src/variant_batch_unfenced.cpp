@@ -1,12 +1,12 @@
-// KNOWN-BROKEN batch_unfenced (variant.h). ADR decision 5, "the stale owner never reaches the next
-// event", and DESIGN section 4: one lease check covers a whole batch of reads; the handler is
-// entered for each entry of the batch without checking the lease again. Rejected: a stale owner
-// reaches the next event.
+// KNOWN-BROKEN batch_unfenced (seqby/testing/variant.h). ADR decision 5, "the stale owner never
+// reaches the next event", and DESIGN section 4: one lease check covers a whole batch of reads; the
+// handler is entered for each entry of the batch without checking the lease again. Rejected: a
+// stale owner reaches the next event.
 #include <deque>
 
 #include "variants.h"
 
-namespace seqby::variants {
+namespace seqby::testing::variants {
 namespace {
 
 // How many entries one lease-checked read hands out (the first included).
@@ -65,4 +65,4 @@ std::unique_ptr<EngineSteps> batch_unfenced_steps() {
   return std::make_unique<WorkerSteps<BatchUnfencedWorker>>();
 }
 
-}  // namespace seqby::variants
+}  // namespace seqby::testing::variants
