@@ -70,6 +70,7 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
       args.insert(args.end(), {limit.flag_name(), std::to_string(limit.get(s))});
   }
   args.insert(args.end(), {"--history-stream", history_stream});
+  args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();
 }
@@ -82,6 +83,12 @@ WorkerProcess::~WorkerProcess() {
 int WorkerProcess::terminate(std::uint64_t wait_max_ms) {
   if (!running()) return -1;
   return process_.terminate(wait_max_ms);  // SIGTERM and SIGCONT: a stopped worker must act
+}
+
+bool WorkerProcess::exited(int* status) {
+  if (!process_.running() || !process_.try_reap()) return false;
+  *status = process_.wait(0);
+  return true;
 }
 
 void WorkerProcess::kill_now() { process_.kill(); }
@@ -181,7 +188,8 @@ redis::Reply RedisScenarioDriver::run(const redis::Command& command) {
   return reply.value();
 }
 
-WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner) {
+WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner,
+                                                 const std::string& worker_url) {
   if (process_manager() && !pm_header_written_) {
     properties::RunHeader header;
     header.process_managers = {group()};
@@ -189,8 +197,9 @@ WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner) {
     append_history(properties::run_header_record(header));
     pm_header_written_ = true;
   }
-  auto w = std::make_unique<WorkerProcess>(binary_, url_, category_, history_stream_, owner,
-                                           settings_, log_prefix_ + owner + ".log");
+  auto w = std::make_unique<WorkerProcess>(binary_, worker_url.empty() ? url_ : worker_url,
+                                           category_, history_stream_, owner, settings_,
+                                           log_prefix_ + owner + ".log");
   if (!w->started()) return nullptr;
   workers_.push_back(std::move(w));
   return workers_.back().get();

@@ -46,6 +46,8 @@ struct WorkerSettings : EngineLimits {
   // Non-empty: every worker is the process manager `group` over these categories
   // (--process-manager, one --category each; sequential_by is then not passed).
   std::vector<std::string> pm_categories;
+  // More `seqby worker` arguments, appended last (e.g. chaos's --unsafe-variant NAME).
+  std::vector<std::string> extra_args;
 };
 
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
@@ -62,6 +64,9 @@ class WorkerProcess {
 
   bool started() const { return process_.pid() > 0; }
   bool running() const { return process_.running(); }
+  // Reaps the worker when it has exited by itself: true and its exit status in *status (-1: it
+  // did not exit normally), false while it runs.
+  bool exited(int* status);
   pid_t pid() const { return process_.pid(); }
   const std::string& owner() const { return owner_; }
 
@@ -134,7 +139,8 @@ class RedisScenarioDriver {
 
   // Starts a worker with owner id `owner`; nullptr when fork failed. The first process-manager
   // worker first appends the run header "run pm=G:C1+C2..." (its categories) to the history.
-  WorkerProcess* start_worker(const std::string& owner);
+  // `worker_url`, when not empty, is where this worker connects instead of url() (a proxy).
+  WorkerProcess* start_worker(const std::string& owner, const std::string& worker_url = "");
   WorkerProcess* worker(const std::string& owner);
   std::vector<WorkerProcess*> running_workers();
   // SIGKILLs `owner` and appends a crash fault record ("crash sigkill") to the history.
