@@ -29,6 +29,9 @@ constexpr std::uint64_t kWorkerReadyMaxMs = 10000;
 constexpr std::uint64_t kUnexpectedExitRestartMs = 500;
 constexpr std::uint64_t kPublishAttemptsMax = 2000;  // per event; ~10 s of retries at one a tick
 constexpr std::uint64_t kHealPublishMaxMs = 20000;
+// A strike that finds nothing to strike (no live worker, no open connection) is tried again at
+// the next ticks for this long, then given up (and not counted).
+constexpr std::uint64_t kStrikeRetryMs = 2000;
 
 void sleep_ms(std::uint64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
@@ -259,8 +262,9 @@ class ChaosRun {
       tick_timers();
       while (next_strike < plan_.strikes.size() &&
              plan_.strikes[next_strike].at_ms <= elapsed_ms()) {
-        if (needs_redis(plan_.strikes[next_strike].kind) && !redis_usable()) break;
-        fire(plan_.strikes[next_strike]);
+        const Strike& strike = plan_.strikes[next_strike];
+        if (needs_redis(strike.kind) && !redis_usable()) break;
+        if (!fire(strike) && elapsed_ms() < strike.at_ms + kStrikeRetryMs) break;
         ++next_strike;
       }
       publish_due(elapsed_ms());
@@ -311,12 +315,13 @@ class ChaosRun {
     return -1;
   }
 
-  void fire(const Strike& strike) {
+  // Strikes; false when it found nothing to strike.
+  bool fire(const Strike& strike) {
     const std::uint64_t now = elapsed_ms();
     switch (strike.kind) {
       case Nemesis::kill: {
         const int i = pick_slot(strike.target, [](const Slot& s) { return !s.dead; });
-        if (i < 0) return;
+        if (i < 0) return false;
         Slot& s = slots_[static_cast<std::size_t>(i)];
         s.worker->kill_now();
         s.dead = true;
@@ -327,7 +332,7 @@ class ChaosRun {
       }
       case Nemesis::stop: {
         const int i = pick_slot(strike.target, [](const Slot& s) { return !s.dead && !s.stopped; });
-        if (i < 0) return;
+        if (i < 0) return false;
         Slot& s = slots_[static_cast<std::size_t>(i)];
         s.worker->stop_now();
         s.stopped = true;
@@ -345,20 +350,20 @@ class ChaosRun {
           killed = kill_clients(s.proxy->upstream_local_ports());
           owner = s.worker->owner();
         }
-        if (killed == 0) return;
+        if (killed == 0) return false;
         queue_record(fault_record(owner, "client_kill connections=" + std::to_string(killed)));
         break;
       }
       case Nemesis::client_pause: {
         Result<redis::Reply> reply =
             control_->execute({"CLIENT", "PAUSE", std::to_string(strike.duration_ms), "ALL"});
-        if (!reply.ok() || reply.value().is_error()) return;
+        if (!reply.ok() || reply.value().is_error()) return false;
         paused_until_ms_ = now + strike.duration_ms + 1;
         queue_record(fault_record("", "client_pause ms=" + std::to_string(strike.duration_ms)));
         break;
       }
       case Nemesis::server_restart: {
-        if (!own_ || server_lost_) return;
+        if (!own_ || server_lost_) return false;
         own_->kill();
         control_->disconnect();
         server_down_ = true;
@@ -369,7 +374,7 @@ class ChaosRun {
       }
       case Nemesis::script_flush: {
         Result<redis::Reply> reply = control_->execute({"SCRIPT", "FLUSH"});
-        if (!reply.ok() || reply.value().is_error()) return;
+        if (!reply.ok() || reply.value().is_error()) return false;
         queue_record(fault_record("", "script_flush"));
         break;
       }
@@ -395,6 +400,7 @@ class ChaosRun {
       }
     }
     r_.fired.add(strike.kind);
+    return true;
   }
 
   // CLIENT KILL ID of every client whose address port is one of `ports`; how many it killed.
