@@ -110,6 +110,12 @@ std::string render_text(const Campaign& c) {
                 static_cast<double>(c.liveness_ms_max) / 1000.0);
   out += line;
   if (!c.history_sha256.empty()) out += "history_sha256: " + c.history_sha256 + "\n";
+  constexpr std::size_t kAdvisoryLinesMax = 10;
+  for (std::size_t i = 0; i < c.advisory_violations.size() && i < kAdvisoryLinesMax; ++i) {
+    const ChaosViolation& v = c.advisory_violations[i];
+    out += "advisory: seed " + std::to_string(v.seed) + " " + v.property +
+           (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation + "\n";
+  }
   for (const auto& v : c.violations) {
     out += "violation: seed " + std::to_string(v.seed) + " " + v.property +
            (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation + "\n";

@@ -506,6 +506,16 @@ class ChaosRun {
                                last_line(s.worker->log());
       r_.unexpected_exits.push_back(what);
       log_ << "chaos: seed " << r_.seed << ": worker " << what << "\n";
+      // Exiting non-zero with a reason is allowed (a worker that must give up says why); dying
+      // of a signal (an assertion, a crash) or exiting 0 unasked is not.
+      if (status <= 0) {
+        r_.violations.push_back(
+            ChaosViolation{"worker_survival", "", r_.seed,
+                           s.worker->owner() +
+                               (status == 0 ? " exited 0 without being asked to stop"
+                                            : " died of a signal (not one chaos sent)") +
+                               ": " + last_line(s.worker->log())});
+      }
       queue_record(
           fault_record(s.worker->owner(), "crash exited status=" + std::to_string(status)));
       s.dead = true;
