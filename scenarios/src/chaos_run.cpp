@@ -61,11 +61,17 @@ std::string url_via(const redis::RedisConfig& config, std::uint16_t port) {
   return url;
 }
 
+// The last two non-empty lines of a log, joined by " / " (a usage error's message and its hint).
 std::string last_line(const std::string& text) {
-  std::string trimmed = text;
-  while (!trimmed.empty() && trimmed.back() == '\n') trimmed.pop_back();
-  const auto at = trimmed.rfind('\n');
-  return at == std::string::npos ? trimmed : trimmed.substr(at + 1);
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  if (lines.empty()) return "(no log output)";
+  if (lines.size() == 1) return lines.back();
+  return lines[lines.size() - 2] + " / " + lines.back();
 }
 
 bool needs_redis(Nemesis kind) {
