@@ -78,7 +78,7 @@ std::string render_text(const Campaign& c) {
     const std::uint64_t n = c.fired.count(kind);
     if (n > 0) {
       fired += std::string(fired.empty() ? "" : " ") + nemesis_name(kind) + "=" + std::to_string(n);
-    } else {
+    } else if (!(kind == Nemesis::server_restart && !c.unavailable.empty())) {
       never += std::string(never.empty() ? "" : " ") + nemesis_name(kind);
     }
   }
