@@ -247,7 +247,10 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
   if (args.nemesis != "all") c.rerun_args += " --nemesis " + args.nemesis;
   if (!params.variant.empty()) c.rerun_args += " --variant " + params.variant;
   if (args.process_manager) c.rerun_args += " --process-manager";
-  if (!args.redis_url.empty()) c.rerun_args += " --redis " + args.redis_url;
+  if (!args.redis_url.empty()) {  // a password is never echoed (redis_url.h): shown as ***
+    c.rerun_args +=
+        " --redis " + redis::redacted_url(redis::parse_redis_url(args.redis_url).value());
+  }
 
   const std::string dir =
       args.save_failures_dir.empty() ? kDefaultFailuresDir : args.save_failures_dir;
