@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "chaos_detail.h"
@@ -36,6 +37,16 @@ std::uint16_t pick_free_port() {
   }
   ::close(fd);
   return port;
+}
+
+std::string last_log_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::string last = "(no log)";
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last;
 }
 
 }  // namespace
@@ -109,9 +120,10 @@ Status PrivateRedis::spawn_and_wait() {
   redis::BlockingRedis probe(config.value());
   for (std::uint64_t waited_ms = 0; waited_ms < kReadyLimitMs; waited_ms += kPollMs) {
     if (process_.try_reap()) {
-      return Status(Error{Errc::closed, std::string(program) + " exited at start on port " +
-                                            std::to_string(port_) + " (log: " + dir_ +
-                                            "/redis.log)"});
+      const int status = process_.wait(0);  // 127: it could not be executed
+      return Status(Error{Errc::closed, std::string(program) + " exited " + std::to_string(status) +
+                                            " at start on port " + std::to_string(port_) + ": " +
+                                            last_log_line(dir_ + "/redis.log")});
     }
     Result<redis::Reply> pong = probe.execute({"PING"});
     if (pong.ok() && pong.value() == redis::Reply::status("PONG")) return Status::Ok();
