@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "seqby/core/variant.h"
 #include "seqby/hiredis/redis_url.h"
@@ -110,11 +111,20 @@ std::string render_text(const Campaign& c) {
                 static_cast<double>(c.liveness_ms_max) / 1000.0);
   out += line;
   if (!c.history_sha256.empty()) out += "history_sha256: " + c.history_sha256 + "\n";
+  // The first advisory finding of each seed, property and key (a lost record makes a cascade
+  // on its key), with how many more that key had; ten lines at most.
   constexpr std::size_t kAdvisoryLinesMax = 10;
-  for (std::size_t i = 0; i < c.advisory_violations.size() && i < kAdvisoryLinesMax; ++i) {
-    const ChaosViolation& v = c.advisory_violations[i];
+  std::map<std::tuple<std::uint64_t, std::string, std::string>, std::size_t> per_key;
+  std::vector<const ChaosViolation*> firsts;
+  for (const ChaosViolation& v : c.advisory_violations) {
+    if (per_key[{v.seed, v.property, v.key}]++ == 0) firsts.push_back(&v);
+  }
+  for (std::size_t i = 0; i < firsts.size() && i < kAdvisoryLinesMax; ++i) {
+    const ChaosViolation& v = *firsts[i];
+    const std::size_t more = per_key[{v.seed, v.property, v.key}] - 1;
     out += "advisory: seed " + std::to_string(v.seed) + " " + v.property +
-           (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation + "\n";
+           (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation +
+           (more > 0 ? " (+" + std::to_string(more) + " more on this key)" : "") + "\n";
   }
   for (const auto& v : c.violations) {
     out += "violation: seed " + std::to_string(v.seed) + " " + v.property +
