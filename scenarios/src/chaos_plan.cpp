@@ -34,6 +34,10 @@ void draw_workload(const ChaosParams& p, sim::Rng rng, ChaosPlan* plan) {
       // A quarter of the lanes get one poison event, anywhere in the lane.
       const std::int64_t poison_seq =
           lane.chance(0.25) ? static_cast<std::int64_t>(lane.uniform(1, n)) : 0;
+      // Transient failures: one failing delivery, well inside the retry budget (a halt on a
+      // committable event would be the engine's design at work, not a finding). Their own
+      // stream, so the delays drawn below do not move.
+      sim::Rng transient = lane.derive("transient");
       for (std::uint64_t i = 0; i < n; ++i) {
         PlannedEvent e;
         e.at_ms = times[i];
@@ -42,6 +46,7 @@ void draw_workload(const ChaosParams& p, sim::Rng rng, ChaosPlan* plan) {
         e.seq = static_cast<std::int64_t>(i + 1);
         e.delay_ms = draw_delay_ms(lane, p.lease_ttl_ms);
         e.poison = e.seq == poison_seq;
+        if (!e.poison && transient.chance(0.05)) e.fail_deliveries = 1;
         plan->events.push_back(e);
       }
     }

@@ -495,6 +495,7 @@ class ChaosRun {
     spec.seq = e.seq;
     spec.delay_ms = e.delay_ms;
     spec.poison = e.poison;
+    spec.fail_deliveries = e.fail_deliveries;
     spec.category = lane->category;
     Result<std::vector<std::string>> ids = driver_->publish({spec});
     if (!ids.ok()) return false;

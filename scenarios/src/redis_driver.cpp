@@ -273,6 +273,8 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
     data["seq"] = e.seq;
     if (e.delay_ms > 0) data["delay_ms"] = static_cast<std::int64_t>(e.delay_ms);
     if (e.poison) data["poison"] = true;
+    if (e.fail_deliveries > 0)
+      data["fail_deliveries"] = static_cast<std::int64_t>(e.fail_deliveries);
     const std::string json = encode_json_object(data);
     const PartitionRef partition{e.category.empty() ? category_ : e.category, e.key};
     Result<std::string> id =

@@ -1,7 +1,8 @@
 // The plan of a chaos seed (seqby chaos): a pure function of the seed and the parameters, every
 // enabled nemesis strikes at least once inside the fault phase, a nemesis switched off does not
 // move the others' moments, and the workload is what the record handler understands (per-lane
-// seqs 1..n in publish order, at most one poison event per lane).
+// seqs 1..n in publish order, at most one poison event per lane, transient failures inside the
+// retry budget and never on a poison event).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -90,6 +91,7 @@ TEST(ChaosPlan, LanesCarrySeqsInPublishOrderAndAtMostOnePoison) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::int64_t> last_seq;
   std::map<std::pair<std::uint32_t, std::uint32_t>, int> poisons;
   std::uint64_t last_ms = 0;
+  std::uint64_t transients = 0;
   for (const PlannedEvent& e : plan.events) {
     const auto lane = std::make_pair(e.category, e.key);
     EXPECT_EQ(e.seq, last_seq[lane] + 1) << "lane " << e.category << "/" << e.key;
@@ -98,7 +100,13 @@ TEST(ChaosPlan, LanesCarrySeqsInPublishOrderAndAtMostOnePoison) {
     last_ms = e.at_ms;
     EXPECT_LT(e.at_ms, p.duration_ms);
     if (e.poison) ++poisons[lane];
+    if (e.fail_deliveries > 0) {
+      ++transients;
+      EXPECT_FALSE(e.poison) << "a transient event is committable";
+      EXPECT_LE(e.fail_deliveries, 1u) << "inside the retry budget";
+    }
   }
+  EXPECT_GT(transients, 0u);
   EXPECT_EQ(last_seq.size(), 2u * p.keys);
   for (const auto& [lane, n] : poisons) EXPECT_LE(n, 1);
 }

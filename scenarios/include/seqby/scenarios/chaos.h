@@ -1,5 +1,6 @@
 // `seqby chaos`: seeded fault campaigns on real processes (DESIGN.md sections 5, 7, 8; issue 13).
-// One seed draws a workload (keys, events per key, handler delays, poison events, as the `record`
+// One seed draws a workload (keys, events per key, handler delays, transient failures and poison
+// events, as the `record`
 // handler of `seqby worker` understands them) and a nemesis schedule: moments drawn at random
 // over the run, never chosen as safe. A run starts real `seqby worker` processes (each reaching
 // Redis through its own fault proxy), publishes the workload while the nemeses strike, heals
@@ -69,12 +70,13 @@ struct ChaosParams {
 
 // One published event of the plan.
 struct PlannedEvent {
-  std::uint64_t at_ms = 0;     // from the start of the fault phase
-  std::uint32_t category = 0;  // index into the run's categories (one, or two for a PM)
-  std::uint32_t key = 0;       // index of the key
-  std::int64_t seq = 0;        // 1, 2, ... per category and key, in publish order
-  std::uint64_t delay_ms = 0;  // the record handler sleeps this long inside it
-  bool poison = false;         // the record handler always fails on it
+  std::uint64_t at_ms = 0;            // from the start of the fault phase
+  std::uint32_t category = 0;         // index into the run's categories (one, or two for a PM)
+  std::uint32_t key = 0;              // index of the key
+  std::int64_t seq = 0;               // 1, 2, ... per category and key, in publish order
+  std::uint64_t delay_ms = 0;         // the record handler sleeps this long inside it
+  bool poison = false;                // the record handler always fails on it
+  std::uint32_t fail_deliveries = 0;  // a transient failure: its first deliveries fail
 };
 
 // One strike of the plan. Its target and parameters are drawn with it.

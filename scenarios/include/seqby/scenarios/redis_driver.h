@@ -98,9 +98,10 @@ CommandRun run_command(const std::string& binary, const std::vector<std::string>
 struct PublishSpec {
   std::string key;
   std::int64_t seq = 0;
-  std::uint64_t delay_ms = 0;  // the record handler sleeps this long inside the event
-  bool poison = false;         // the record handler always fails on it
-  std::string category = {};   // the stream is category:key; "" is the driver's category()
+  std::uint64_t delay_ms = 0;         // the record handler sleeps this long inside the event
+  bool poison = false;                // the record handler always fails on it
+  std::string category = {};          // the stream is category:key; "" is the driver's category()
+  std::uint32_t fail_deliveries = 0;  // the record handler fails its first deliveries (transient)
 };
 
 class RedisScenarioDriver {
