@@ -8,16 +8,21 @@
 
 namespace seqby::scenarios {
 
-// The switch to the decision journal (issue 13 item 1) goes here: read the journal streams of
-// the run's lease units (seqby/hiredis/journal.h read_journal), set exact = true, and the
-// checker's verdict then fails a run like the simulator's does.
+// The switch to the decision journal (issue 13 item 1) goes here. driver.read_history() is
+// the run's history as the driver keeps it (today the workers' history stream; with the journal
+// merged, read_journal of the run's categories and process manager), and chaos appends its own
+// records (run header, faults struck, liveness marker) through driver.append_history. Once the
+// workers journal, set exact = driver.journal(): the checker's verdict then fails a run like
+// the simulator's does.
 Result<ChaosHistory> collect_history(RedisScenarioDriver& driver) {
   Result<std::vector<HistoryRecord>> records = driver.read_history();
   if (!records.ok()) return records.error();
   ChaosHistory history;
   history.records = std::move(records).value();
   history.exact = false;  // appended by the workers after Redis answered: lossy under kill/stop
-  history.source = "history stream " + driver.history_stream() + " (appended after the fact)";
+  history.source = history.exact
+                       ? "decision journal"
+                       : "history stream " + driver.history_stream() + " (appended after the fact)";
   return history;
 }
 

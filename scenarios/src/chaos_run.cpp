@@ -240,15 +240,14 @@ class ChaosRun {
 
   // --- the history records chaos writes (faults, markers) ------------------------------------
 
+  // Through the driver, so the record goes where the run's history lives (collect_history).
+  // A first command after a server restart may fail on a stale connection: a failure shows as
+  // one more transport error, and the record is appended again.
   void append_now(const HistoryRecord& record) {
-    redis::Command command{"XADD", driver_->history_stream(), "*"};
-    for (auto& [name, value] : redis::history_fields(record)) {
-      command.push_back(name);
-      command.push_back(value);
-    }
-    for (int attempt = 0; attempt < 3; ++attempt) {  // a first command after a restart may fail
-      Result<redis::Reply> reply = control_->execute(command);
-      if (reply.ok() && !reply.value().is_error()) return;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const std::uint64_t errors_before = driver_->transport_errors();
+      driver_->append_history(record);
+      if (driver_->transport_errors() == errors_before) return;
     }
     log_ << "chaos: seed " << r_.seed << ": could not append a fault record: " << record.detail
          << "\n";
