@@ -21,5 +21,6 @@ void add_scenario_command(CLI::App& app, int& exit_code);
 void add_worker_command(CLI::App& app, int& exit_code);
 void add_publish_command(CLI::App& app, int& exit_code);
 void add_admin_command(CLI::App& app, int& exit_code);
+void add_chaos_command(CLI::App& app, int& exit_code);
 
 }  // namespace seqby::apps

@@ -90,6 +90,12 @@ int WorkerProcess::terminate(std::uint64_t wait_max_ms) {
   return process_.terminate(wait_max_ms);  // SIGTERM and SIGCONT: a stopped worker must act
 }
 
+bool WorkerProcess::exited(int* status) {
+  if (!process_.running() || !process_.try_reap()) return false;
+  *status = process_.wait(0);
+  return true;
+}
+
 void WorkerProcess::kill_now() { process_.kill(); }
 
 void WorkerProcess::stop_now() { process_.stop(); }
@@ -188,7 +194,8 @@ redis::Reply RedisScenarioDriver::run(const redis::Command& command) {
   return reply.value();
 }
 
-WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner) {
+WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner,
+                                                 const std::string& worker_url) {
   if (process_manager() && !pm_header_written_) {
     properties::RunHeader header;
     header.process_managers = {group()};
@@ -196,8 +203,9 @@ WorkerProcess* RedisScenarioDriver::start_worker(const std::string& owner) {
     append_history(properties::run_header_record(header));
     pm_header_written_ = true;
   }
-  auto w = std::make_unique<WorkerProcess>(binary_, url_, category_, history_stream_, owner,
-                                           settings_, log_prefix_ + owner + ".log");
+  auto w = std::make_unique<WorkerProcess>(binary_, worker_url.empty() ? url_ : worker_url,
+                                           category_, history_stream_, owner, settings_,
+                                           log_prefix_ + owner + ".log");
   if (!w->started()) return nullptr;
   workers_.push_back(std::move(w));
   return workers_.back().get();
@@ -271,6 +279,8 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
     data["seq"] = e.seq;
     if (e.delay_ms > 0) data["delay_ms"] = static_cast<std::int64_t>(e.delay_ms);
     if (e.poison) data["poison"] = true;
+    if (e.fail_deliveries > 0)
+      data["fail_deliveries"] = static_cast<std::int64_t>(e.fail_deliveries);
     const std::string json = encode_json_object(data);
     const PartitionRef partition{e.category.empty() ? category_ : e.category, e.key};
     Result<std::string> id =

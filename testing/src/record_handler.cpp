@@ -55,6 +55,12 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
     const std::int64_t d = std::get<std::int64_t>(delay_field->second);
     delay_ms = d > 0 ? static_cast<std::uint64_t>(d) : 0;
   }
+  std::uint64_t fail_deliveries = 0;
+  auto fail_field = object.find("fail_deliveries");
+  if (fail_field != object.end() && std::holds_alternative<std::int64_t>(fail_field->second)) {
+    const std::int64_t n = std::get<std::int64_t>(fail_field->second);
+    fail_deliveries = n > 0 ? static_cast<std::uint64_t>(n) : 0;
+  }
   auto poison_field = object.find("poison");
   const bool poison = poison_field != object.end() &&
                       std::holds_alternative<bool>(poison_field->second) &&
@@ -91,6 +97,10 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
   HandlerResult result = HandlerResult::success();
   if (poison) {
     result = HandlerResult::failed("poison");
+  } else if (event.delivery_count <= fail_deliveries) {
+    result =
+        HandlerResult::failed("transient (delivery " + std::to_string(event.delivery_count) +
+                              " of the first " + std::to_string(fail_deliveries) + " failing)");
   } else {
     Result<CommitReply> committed = co_await context.commit(seq, event.id);
     if (!committed.ok()) {

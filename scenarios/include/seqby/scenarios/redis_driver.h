@@ -70,6 +70,9 @@ class WorkerProcess {
 
   bool started() const { return process_.pid() > 0; }
   bool running() const { return process_.running(); }
+  // Reaps the worker when it has exited by itself: true and its exit status in *status (-1: it
+  // did not exit normally), false while it runs.
+  bool exited(int* status);
   pid_t pid() const { return process_.pid(); }
   const std::string& owner() const { return owner_; }
 
@@ -101,9 +104,10 @@ CommandRun run_command(const std::string& binary, const std::vector<std::string>
 struct PublishSpec {
   std::string key;
   std::int64_t seq = 0;
-  std::uint64_t delay_ms = 0;  // the record handler sleeps this long inside the event
-  bool poison = false;         // the record handler always fails on it
-  std::string category = {};   // the stream is category:key; "" is the driver's category()
+  std::uint64_t delay_ms = 0;         // the record handler sleeps this long inside the event
+  bool poison = false;                // the record handler always fails on it
+  std::string category = {};          // the stream is category:key; "" is the driver's category()
+  std::uint32_t fail_deliveries = 0;  // the record handler fails its first deliveries (transient)
 };
 
 class RedisScenarioDriver {
@@ -142,7 +146,8 @@ class RedisScenarioDriver {
 
   // Starts a worker with owner id `owner`; nullptr when fork failed. The first process-manager
   // worker first appends the run header "run pm=G:C1+C2..." (its categories) to the history.
-  WorkerProcess* start_worker(const std::string& owner);
+  // `worker_url`, when not empty, is where this worker connects instead of url() (a proxy).
+  WorkerProcess* start_worker(const std::string& owner, const std::string& worker_url = "");
   WorkerProcess* worker(const std::string& owner);
   std::vector<WorkerProcess*> running_workers();
   // SIGKILLs `owner` and appends a crash fault record ("crash sigkill") to the history.

@@ -3,9 +3,12 @@
 // (handler name "record"): it reads the event's per-key `seq` from its JSON data, marks a
 // cross-instance in-progress key of the lease unit in Redis (handler_enter.lua) for the time of
 // the call, sleeps `delay_ms` when the data has it, fails always when the data has
-// "poison":true, commits through the fenced sink (context.commit(seq, event id)) and removes its
-// marker (handler_exit.lua). With a journal (`journal_maxlen` > 0) the two scripts journal the
-// execution's enter and exit in the unit's decision journal, exactly. The marker is
+// "poison":true, fails without committing while the event's delivery count is at most
+// `fail_deliveries` (a transient failure: the engine's retries re-read it from the pending list,
+// so it succeeds on a later delivery), commits through the fenced sink (context.commit(seq,
+// event id)) and removes its marker (handler_exit.lua). With a journal (`journal_maxlen` > 0)
+// the two scripts journal the execution's enter and exit in the unit's decision journal,
+// exactly. The marker is
 // C:K:__inprogress__:G for a partition, and
 // __pm__:G:X:__inprogress__:G for process manager G's correlation value X, the same key for the
 // events of C1:X, C2:X, ... Its value names the event: `O:ID` for a partition, `O:C:ID` for a
