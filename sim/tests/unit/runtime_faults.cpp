@@ -27,9 +27,10 @@ TEST(RuntimeFaults, CountersPrintEveryKindInNameOrder) {
   c.add(FaultKind::crash, 2);
   c.add(FaultKind::reply_lost);
   EXPECT_EQ(c.to_string(),
-            "clock_skew=0 connection_reset=0 crash=2 handler_poison=0 handler_transient=0 "
-            "heartbeat_stall=0 latency=0 redis_clock_jump=0 reply_lost=1 request_lost=0 "
-            "slow_handler=0 stall=0");
+            "client_kill=0 client_pause=0 clock_skew=0 connection_reset=0 crash=2 "
+            "handler_poison=0 handler_transient=0 heartbeat_stall=0 latency=0 "
+            "redis_clock_jump=0 reply_lost=1 request_lost=0 script_flush=0 server_restart=0 "
+            "server_restart_empty=0 slow_handler=0 stall=0");
   const auto by_name = c.by_name();
   EXPECT_EQ(by_name.size(), kFaultKindCount);
   EXPECT_EQ(by_name.at("crash"), 2u);
