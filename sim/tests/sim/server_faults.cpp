@@ -4,6 +4,7 @@
 // generations, which the engine refuses by stopping at its check.
 #include <gtest/gtest.h>
 
+#include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/world.h"
 
@@ -70,6 +71,31 @@ TEST(ServerFaults, EveryServerKindAtOnceIsDeterministic) {
   const DeterminismResult d = check_determinism(c);
   EXPECT_TRUE(d.same) << "first difference at record " << d.position.value_or(0) << "\n  "
                       << d.first_line << "\n  " << d.second_line;
+}
+
+TEST(ServerFaults, ACaseFileKeepsTheServerFaultsAndReplaysToTheSameHistory) {
+  sim::SimCase c = forced_case(4, FaultKind::client_pause, 200'000);
+  for (FaultKind kind : {FaultKind::script_flush, FaultKind::client_kill}) {
+    c.swarm.set(kind, true, 200'000);
+  }
+  c.schedule = sim::draw_fault_schedule(sim::Rng(4).derive("case/faults"), c.swarm,
+                                        c.instance_count, 0, c.run_ms);
+  // And one restart, away from the pause (a pause while the server is down would not count).
+  c.schedule.faults.insert(c.schedule.faults.begin() + 1,
+                           sim::TimedFault{FaultKind::server_restart, 1000, 0, 400, 0, 0});
+  Result<sim::SimCase> back = case_from_json(case_to_json(c), "x.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back.value().schedule, c.schedule);
+  EXPECT_EQ(back.value().swarm.describe(), c.swarm.describe());
+  const RunResult first = run_case(c);
+  EXPECT_TRUE(first.passed) << first.summary;
+  for (FaultKind kind : {FaultKind::client_pause, FaultKind::server_restart,
+                         FaultKind::script_flush, FaultKind::client_kill}) {
+    EXPECT_GT(first.faults.count(kind), 0u) << sim::fault_kind_name(kind) << "\n"
+                                            << c.schedule.describe();
+  }
+  ASSERT_EQ(first.history_sha256.size(), 64u);
+  EXPECT_EQ(run_case(back.value()).history_sha256, first.history_sha256);
 }
 
 TEST(ServerFaults, ClientPausePastTheLeaseLapsesEveryLeaseAndLosesNothing) {
