@@ -130,6 +130,10 @@ const Fields<sim::SwarmBounds>& bounds_fields() {
       field("redis_clock_jump_ms_max", &B::redis_clock_jump_ms_max),
       field("slow_handler_ms_max", &B::slow_handler_ms_max),
       field("transient_failures_max", &B::transient_failures_max),
+      field("server_down_ms_min", &B::server_down_ms_min, Need::optional),
+      field("server_down_ms_max", &B::server_down_ms_max, Need::optional),
+      field("client_pause_ms_min", &B::client_pause_ms_min, Need::optional),
+      field("client_pause_ms_max", &B::client_pause_ms_max, Need::optional),
   };
   return fields;
 }
@@ -203,9 +207,14 @@ const Fields<sim::TimedFault>& timed_fault_fields() {
       r.value(*j, at(path, "kind"), &name);
       if (!r.failed() && (!sim::parse_fault_kind(name, &f.kind) ||
                           sim::fault_driver(f.kind) != sim::FaultDriver::schedule)) {
+        std::vector<std::string> known;
+        for (FaultKind k : sim::fault_kinds_by_name()) {
+          if (sim::fault_driver(k) == sim::FaultDriver::schedule) {
+            known.emplace_back(sim::fault_kind_name(k));
+          }
+        }
         r.fail(at(path, "kind"),
-               "not a scheduled fault kind: \"" + name +
-                   "\" (known: clock_skew, crash, heartbeat_stall, redis_clock_jump, stall)");
+               "not a scheduled fault kind: \"" + name + "\" (known: " + join(known) + ")");
       }
     };
     return Fields<T>{
@@ -236,7 +245,7 @@ void read_schedule(Reader& r, const Json& j, const std::string& p, std::uint32_t
     sim::TimedFault f;
     read_fields(r, item, fp, timed_fault_fields(), f);
     if (r.failed()) return;
-    if (f.kind != FaultKind::redis_clock_jump && f.target >= instances) {
+    if (sim::fault_targets_instance(f.kind) && f.target >= instances) {
       return r.fail(fp + ".target", "instance " + std::to_string(f.target) + " does not exist (" +
                                         std::to_string(instances) + " instances)");
     }

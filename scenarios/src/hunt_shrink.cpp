@@ -106,7 +106,7 @@ SimCase without_instance(const SimCase& c, std::uint32_t gone) {
   out.instance_count = c.instance_count - 1;
   out.schedule.faults.clear();
   for (sim::TimedFault f : c.schedule.faults) {
-    if (f.kind != FaultKind::redis_clock_jump) {
+    if (sim::fault_targets_instance(f.kind)) {
       if (f.target == gone) continue;
       if (f.target > gone) --f.target;
     } else if (f.target >= out.instance_count) {

@@ -22,6 +22,11 @@ constexpr std::array<FaultKind, kFaultKindCount> kAll = {
     FaultKind::handler_transient,
     FaultKind::handler_poison,
     FaultKind::slow_handler,
+    FaultKind::server_restart,
+    FaultKind::server_restart_empty,
+    FaultKind::script_flush,
+    FaultKind::client_pause,
+    FaultKind::client_kill,
 };
 
 std::array<FaultKind, kFaultKindCount> sorted_by_name() {
@@ -72,6 +77,16 @@ const char* fault_kind_name(FaultKind kind) {
       return "handler_poison";
     case FaultKind::slow_handler:
       return "slow_handler";
+    case FaultKind::server_restart:
+      return "server_restart";
+    case FaultKind::server_restart_empty:
+      return "server_restart_empty";
+    case FaultKind::script_flush:
+      return "script_flush";
+    case FaultKind::client_pause:
+      return "client_pause";
+    case FaultKind::client_kill:
+      return "client_kill";
   }
   return "unknown";
 }
@@ -100,6 +115,11 @@ FaultDriver fault_driver(FaultKind kind) {
     case FaultKind::heartbeat_stall:
     case FaultKind::clock_skew:
     case FaultKind::redis_clock_jump:
+    case FaultKind::server_restart:
+    case FaultKind::server_restart_empty:
+    case FaultKind::script_flush:
+    case FaultKind::client_pause:
+    case FaultKind::client_kill:
       return FaultDriver::schedule;
     case FaultKind::request_lost:
     case FaultKind::reply_lost:
@@ -113,6 +133,21 @@ FaultDriver fault_driver(FaultKind kind) {
   }
   return FaultDriver::schedule;
 }
+
+bool fault_targets_instance(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::redis_clock_jump:
+    case FaultKind::server_restart:
+    case FaultKind::server_restart_empty:
+    case FaultKind::script_flush:
+    case FaultKind::client_pause:
+      return false;
+    default:
+      return fault_driver(kind) == FaultDriver::schedule;
+  }
+}
+
+bool fault_in_swarm(FaultKind kind) { return kind != FaultKind::server_restart_empty; }
 
 // --- counters ---
 
@@ -170,7 +205,7 @@ SwarmConfig SwarmConfig::draw(std::uint64_t seed, const SwarmBounds& bounds) {
     if (fault_driver(kind) == FaultDriver::link) rate_max = bounds.link_rate_ppm_max;
     if (fault_driver(kind) == FaultDriver::handler) rate_max = bounds.handler_rate_ppm_max;
     FaultSetting& s = config.settings[static_cast<std::size_t>(kind)];
-    s.enabled = rng.chance_ppm(bounds.enable_ppm) && rate_max > 0;
+    s.enabled = rng.chance_ppm(bounds.enable_ppm) && rate_max > 0 && fault_in_swarm(kind);
     s.rate_ppm = rate_max > 0 ? static_cast<std::uint32_t>(rng.uniform(1, rate_max)) : 0;
   }
   return config;
@@ -200,7 +235,11 @@ std::string SwarmConfig::describe() const {
          " clock_rate_spread_ppm=" + std::to_string(b.clock_rate_spread_ppm) +
          " redis_clock_jump_ms_max=" + std::to_string(b.redis_clock_jump_ms_max) +
          " slow_handler_ms_max=" + std::to_string(b.slow_handler_ms_max) +
-         " transient_failures_max=" + std::to_string(b.transient_failures_max) + "\n";
+         " transient_failures_max=" + std::to_string(b.transient_failures_max) +
+         " server_down_ms=" + std::to_string(b.server_down_ms_min) + ".." +
+         std::to_string(b.server_down_ms_max) +
+         " client_pause_ms=" + std::to_string(b.client_pause_ms_min) + ".." +
+         std::to_string(b.client_pause_ms_max) + "\n";
   return out;
 }
 
@@ -226,11 +265,14 @@ HandlerFaults draw_handler_faults(const Rng& run_rng, const SwarmConfig& config,
 
 std::string describe(const TimedFault& f) {
   std::string out = std::string(fault_kind_name(f.kind)) + " at_ms=" + std::to_string(f.at_ms);
-  if (f.kind != FaultKind::redis_clock_jump) out += " target=" + std::to_string(f.target);
+  if (fault_targets_instance(f.kind)) out += " target=" + std::to_string(f.target);
   switch (f.kind) {
     case FaultKind::crash:
     case FaultKind::stall:
     case FaultKind::heartbeat_stall:
+    case FaultKind::server_restart:
+    case FaultKind::server_restart_empty:
+    case FaultKind::client_pause:
       out += " duration_ms=" + std::to_string(f.duration_ms);
       break;
     case FaultKind::clock_skew:
@@ -251,6 +293,49 @@ std::string FaultSchedule::describe() const {
   return out;
 }
 
+namespace {
+
+// The kinds added for the chaos campaigns (issue 13): their draws differ from the older kinds'.
+bool is_server_fault(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::server_restart:
+    case FaultKind::server_restart_empty:
+    case FaultKind::script_flush:
+    case FaultKind::client_pause:
+    case FaultKind::client_kill:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// One server fault kind's strikes on `target` over [start_ms, end_ms), from its own sub-stream
+// `r`: per second, the same draws whatever strikes.
+void draw_server_faults(Rng& r, const SwarmConfig& config, FaultKind kind, std::uint32_t target,
+                        std::uint64_t start_ms, std::uint64_t end_ms, FaultSchedule* schedule) {
+  const SwarmBounds& b = config.bounds;
+  for (std::uint64_t second = start_ms; second < end_ms; second += 1000) {
+    const bool strikes = r.chance_ppm(config.rate_ppm(kind));
+    const std::uint64_t offset_ms = r.below(1000);
+    const std::uint64_t down_ms =
+        r.uniform(std::min(b.server_down_ms_min, b.server_down_ms_max), b.server_down_ms_max);
+    const std::uint64_t pause_ms =
+        r.uniform(std::min(b.client_pause_ms_min, b.client_pause_ms_max), b.client_pause_ms_max);
+    if (!strikes || second + offset_ms >= end_ms) continue;
+    TimedFault f;
+    f.kind = kind;
+    f.at_ms = second + offset_ms;
+    f.target = target;
+    if (kind == FaultKind::server_restart || kind == FaultKind::server_restart_empty) {
+      f.duration_ms = down_ms;
+    }
+    if (kind == FaultKind::client_pause) f.duration_ms = pause_ms;
+    schedule->faults.push_back(f);
+  }
+}
+
+}  // namespace
+
 FaultSchedule draw_fault_schedule(const Rng& rng, const SwarmConfig& config,
                                   std::uint32_t instance_count, std::uint64_t start_ms,
                                   std::uint64_t end_ms, std::size_t fault_count_max) {
@@ -260,10 +345,14 @@ FaultSchedule draw_fault_schedule(const Rng& rng, const SwarmConfig& config,
   FaultSchedule schedule;
   for (FaultKind kind : kAll) {
     if (fault_driver(kind) != FaultDriver::schedule || !config.enabled(kind)) continue;
-    // The server is one target: redis_clock_jump draws once per second, not per instance.
-    const std::uint32_t targets = kind == FaultKind::redis_clock_jump ? 1 : instance_count;
+    // The server is one target: its kinds draw once per second, not per instance.
+    const std::uint32_t targets = fault_targets_instance(kind) ? instance_count : 1;
     for (std::uint32_t target = 0; target < targets; target++) {
       Rng r = base.derive(fault_kind_name(kind)).derive(std::to_string(target));
+      if (is_server_fault(kind)) {
+        draw_server_faults(r, config, kind, target, start_ms, end_ms, &schedule);
+        continue;
+      }
       for (std::uint64_t second = start_ms; second < end_ms; second += 1000) {
         const bool strikes = r.chance_ppm(config.rate_ppm(kind));
         const std::uint64_t offset_ms = r.below(1000);
@@ -326,8 +415,9 @@ FaultInjector::FaultInjector(Scheduler& scheduler, std::vector<SimRuntime*> inst
 
 void FaultInjector::apply(const FaultSchedule& schedule) {
   for (const TimedFault& f : schedule.faults) {
-    SEQBY_CHECK(f.kind == FaultKind::redis_clock_jump || f.target < instances_.size());
+    SEQBY_CHECK(!fault_targets_instance(f.kind) || f.target < instances_.size());
     SEQBY_CHECK(fault_driver(f.kind) == FaultDriver::schedule);
+    SEQBY_CHECK(!is_server_fault(f.kind) || server_ != nullptr);
     scheduler_.call_at(f.at_ms, [this, f] {
       if (!stopped_) inject(f);
     });
@@ -337,7 +427,7 @@ void FaultInjector::apply(const FaultSchedule& schedule) {
 void FaultInjector::inject(const TimedFault& f) {
   const std::uint64_t now = scheduler_.now_ms();
   std::string node;
-  if (f.kind != FaultKind::redis_clock_jump) {
+  if (fault_targets_instance(f.kind)) {
     SEQBY_CHECK(f.target < instances_.size());
     node = instances_[f.target]->name();
   }
@@ -347,6 +437,7 @@ void FaultInjector::inject(const TimedFault& f) {
       if (down_[f.target]) return;  // already down: nothing to crash, nothing counted
       down_[f.target] = true;
       instances_[f.target]->crash();
+      if (server_ != nullptr) server_->client_gone(node);
       if (hooks_.on_crash) hooks_.on_crash(f.target);
       detail = "downtime_ms=" + std::to_string(f.duration_ms);
       if (f.duration_ms > 0) {
@@ -372,6 +463,29 @@ void FaultInjector::inject(const TimedFault& f) {
       SEQBY_CHECK(f.amount_ms >= 0);
       server_clock_.jump_forward(static_cast<std::uint64_t>(f.amount_ms));
       detail = "jump_ms=" + std::to_string(f.amount_ms);
+      break;
+    case FaultKind::server_restart:
+    case FaultKind::server_restart_empty: {
+      SEQBY_CHECK(server_ != nullptr);
+      const bool keep_data = f.kind == FaultKind::server_restart;
+      if (!server_->restart(keep_data, f.duration_ms)) return;
+      detail = "downtime_ms=" + std::to_string(f.duration_ms) +
+               (keep_data ? " data=kept" : " data=lost");
+      break;
+    }
+    case FaultKind::script_flush:
+      SEQBY_CHECK(server_ != nullptr);
+      if (!server_->flush_scripts()) return;
+      break;
+    case FaultKind::client_pause:
+      SEQBY_CHECK(server_ != nullptr);
+      if (!server_->pause_clients(f.duration_ms)) return;
+      detail = "duration_ms=" + std::to_string(f.duration_ms);
+      break;
+    case FaultKind::client_kill:
+      SEQBY_CHECK(server_ != nullptr);
+      // A down instance has no connection: nothing to kill, nothing counted.
+      if (down_[f.target] || !server_->kill_client(instances_[f.target]->name())) return;
       break;
     default:
       SEQBY_CHECK(false && "only schedule-driven faults are injected by the FaultInjector");

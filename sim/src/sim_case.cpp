@@ -83,6 +83,10 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
 
   c.swarm = t.faults ? SwarmConfig::draw(seed, t.bounds) : SwarmConfig::none();
   if (!t.faults) c.swarm.bounds = t.bounds;
+  // client_pause is past the lease: commands queue while every lease held runs out.
+  SwarmBounds& bounds = c.swarm.bounds;
+  bounds.client_pause_ms_min = std::max(bounds.client_pause_ms_min, t.engine.lease_ttl_ms + 1);
+  bounds.client_pause_ms_max = std::max(bounds.client_pause_ms_max, bounds.client_pause_ms_min);
   const FaultSetting poison = c.swarm.setting(FaultKind::handler_poison);
   c.swarm.set(FaultKind::handler_poison, poison.enabled,
               std::min(poison.rate_ppm, t.poison_rate_ppm_max));

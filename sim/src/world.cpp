@@ -31,6 +31,7 @@ World::World(const SimCase& c)
     : case_(c),
       server_clock_(scheduler_),
       redis_(server_clock_),
+      gate_(scheduler_, redis_),
       sink_(std::make_unique<Sink>(*this)),
       observer_(std::make_unique<StampObserver>(*this)),
       recorder_(std::make_unique<FaultRecorder>(scheduler_.clock(), sink_.get())),
@@ -61,6 +62,7 @@ World::World(const SimCase& c)
   };
   injector_ = std::make_unique<FaultInjector>(scheduler_, runtimes, server_clock_, observer_.get(),
                                               std::move(hooks));
+  injector_->set_server(&gate_);
 }
 
 World::~World() {

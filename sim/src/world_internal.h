@@ -79,6 +79,8 @@ class World::StampServer final : public SimServer {
  public:
   StampServer(World& world, SimRedis& redis, std::string node);
   redis::Reply execute(const redis::Command& command) override;
+  // A command that never ran keeps its place (stamp 0): the link's k-th command stays the k-th.
+  void refused(const redis::Command&) override { stamps_.push_back(0); }
   // The stamp of this server's k-th execution (0-based). REQUIRES: it ran.
   std::uint64_t stamp_at(std::uint64_t k) const { return stamps_.at(k); }
 

@@ -174,7 +174,11 @@ Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command
 
 World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& server,
                                 const std::string& node, Rng rng, bool with_faults) {
-  link = std::make_unique<SimRedisLink>(runtime, server, rng.derive("latency"), world.case_.link);
+  // The publisher's connection is exempt: it stands for an outbox relay that publishes exactly
+  // once, so the server faults delay it and never cut it off.
+  const GateConnection connection{&world.gate_, world.gate_.connect(runtime.name(), !with_faults)};
+  link = std::make_unique<SimRedisLink>(runtime, server, rng.derive("latency"), world.case_.link,
+                                        connection);
   inner = std::make_unique<InnerStampLink>(*link, server);
   redis::RedisLink* next = inner.get();
   if (with_faults) {

@@ -54,9 +54,11 @@ TEST(CaseFiles, MalformedFieldsNameFileFieldAndProblem) {
   EXPECT_EQ(load_edited([](auto& j) {
               j["swarm"]["faults"]["crashes"] = {{"enabled", true}, {"rate_ppm", 1}};
             }),
-            "case.json: field 'swarm.faults.crashes': unknown fault kind (known: clock_skew, "
-            "connection_reset, crash, handler_poison, handler_transient, heartbeat_stall, latency, "
-            "redis_clock_jump, reply_lost, request_lost, slow_handler, stall)");
+            "case.json: field 'swarm.faults.crashes': unknown fault kind (known: client_kill, "
+            "client_pause, clock_skew, connection_reset, crash, handler_poison, "
+            "handler_transient, heartbeat_stall, latency, redis_clock_jump, reply_lost, "
+            "request_lost, script_flush, server_restart, server_restart_empty, slow_handler, "
+            "stall)");
   EXPECT_EQ(load_edited([](auto& j) {
               j["events"][1]["seq"] = 5;
             }).rfind("case.json: field 'events[1].seq': expected ", 0),

@@ -2,6 +2,7 @@
 // (same seed, same draw), and the injector applying a schedule to a world of runtimes.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,10 @@ TEST(RuntimeFaults, CountersPrintEveryKindInNameOrder) {
   c.add(FaultKind::crash, 2);
   c.add(FaultKind::reply_lost);
   EXPECT_EQ(c.to_string(),
-            "clock_skew=0 connection_reset=0 crash=2 handler_poison=0 handler_transient=0 "
-            "heartbeat_stall=0 latency=0 redis_clock_jump=0 reply_lost=1 request_lost=0 "
-            "slow_handler=0 stall=0");
+            "client_kill=0 client_pause=0 clock_skew=0 connection_reset=0 crash=2 "
+            "handler_poison=0 handler_transient=0 heartbeat_stall=0 latency=0 "
+            "redis_clock_jump=0 reply_lost=1 request_lost=0 script_flush=0 server_restart=0 "
+            "server_restart_empty=0 slow_handler=0 stall=0");
   const auto by_name = c.by_name();
   EXPECT_EQ(by_name.size(), kFaultKindCount);
   EXPECT_EQ(by_name.at("crash"), 2u);
@@ -84,6 +86,48 @@ TEST(RuntimeFaults, ScheduleIsDeterministicSortedAndWithinBounds) {
     if (f.kind != FaultKind::crash) expected.push_back(f);
   }
   EXPECT_EQ(without.faults, expected);
+}
+
+TEST(RuntimeFaults, ServerKindsStrikeTheServerWithinTheirBoundsAndTheEmptyRestartIsNeverDrawn) {
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    EXPECT_FALSE(SwarmConfig::draw(seed).enabled(FaultKind::server_restart_empty)) << seed;
+  }
+  const SwarmConfig config = everything_on();
+  const FaultSchedule s = draw_fault_schedule(Rng(5), config, 3, 0, 60'000);
+  std::map<FaultKind, int> seen;
+  for (const TimedFault& f : s.faults) {
+    ++seen[f.kind];
+    if (!fault_targets_instance(f.kind)) {
+      EXPECT_EQ(f.target, 0u) << describe(f);
+    }
+    if (f.kind == FaultKind::client_pause) {
+      EXPECT_GE(f.duration_ms, config.bounds.client_pause_ms_min);
+      EXPECT_LE(f.duration_ms, config.bounds.client_pause_ms_max);
+    }
+    if (f.kind == FaultKind::server_restart) {
+      EXPECT_GE(f.duration_ms, config.bounds.server_down_ms_min);
+      EXPECT_LE(f.duration_ms, config.bounds.server_down_ms_max);
+    }
+  }
+  for (FaultKind kind :
+       {FaultKind::server_restart, FaultKind::server_restart_empty, FaultKind::script_flush,
+        FaultKind::client_pause, FaultKind::client_kill}) {
+    EXPECT_GT(seen[kind], 0) << fault_kind_name(kind);
+  }
+  EXPECT_TRUE(fault_targets_instance(FaultKind::client_kill));
+  EXPECT_FALSE(fault_targets_instance(FaultKind::client_pause));
+  // A server kind switched on adds its own faults and moves none of the others.
+  SwarmConfig older = config;
+  for (FaultKind kind :
+       {FaultKind::server_restart, FaultKind::server_restart_empty, FaultKind::script_flush,
+        FaultKind::client_pause, FaultKind::client_kill}) {
+    older.set(kind, false, 0);
+  }
+  std::vector<TimedFault> expected;
+  for (const TimedFault& f : s.faults) {
+    if (f.kind < FaultKind::server_restart) expected.push_back(f);
+  }
+  EXPECT_EQ(draw_fault_schedule(Rng(5), older, 3, 0, 60'000).faults, expected);
 }
 
 TEST(RuntimeFaults, HandlerFaultsAreStablePerEvent) {
@@ -179,6 +223,65 @@ TEST(RuntimeFaults, StopRestartsDownInstancesAndCancelsQueuedFaults) {
   s.run_until(100);
   EXPECT_FALSE(a.stalled());
   EXPECT_EQ(hooks, (std::vector<std::string>{"crash", "restart"}));
+}
+
+// Logs what the injector asks of the server; down for a while after a restart.
+class FakeServerTarget final : public ServerFaultTarget {
+ public:
+  explicit FakeServerTarget(Scheduler& s) : s_(s) {}
+  bool restart(bool keep_data, std::uint64_t down_ms) override {
+    if (s_.now_ms() < down_until_) return false;
+    down_until_ = s_.now_ms() + down_ms;
+    log.push_back(keep_data ? "restart" : "restart_empty");
+    return true;
+  }
+  bool flush_scripts() override { return up("flush"); }
+  bool pause_clients(std::uint64_t ms) override { return up("pause " + std::to_string(ms)); }
+  bool kill_client(std::string_view c) override { return up("kill " + std::string(c)); }
+  void client_gone(std::string_view c) override { log.push_back("gone " + std::string(c)); }
+  std::vector<std::string> log;
+
+ private:
+  bool up(std::string what) {
+    if (s_.now_ms() < down_until_) return false;
+    log.push_back(std::move(what));
+    return true;
+  }
+  Scheduler& s_;
+  std::uint64_t down_until_ = 0;
+};
+
+TEST(RuntimeFaults, InjectorSendsServerFaultsToTheServerAndCountsOnlyThoseThatTookEffect) {
+  Scheduler s;
+  ServerClock server_clock(s);
+  SimRuntime a(s, "a"), b(s, "b");
+  CollectingSink sink;
+  FaultRecorder recorder(s.clock(), &sink);
+  FakeServerTarget server(s);
+  FaultInjector injector(s, {&a, &b}, server_clock, &recorder, FaultHooks{});
+  injector.set_server(&server);
+  FaultSchedule schedule;
+  schedule.faults = {
+      TimedFault{FaultKind::client_kill, 10, 1, 0, 0, 0},
+      TimedFault{FaultKind::server_restart, 20, 0, 100, 0, 0},
+      TimedFault{FaultKind::client_pause, 50, 0, 4000, 0, 0},  // down: no effect
+      TimedFault{FaultKind::crash, 200, 0, 0, 0, 0},
+      TimedFault{FaultKind::client_kill, 210, 0, 0, 0, 0},  // a is down: nothing to kill
+      TimedFault{FaultKind::script_flush, 220, 0, 0, 0, 0},
+      TimedFault{FaultKind::client_pause, 230, 0, 4000, 0, 0},
+  };
+  injector.apply(schedule);
+  s.run_until(1000);
+  EXPECT_EQ(server.log,
+            (std::vector<std::string>{"kill b", "restart", "gone a", "flush", "pause 4000"}));
+  EXPECT_EQ(recorder.counters().count(FaultKind::client_kill), 1u);
+  EXPECT_EQ(recorder.counters().count(FaultKind::client_pause), 1u);
+  std::vector<std::string> details;
+  for (const auto& r : sink.records) details.push_back(r.node + " " + r.detail);
+  EXPECT_EQ(details,
+            (std::vector<std::string>{"b client_kill", " server_restart downtime_ms=100 data=kept",
+                                      "a crash downtime_ms=0", " script_flush",
+                                      " client_pause duration_ms=4000"}));
 }
 
 TEST(RuntimeFaults, LinkRatesFollowTheSwarm) {

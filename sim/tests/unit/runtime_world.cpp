@@ -1,5 +1,6 @@
 // A whole simulated world wired the way an integrator wires it: scheduler, server clock, SimRedis,
-// N SimRuntimes, each with a SimRedisLink wrapped in a FaultyLink, a fault schedule drawn from
+// a ServerGate for the server faults, N SimRuntimes, each with a SimRedisLink (a connection
+// through the gate) wrapped in a FaultyLink, a fault schedule drawn from
 // the seed, and a run loop. Asserts what a run depends on: the server clock jump expires keys
 // early, and the same seed replays the same run (trace hash, fault counts, final data).
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 #include "seqby/sim/faults.h"
 #include "seqby/sim/faulty_link.h"
+#include "seqby/sim/server_gate.h"
 #include "seqby/sim/sim_link.h"
 #include "seqby/sim/sim_redis.h"
 
@@ -44,6 +46,7 @@ RunSummary run_world(std::uint64_t seed) {
   ServerClock server_clock(scheduler);
   SimRedis redis(server_clock);
   ServerAdapter<SimRedis> server(redis);
+  ServerGate gate(scheduler, redis);
   FaultRecorder recorder(scheduler.clock(), nullptr);
 
   SwarmBounds bounds;
@@ -58,7 +61,9 @@ RunSummary run_world(std::uint64_t seed) {
     const std::string name = "i" + std::to_string(i);
     const Rng rng =
         root.derive("instance/" + name + "/" + std::to_string(in.runtime->crash_count()));
-    in.link = std::make_unique<SimRedisLink>(*in.runtime, server, rng.derive("link"));
+    in.link =
+        std::make_unique<SimRedisLink>(*in.runtime, server, rng.derive("link"), SimLinkOptions{},
+                                       GateConnection{&gate, gate.connect(name, false)});
     in.faulty = std::make_unique<FaultyLink>(*in.link, *in.runtime, rng.derive("faults"),
                                              link_fault_rates(swarm, 1000), &recorder, name);
     in.runtime->spawn("worker", counter_loop(*in.runtime, *in.faulty, "count:" + name));
@@ -79,6 +84,7 @@ RunSummary run_world(std::uint64_t seed) {
                                       instances[i].link.reset();
                                     },
                                     start});
+  injector.set_server(&gate);
   injector.apply(schedule);
   scheduler.run_until(2000);
   injector.stop();  // liveness phase: no more faults, everyone back

@@ -1,9 +1,11 @@
 // The fault kinds of the simulator (DESIGN.md section 5) by name, their counters, the swarm
 // configuration one seed draws (which kinds are on, at which rate: FoundationDB's BUGGIFY /
 // swarm testing), and the explicit, timed fault schedule applied to a world of SimRuntimes.
-// Instance faults (crash, stall, heartbeat_stall, clock_skew, redis_clock_jump) are
-// schedule-driven; link and handler faults fire by chance at their rate. Everything is a plain
-// value and a pure function of the seed: no fault is ever drawn from anything else.
+// Instance and server faults (crash, stall, heartbeat_stall, clock_skew, redis_clock_jump,
+// client_kill, and server_restart, server_restart_empty, script_flush, client_pause, which the
+// ServerGate of server_gate.h carries out) are schedule-driven; link and handler faults fire by
+// chance at their rate. Everything is a plain value and a pure function of the seed: no fault is
+// ever drawn from anything else.
 #pragma once
 
 #include <array>
@@ -38,8 +40,15 @@ enum class FaultKind : std::uint8_t {
   handler_transient,
   handler_poison,
   slow_handler,
+  // Server faults (docs/ARCHITECTURE.md "Server faults"), appended so the kinds above keep their
+  // indices.
+  server_restart,        // AOF appendfsync always: data survives, scripts and connections go
+  server_restart_empty,  // no persistence: the server comes back empty (never drawn by a swarm)
+  script_flush,
+  client_pause,  // CLIENT PAUSE ALL past the lease: commands queue, then run in order
+  client_kill,   // CLIENT KILL of one instance's connection
 };
-inline constexpr std::size_t kFaultKindCount = 12;
+inline constexpr std::size_t kFaultKindCount = 17;
 
 const char* fault_kind_name(FaultKind kind);
 // Returns false when `name` is not a fault kind name.
@@ -50,6 +59,13 @@ std::span<const FaultKind> fault_kinds_by_name();
 // How a kind fires: from the schedule, per link command, or per handled event.
 enum class FaultDriver : std::uint8_t { schedule, link, handler };
 FaultDriver fault_driver(FaultKind kind);
+// Whether a scheduled kind strikes one instance (its TimedFault::target), not the whole world
+// (redis_clock_jump and the server faults but client_kill).
+bool fault_targets_instance(FaultKind kind);
+// Whether SwarmConfig::draw may switch `kind` on. server_restart_empty is never drawn: the
+// design requires the data to survive (DESIGN.md section 3: generations never repeat), so a run
+// with it fails by construction; a test or a case file switches it on to show what is lost.
+bool fault_in_swarm(FaultKind kind);
 
 class FaultCounters {
  public:
@@ -109,6 +125,12 @@ struct SwarmBounds {
   std::uint64_t redis_clock_jump_ms_max = 5'000;
   std::uint64_t slow_handler_ms_max = 5'000;
   std::uint32_t transient_failures_max = 3;
+  // Server faults. client_pause lasts longer than the lease TTL (generate_case raises the minimum
+  // past the case's lease_ttl_ms).
+  std::uint64_t server_down_ms_min = 100;  // server_restart(_empty): time the server is down
+  std::uint64_t server_down_ms_max = 3'000;
+  std::uint64_t client_pause_ms_min = 3'500;
+  std::uint64_t client_pause_ms_max = 8'000;
 };
 
 struct FaultSetting {
@@ -159,9 +181,10 @@ HandlerFaults draw_handler_faults(const Rng& run_rng, const SwarmConfig& config,
 struct TimedFault {
   FaultKind kind = FaultKind::crash;
   std::uint64_t at_ms = 0;        // global virtual time it strikes
-  std::uint32_t target = 0;       // instance index (unused by redis_clock_jump)
-  std::uint64_t duration_ms = 0;  // stall, heartbeat_stall: length; crash: downtime (0: down
-                                  // until the liveness phase)
+  std::uint32_t target = 0;       // instance index (unused unless fault_targets_instance)
+  std::uint64_t duration_ms = 0;  // stall, heartbeat_stall, client_pause: length; crash: downtime
+                                  // (0: down until the liveness phase); server_restart(_empty):
+                                  // how long the server is down
   std::int64_t amount_ms = 0;     // clock_skew: clock jump (signed); redis_clock_jump: jump
   std::uint32_t rate_ppm = 0;     // clock_skew: the clock's new rate (0: unchanged)
   friend bool operator==(const TimedFault&, const TimedFault&) = default;
@@ -183,6 +206,23 @@ FaultSchedule draw_fault_schedule(const Rng& rng, const SwarmConfig& config,
                                   std::uint32_t instance_count, std::uint64_t start_ms,
                                   std::uint64_t end_ms, std::size_t fault_count_max = 4096);
 
+// The server side of a world, which the server faults act on (ServerGate, server_gate.h). Each
+// returns false when the fault could not take effect (nothing is then counted): a pause or a kill
+// while the server is down, a kill of a client without a connection.
+class ServerFaultTarget {
+ public:
+  virtual ~ServerFaultTarget() = default;
+  // Every connection drops, the server is down for `down_ms`, the script cache is empty after;
+  // `keep_data` false: every key is gone too.
+  virtual bool restart(bool keep_data, std::uint64_t down_ms) = 0;
+  virtual bool flush_scripts() = 0;
+  virtual bool pause_clients(std::uint64_t duration_ms) = 0;
+  // Closes the connection of the client named `client` (an instance's runtime name, "i0").
+  virtual bool kill_client(std::string_view client) = 0;
+  // The client's process died (crash): the server frees its connection.
+  virtual void client_gone(std::string_view client) { (void)client; }
+};
+
 // What the world does around an instance crash: the runtime's frames are destroyed first, then
 // on_crash lets the integrator drop the engine objects; on_restart starts a fresh engine (new
 // owner id) into the same SimRuntime.
@@ -198,6 +238,10 @@ class FaultInjector {
                 FaultObserver* observer, FaultHooks hooks);
   FaultInjector(const FaultInjector&) = delete;
   FaultInjector& operator=(const FaultInjector&) = delete;
+
+  // Where the server faults go. REQUIRES: set before a server fault is applied or injected;
+  // `server` outlives the injector.
+  void set_server(ServerFaultTarget* server) { server_ = server; }
 
   // Queues every fault of `schedule` at its time. REQUIRES: every target < instance count and
   // no fault in the past.
@@ -219,6 +263,7 @@ class FaultInjector {
   ServerClock& server_clock_;
   FaultObserver* observer_;
   FaultHooks hooks_;
+  ServerFaultTarget* server_ = nullptr;
   std::vector<bool> down_;
   bool stopped_ = false;
 };

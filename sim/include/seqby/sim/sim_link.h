@@ -4,7 +4,8 @@
 // reply latency, then the caller resumes (unless its instance crashed). Commands of one link
 // reach the server and come back in the order they were sent. No reply within timeout_ms of the
 // client's clock => Errc::timeout (the command may still run later). It injects no faults itself:
-// wrap it in a FaultyLink.
+// wrap it in a FaultyLink. Attached to a ServerGate (server_gate.h), it is one connection the
+// server can pause, refuse or close (the server faults): then Errc::closed, or a late reply.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,17 @@ class SimServer {
   virtual ~SimServer() = default;
   // Executes `command` at the current virtual time and returns its reply (errors as replies).
   virtual redis::Reply execute(const redis::Command& command) = 0;
+  // `command` reached the server but never ran (its connection was closed, or the server was
+  // down); it takes the place it would have had among the link's commands.
+  virtual void refused(const redis::Command& command) { (void)command; }
+};
+
+class ServerGate;
+using ConnectionId = std::uint32_t;
+// A link's connection through a ServerGate; a null gate: the server never faults.
+struct GateConnection {
+  ServerGate* gate = nullptr;
+  ConnectionId id = 0;
 };
 
 // Adapts any class with `redis::Reply execute(const redis::Command&)` (SimRedis) to SimServer:
@@ -64,7 +76,8 @@ class SimRedisLink final : public redis::RedisLink {
  public:
   // REQUIRES: `client` and `server` outlive the link; the link may die before its commands
   // arrive (a crash drops the engine's objects): queued deliveries do not refer to it.
-  SimRedisLink(SimRuntime& client, SimServer& server, Rng rng, SimLinkOptions options = {});
+  SimRedisLink(SimRuntime& client, SimServer& server, Rng rng, SimLinkOptions options = {},
+               GateConnection connection = {});
 
   // REQUIRES: awaited from a task spawned on `client`.
   Task<Result<redis::Reply>> execute(redis::Command command) override;
@@ -79,6 +92,7 @@ class SimRedisLink final : public redis::RedisLink {
   SimServer& server_;
   Rng rng_;
   SimLinkOptions options_;
+  GateConnection connection_;
   std::uint64_t sent_count_ = 0;
   std::uint64_t last_arrival_ms_ = 0;  // FIFO: a command never overtakes an earlier one
   std::uint64_t last_reply_ms_ = 0;

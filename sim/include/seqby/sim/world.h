@@ -29,6 +29,7 @@
 #include "seqby/core/history.h"
 #include "seqby/sim/faults.h"
 #include "seqby/sim/scheduler.h"
+#include "seqby/sim/server_gate.h"
 #include "seqby/sim/sim_case.h"
 #include "seqby/sim/sim_redis.h"
 #include "seqby/sim/test_handler.h"
@@ -116,6 +117,7 @@ class World {
   Scheduler scheduler_;
   ServerClock server_clock_;
   SimRedis redis_;
+  ServerGate gate_;  // the server faults; every link is a connection through it
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<StampObserver> observer_;
   std::unique_ptr<FaultRecorder> recorder_;

@@ -1,0 +1,112 @@
+// ServerGate: the simulated server as its clients' connections see it, for the server faults
+// (DESIGN.md section 5): up, paused (CLIENT PAUSE ALL: commands queue, then run in the order
+// Redis 7.0 runs paused clients), or down (a restart: every connection drops, commands are
+// refused until it is back, the script cache is empty after, and without persistence every key
+// is gone). Each SimRedisLink holds one connection, which the server may close (CLIENT KILL, a
+// restart): a command in flight on it either never ran or ran with its reply lost, and its
+// caller gets Errc::closed; the client reconnects at once (its next command goes on a new
+// connection). An exempt connection (the publisher, an outbox relay that publishes exactly once,
+// and the harness's own admin connection) is never closed: it only waits.
+//
+// It does not model a restart losing acknowledged writes (appendfsync always: what ran is on
+// disk), nor a client recycling its connection after a timeout (HiredisLink does, and Redis then
+// discards the commands still queued; here a timed-out caller's queued commands still run when
+// the pause ends: the harsher of the two). Key expiry follows the server clock during a pause:
+// Redis 7.0 skips deleting expired keys while paused, but they are logically expired, so a lease
+// past its TTL is gone to the queued commands (redis tests/unit/pause.tcl, "Test both active and
+// passive expires are skipped during client pause").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seqby/broker/reply.h"
+#include "seqby/sim/faults.h"
+#include "seqby/sim/scheduler.h"
+#include "seqby/sim/sim_link.h"
+#include "seqby/sim/sim_redis.h"
+
+namespace seqby::sim {
+
+class ServerGate final : public ServerFaultTarget {
+ public:
+  // REQUIRES: `scheduler` and `redis` outlive the gate.
+  ServerGate(Scheduler& scheduler, SimRedis& redis);
+  ServerGate(const ServerGate&) = delete;
+  ServerGate& operator=(const ServerGate&) = delete;
+
+  // A new connection of client `name` (an instance's runtime name; kill_client closes the latest
+  // connection of that name). `exempt`: never closed; commands wait while the server is down.
+  ConnectionId connect(std::string name, bool exempt);
+  // Bumps each time the server closes the connection: a command sent under an older epoch is lost.
+  std::uint64_t epoch(ConnectionId id) const { return connections_.at(id).epoch; }
+  bool exempt(ConnectionId id) const { return connections_.at(id).exempt; }
+
+  enum class Arrival : std::uint8_t { run, refuse, queue };
+  // What becomes of a command of connection `id`, sent under `epoch`, reaching the server now.
+  Arrival arrive(ConnectionId id, std::uint64_t epoch) const;
+
+  // Called once, at the moment the command ran (with its reply) or was discarded (nullopt: its
+  // connection closed first).
+  using Respond = std::function<void(std::optional<redis::Reply>)>;
+  // Queues a command arrive() said to queue; it runs on `server` once the server is up and
+  // unpaused. REQUIRES: `server` outlives the gate.
+  void enqueue(ConnectionId id, SimServer& server, redis::Command command, Respond respond);
+
+  // Replies of one connection come back in the order they were sent: the time a reply due at
+  // `due_ms` arrives (never before an earlier reply of `id`).
+  std::uint64_t reply_time(ConnectionId id, std::uint64_t due_ms);
+
+  // The client `name` went away (its instance crashed): Redis frees it and the commands it had
+  // queued. Commands still on the wire are not touched (the simulator lets them run).
+  void client_gone(std::string_view name) override;
+
+  // --- ServerFaultTarget ---
+  bool restart(bool keep_data, std::uint64_t down_ms) override;
+  // SCRIPT FLUSH, CLIENT PAUSE and CLIENT KILL come from an admin client, which a pause holds
+  // like any other: issued during a pause they take effect, in order, when it ends.
+  bool flush_scripts() override;
+  bool pause_clients(std::uint64_t duration_ms) override;
+  bool kill_client(std::string_view client) override;
+
+  bool down() const { return scheduler_.now_ms() < down_until_ms_; }
+  bool paused() const { return scheduler_.now_ms() < paused_until_ms_; }
+  std::size_t queued_count() const { return queued_live_; }
+
+ private:
+  struct Connection {
+    std::string name;
+    bool exempt = false;
+    std::uint64_t epoch = 0;
+    std::uint64_t last_reply_ms = 0;
+  };
+  struct Queued {
+    ConnectionId connection = 0;
+    std::function<void()> run;      // runs it (a command: executes it and responds)
+    std::function<void()> discard;  // its connection closed first (a command: responds nullopt)
+    bool done = false;
+  };
+
+  // Runs `action` now, or queues it on the admin connection while the server holds commands.
+  void admin(std::function<void()> action);
+  void close(ConnectionId id);  // epoch++, its queued commands discarded
+  void start_pause(std::uint64_t duration_ms);
+  // Runs what queued, once the server is up and unpaused (called when a pause or a downtime ends).
+  void drain();
+
+  Scheduler& scheduler_;
+  ServerAdapter<SimRedis> redis_;
+  std::vector<Connection> connections_;  // by ConnectionId; kept to the end
+  ConnectionId admin_;
+  std::vector<Queued> queue_;  // arrival order
+  std::size_t queued_live_ = 0;
+  std::uint64_t paused_until_ms_ = 0;
+  std::uint64_t down_until_ms_ = 0;
+  bool draining_ = false;
+};
+
+}  // namespace seqby::sim
