@@ -27,8 +27,9 @@ Task<void> stop_engine(Engine& engine, bool* done) {
 
 }  // namespace
 
-World::World(const SimCase& c)
+World::World(const SimCase& c, WorldOptions options)
     : case_(c),
+      options_(options),
       server_clock_(scheduler_),
       redis_(server_clock_),
       gate_(scheduler_, redis_),

@@ -189,8 +189,10 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
     next = faulty.get();
   }
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
-  broker = std::make_unique<redis::RedisBroker>(
-      *outer, testing::redis_broker_options_for(world.case_.variant));
+  redis::RedisBrokerOptions options = testing::redis_broker_options_for(world.case_.variant);
+  options.journal_maxlen = world.options_.journal_maxlen;
+  options.journal_group = world.case_.group;
+  broker = std::make_unique<redis::RedisBroker>(*outer, options);
 }
 
 // --- faults ---------------------------------------------------------------------------------

@@ -51,10 +51,18 @@ struct WorldStats {
   std::uint64_t liveness_ms_used = 0;  // how long the liveness phase took
 };
 
+// How a World runs beyond its case (not part of a saved case: it changes no decision).
+struct WorldOptions {
+  // > 0: every instance's broker keeps the decision journal (RedisBrokerOptions::journal_maxlen)
+  // in the simulated server, as a real worker with --journal-maxlen does. The commands then carry
+  // the journal's arguments, so the run's history is not the journal-free run's.
+  std::uint64_t journal_maxlen = 0;
+};
+
 class World {
  public:
   // REQUIRES: c.instance_count >= 1; the case's schedule targets exist.
-  explicit World(const SimCase& c);
+  explicit World(const SimCase& c, WorldOptions options = {});
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -114,6 +122,7 @@ class World {
   void set_link_faults(bool enabled);
 
   SimCase case_;
+  WorldOptions options_;
   Scheduler scheduler_;
   ServerClock server_clock_;
   SimRedis redis_;
