@@ -13,6 +13,7 @@
 #include "chaos_detail.h"
 #include "seqby/hiredis/blocking_redis.h"
 #include "seqby/hiredis/redis_url.h"
+#include "seqby/runtime/free_port.h"
 
 namespace seqby::scenarios::chaos_detail {
 namespace {
@@ -21,23 +22,6 @@ constexpr int kPortAttemptsMax = 5;
 constexpr std::uint64_t kReadyLimitMs = 15000;  // AOF loading included
 constexpr std::uint64_t kPollMs = 20;
 constexpr std::uint64_t kTermLimitMs = 5000;
-
-// A port the kernel just handed out for 127.0.0.1 (then released): very likely free.
-std::uint16_t pick_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::uint16_t port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 std::string last_log_line(const std::string& path) {
   std::ifstream in(path);
@@ -67,7 +51,7 @@ Status PrivateRedis::start() {
   dir_ = pattern;
   Status last = Status(Error{Errc::closed, "no free loopback port"});
   for (int attempt = 0; attempt < kPortAttemptsMax; ++attempt) {
-    port_ = pick_free_port();
+    port_ = redis::free_loopback_port();
     if (port_ == 0) continue;
     url_ = "redis://127.0.0.1:" + std::to_string(port_);
     last = spawn_and_wait();

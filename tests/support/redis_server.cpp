@@ -13,6 +13,7 @@
 
 #include "seqby/hiredis/blocking_redis.h"
 #include "seqby/hiredis/redis_url.h"
+#include "seqby/runtime/free_port.h"
 
 namespace seqby::testing {
 namespace {
@@ -23,24 +24,6 @@ constexpr std::uint64_t kPollMs = 20;
 constexpr std::uint64_t kTermLimitMs = 5000;
 
 void sleep_for_ms(std::uint64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
-// A port the kernel just handed out for 127.0.0.1 (then released): very likely free.
-std::uint16_t pick_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  std::uint16_t port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 }  // namespace
 
@@ -62,7 +45,7 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
   }
   own_ = true;
   for (int attempt = 0; attempt < kStartAttemptsMax && !ok_; ++attempt) {
-    const std::uint16_t port = pick_free_port();
+    const std::uint16_t port = redis::free_loopback_port();
     if (port == 0) continue;
     port_ = port;
     url_ = "redis://" + (options_.password.empty() ? "" : ":" + options_.password + "@") +
