@@ -7,7 +7,7 @@
 -- ARGV[1] = token O:N, ARGV[2] = group, ARGV[3] = COUNT per call, ARGV[4] = calls at most,
 -- ARGV[5] = start cursor ('0-0' to start)
 -- Returns {claimed count, next cursor}, or FENCED / NOGROUP.
--- Journal (lib/journal.lua): reclaim (count=N) when it moved any, or reclaim_fenced as lose.
+-- Journal (lib/journal.lua): reclaim (count=N) when it moved any, or lose (the refusal).
 local J = journal_of(2, 5)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return fenced(J, 'lose')
