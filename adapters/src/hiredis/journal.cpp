@@ -28,13 +28,17 @@ bool parse_stream_id(std::string_view id, std::uint64_t* ms, std::uint64_t* seq)
 }
 
 // Which journals come first at an equal millisecond: a category's notes, then partitions, then
-// process managers (see journal.h).
-int journal_class(std::string_view stream) {
+// process managers (see journal.h). A category's notes are C:__journal__ for one of
+// `categories` (a category may hold colons itself), or without them a name with one colon.
+int journal_class(std::string_view stream, const std::vector<std::string>& categories) {
   if (stream.starts_with(kProcessManagerToken)) return 2;
-  const std::size_t colon = stream.find(':');
-  // C:__journal__ has exactly one colon before the token; C:K:__journal__ has two.
-  const std::string_view rest = stream.substr(colon + 1);
-  return rest == kJournalToken ? 0 : 1;
+  const std::string suffix = ":" + std::string(kJournalToken);
+  const std::string_view head =
+      stream.ends_with(suffix) ? stream.substr(0, stream.size() - suffix.size()) : stream;
+  if (!categories.empty()) {
+    return std::find(categories.begin(), categories.end(), head) != categories.end() ? 0 : 1;
+  }
+  return head.find(':') == std::string_view::npos ? 0 : 1;
 }
 
 // Whether `stream` is a journal of the scope: C:__journal__, C:K:__journal__ (K without a colon)
@@ -126,7 +130,8 @@ bool journaled_by_scripts(HistoryOp op) {
   return false;
 }
 
-std::vector<HistoryRecord> merge_journals(std::vector<std::vector<JournalEntry>> streams) {
+std::vector<HistoryRecord> merge_journals(std::vector<std::vector<JournalEntry>> streams,
+                                          const std::vector<std::string>& categories) {
   struct At {
     std::uint64_t ms;
     int klass;
@@ -140,7 +145,7 @@ std::vector<HistoryRecord> merge_journals(std::vector<std::vector<JournalEntry>>
       // Within a stream ids only grow; a stream's own order is kept even if its clock stepped.
       const std::uint64_t ms = std::max(previous_ms, streams[s][i].record.time_ms);
       previous_ms = ms;
-      order.push_back(At{ms, journal_class(streams[s][i].stream), s, i});
+      order.push_back(At{ms, journal_class(streams[s][i].stream, categories), s, i});
     }
   }
   std::sort(order.begin(), order.end(), [&](const At& a, const At& b) {
@@ -200,7 +205,7 @@ Result<std::vector<HistoryRecord>> read_journal(BlockingRedis& redis, const Jour
     }
     if (!read.value().empty()) entries.push_back(std::move(read.value()));
   }
-  return merge_journals(std::move(entries));
+  return merge_journals(std::move(entries), scope.categories);
 }
 
 script::JournalNote::Args journal_note_args(std::string stream, std::uint64_t maxlen,

@@ -57,15 +57,18 @@ TEST(JournalMerge, EachJournalKeepsItsOrderAndPublishesComeFirstAtAnEqualMillise
                      // a clock step back inside one stream does not reorder it
                      entry("order:X:__journal__", 9, HistoryOp::publish, "X")});
   streams.push_back({entry("order:__journal__", 10, HistoryOp::fault, "")});
-  const std::vector<HistoryRecord> merged = merge_journals(std::move(streams));
-  ASSERT_EQ(merged.size(), 5u);
+  // A category with a colon (a run's category "run:order") is still a category's journal.
+  streams.push_back({entry("run:order:__journal__", 10, HistoryOp::warn, "")});
+  const std::vector<HistoryRecord> merged =
+      merge_journals(std::move(streams), {"order", "run:order"});
+  ASSERT_EQ(merged.size(), 6u);
   std::vector<HistoryOp> ops;
   for (std::size_t i = 0; i < merged.size(); ++i) {
     EXPECT_EQ(merged[i].index, i);
     ops.push_back(merged[i].op);
   }
-  EXPECT_EQ(ops, (std::vector<HistoryOp>{HistoryOp::fault, HistoryOp::publish, HistoryOp::publish,
-                                         HistoryOp::read, HistoryOp::ack}));
+  EXPECT_EQ(ops, (std::vector<HistoryOp>{HistoryOp::fault, HistoryOp::warn, HistoryOp::publish,
+                                         HistoryOp::publish, HistoryOp::read, HistoryOp::ack}));
 }
 
 TEST(JournalNotes, OnlyWhatNoScriptDecidesIsANoteAndItGoesToItsUnit) {

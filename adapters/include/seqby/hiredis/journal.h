@@ -54,7 +54,10 @@ struct JournalEntry {
 bool journaled_by_scripts(HistoryOp op);
 
 // The merged history of per-stream entry lists (each in stream order), indices 0, 1, 2, ...
-std::vector<HistoryRecord> merge_journals(std::vector<std::vector<JournalEntry>> streams);
+// `categories` names the categories whose C:__journal__ holds notes (they may hold colons);
+// empty: a journal name with one colon before the token is a category's.
+std::vector<HistoryRecord> merge_journals(std::vector<std::vector<JournalEntry>> streams,
+                                          const std::vector<std::string>& categories = {});
 
 // The journal streams of `scope`, found with SCAN, sorted by name.
 Result<std::vector<std::string>> journal_streams(BlockingRedis& redis, const JournalScope& scope);
