@@ -108,7 +108,7 @@ int run_publish(const PublishOptions& o) {
     const char* detail = is_poison ? "poison" : "";
     Result<std::string> id =
         o.journal_maxlen > 0
-            ? runtime.block_on(redis::publish_journaled(link, partition, o.type, data,
+            ? runtime.block_on(redis::publish_journaled(broker, partition, o.type, data,
                                                         o.journal_maxlen, "publisher", seq, detail))
         : o.history_stream.empty()
             ? runtime.block_on(broker.publish(partition, o.type, data))

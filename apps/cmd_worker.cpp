@@ -201,7 +201,7 @@ int run_worker(const WorkerOptions& o) {
     // (warnings, resumes) are notes beside them. Without, the history stream gets every record,
     // appended after Redis answered.
     redis::RedisHistorySink history(runtime, link, o.history_stream);
-    redis::JournalNoteSink notes(runtime, broker, std::max<std::uint64_t>(o.journal_maxlen, 1),
+    redis::JournalNoteSink notes(runtime, link, std::max<std::uint64_t>(o.journal_maxlen, 1),
                                  o.process_manager ? o.group : "");
     HistorySink& recorded = o.journal_maxlen > 0 ? static_cast<HistorySink&>(notes)
                                                  : static_cast<HistorySink&>(history);

@@ -272,6 +272,7 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
   if (!config_) return Error{Errc::invalid, "bad redis url '" + url_ + "'"};
   redis::RealRuntime runtime;
   redis::HiredisLink link(runtime, *config_);
+  redis::RedisBroker broker(link);  // the publish script by EVALSHA, loaded once per call
   std::vector<std::string> ids;
   for (const PublishSpec& e : events) {
     JsonObject data;
@@ -284,7 +285,7 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
     const std::string json = encode_json_object(data);
     const PartitionRef partition{e.category.empty() ? category_ : e.category, e.key};
     Result<std::string> id =
-        journal() ? runtime.block_on(redis::publish_journaled(link, partition, "charge", json,
+        journal() ? runtime.block_on(redis::publish_journaled(broker, partition, "charge", json,
                                                               settings_.journal_maxlen, "publisher",
                                                               e.seq, e.poison ? "poison" : ""))
                   : runtime.block_on(redis::publish_recorded(link, partition, "charge", json,

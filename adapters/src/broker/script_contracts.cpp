@@ -243,10 +243,6 @@ Result<HandlerExit::Out> HandlerExit::decode_reply(const Reply& reply) {
   return decode<bool>(reply, name);
 }
 
-Result<JournalNote::Out> JournalNote::decode_reply(const Reply& reply) {
-  return decode<std::string>(reply, name);
-}
-
 std::span<const std::string_view> contract_names() {
   static constexpr std::string_view kNames[] = {AdminDlq::name,
                                                 AdminSkip::name,
@@ -259,7 +255,6 @@ std::span<const std::string_view> contract_names() {
                                                 FencedRead::name,
                                                 HandlerEnter::name,
                                                 HandlerExit::name,
-                                                JournalNote::name,
                                                 LiveMembers::name,
                                                 Publish::name,
                                                 Reap::name,

@@ -5,7 +5,6 @@
 #include <charconv>
 #include <tuple>
 
-#include "seqby/broker/scripts.h"
 #include "seqby/core/check.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/hiredis/redis_history.h"
@@ -27,14 +26,27 @@ bool parse_stream_id(std::string_view id, std::uint64_t* ms, std::uint64_t* seq)
          end_seq == id.data() + id.size();
 }
 
+// "HEAD" of a journal name "HEAD:__journal__" (the unit's stream, or the category); "" for
+// another name.
+std::string_view journal_head(std::string_view stream) {
+  const std::string suffix = ":" + std::string(kJournalToken);
+  if (!stream.ends_with(suffix) || stream.size() == suffix.size()) return {};
+  return stream.substr(0, stream.size() - suffix.size());
+}
+
+// Whether `head` is "PREFIX:K", one key (no colon) under `prefix`.
+bool is_key_under(std::string_view head, std::string_view prefix) {
+  return head.size() > prefix.size() + 1 && head.starts_with(prefix) &&
+         head[prefix.size()] == ':' &&
+         head.substr(prefix.size() + 1).find(':') == std::string_view::npos;
+}
+
 // Which journals come first at an equal millisecond: a category's notes, then partitions, then
 // process managers (see journal.h). A category's notes are C:__journal__ for one of
 // `categories` (a category may hold colons itself), or without them a name with one colon.
 int journal_class(std::string_view stream, const std::vector<std::string>& categories) {
   if (stream.starts_with(kProcessManagerToken)) return 2;
-  const std::string suffix = ":" + std::string(kJournalToken);
-  const std::string_view head =
-      stream.ends_with(suffix) ? stream.substr(0, stream.size() - suffix.size()) : stream;
+  const std::string_view head = journal_head(stream);
   if (!categories.empty()) {
     return std::find(categories.begin(), categories.end(), head) != categories.end() ? 0 : 1;
   }
@@ -44,23 +56,13 @@ int journal_class(std::string_view stream, const std::vector<std::string>& categ
 // Whether `stream` is a journal of the scope: C:__journal__, C:K:__journal__ (K without a colon)
 // for a category of the scope, __pm__:P:X:__journal__ for a process manager of it.
 bool in_scope(std::string_view stream, const JournalScope& scope) {
-  const std::string suffix = ":" + std::string(kJournalToken);
-  if (!stream.ends_with(suffix)) return false;
-  const std::string_view head = stream.substr(0, stream.size() - suffix.size());
+  const std::string_view head = journal_head(stream);
+  if (head.empty()) return false;
   for (const std::string& category : scope.categories) {
-    if (head == category) return true;
-    if (head.size() > category.size() + 1 && head.starts_with(category) &&
-        head[category.size()] == ':' &&
-        head.substr(category.size() + 1).find(':') == std::string_view::npos) {
-      return true;
-    }
+    if (head == category || is_key_under(head, category)) return true;
   }
   for (const std::string& pm : scope.process_managers) {
-    const std::string unit = pm_lease_category(pm) + ":";
-    if (head.starts_with(unit) && head.size() > unit.size() &&
-        head.substr(unit.size()).find(':') == std::string_view::npos) {
-      return true;
-    }
+    if (is_key_under(head, pm_lease_category(pm))) return true;
   }
   return false;
 }
@@ -140,12 +142,14 @@ std::vector<HistoryRecord> merge_journals(std::vector<std::vector<JournalEntry>>
   };
   std::vector<At> order;
   for (std::size_t s = 0; s < streams.size(); ++s) {
+    if (streams[s].empty()) continue;
+    const int klass = journal_class(streams[s].front().stream, categories);
     std::uint64_t previous_ms = 0;
     for (std::size_t i = 0; i < streams[s].size(); ++i) {
       // Within a stream ids only grow; a stream's own order is kept even if its clock stepped.
       const std::uint64_t ms = std::max(previous_ms, streams[s][i].record.time_ms);
       previous_ms = ms;
-      order.push_back(At{ms, journal_class(streams[s][i].stream, categories), s, i});
+      order.push_back(At{ms, klass, s, i});
     }
   }
   std::sort(order.begin(), order.end(), [&](const At& a, const At& b) {
@@ -208,32 +212,26 @@ Result<std::vector<HistoryRecord>> read_journal(BlockingRedis& redis, const Jour
   return merge_journals(std::move(entries), scope.categories);
 }
 
-script::JournalNote::Args journal_note_args(std::string stream, std::uint64_t maxlen,
-                                            const HistoryRecord& record) {
-  script::JournalNote::Args args;
-  args.stream = std::move(stream);
-  args.maxlen = maxlen;
+Command journal_note_command(std::string stream, std::uint64_t maxlen,
+                             const HistoryRecord& record) {
+  Command command{"XADD", std::move(stream), "MAXLEN", "~", std::to_string(maxlen), "*"};
   for (auto& [name, value] : history_fields(record)) {
     if (name == "time") continue;  // the entry id is the time
-    args.fields.push_back(std::move(name));
-    args.fields.push_back(std::move(value));
+    command.push_back(std::move(name));
+    command.push_back(std::move(value));
   }
-  return args;
+  return command;
 }
 
 Status append_journal_note(BlockingRedis& redis, std::string stream, std::uint64_t maxlen,
                            const HistoryRecord& record) {
-  const ScriptCall call =
-      script::encode<script::JournalNote>(journal_note_args(std::move(stream), maxlen, record));
-  const char* source = script_source(script::JournalNote::name);
-  SEQBY_CHECK(source != nullptr);
-  Result<Reply> reply = redis.execute(eval_command("EVAL", source, call));
-  Result<std::string> id = script::decode_reply<script::JournalNote>(reply);
+  Result<Reply> reply = redis.execute(journal_note_command(std::move(stream), maxlen, record));
+  Result<std::string> id = decode<std::string>(reply, "journal note");
   if (!id.ok()) return id.error();
   return Status::Ok();
 }
 
-Task<Result<std::string>> publish_journaled(RedisLink& link, const PartitionRef& partition,
+Task<Result<std::string>> publish_journaled(RedisBroker& broker, const PartitionRef& partition,
                                             std::string_view type, std::string_view data_json,
                                             std::uint64_t maxlen, std::string_view node,
                                             std::int64_t seq, std::string_view detail) {
@@ -246,10 +244,8 @@ Task<Result<std::string>> publish_journaled(RedisLink& link, const PartitionRef&
   args.journal.key = partition.key;
   args.journal.seq = seq;
   args.journal.detail = std::string(detail);
-  const char* source = script_source(script::Publish::name);
-  SEQBY_CHECK(source != nullptr);
-  Command command = eval_command("EVAL", source, script::encode<script::Publish>(std::move(args)));
-  Result<Reply> reply = co_await link.execute(std::move(command));
+  ScriptCall call = script::encode<script::Publish>(std::move(args));
+  Result<Reply> reply = co_await broker.run_script(script::Publish::name, std::move(call));
   co_return script::decode_reply<script::Publish>(reply);
 }
 
@@ -261,51 +257,18 @@ std::string note_stream_for(const HistoryRecord& record, std::string_view proces
   return journal_stream_name(PartitionRef{record.category, record.key});
 }
 
-JournalNoteSink::JournalNoteSink(Runtime& runtime, RedisBroker& broker, std::uint64_t maxlen,
+JournalNoteSink::JournalNoteSink(Runtime& runtime, RedisLink& link, std::uint64_t maxlen,
                                  std::string process_manager, std::size_t queue_max)
-    : runtime_(runtime),
-      broker_(broker),
-      maxlen_(maxlen),
+    : maxlen_(maxlen),
       process_manager_(std::move(process_manager)),
-      queue_max_(queue_max) {
+      appends_(runtime, link, queue_max) {
   SEQBY_CHECK(maxlen_ >= 1);
 }
 
 void JournalNoteSink::record(HistoryRecord record) {
   if (journaled_by_scripts(record.op)) return;
   if (record.category.empty()) return;  // nowhere to put it (no engine record lacks one)
-  if (queue_.size() >= queue_max_) {
-    ++dropped_;
-    return;
-  }
-  const std::string stream = note_stream_for(record, process_manager_);
-  queue_.push_back(script::encode<script::JournalNote>(journal_note_args(stream, maxlen_, record)));
-  if (!draining_) {
-    draining_ = true;
-    runtime_.spawn("journal_notes", drain());
-  }
-}
-
-Task<void> JournalNoteSink::drain() {
-  while (!queue_.empty()) {
-    ScriptCall call = std::move(queue_.front());
-    queue_.pop_front();
-    in_flight_ = true;
-    Result<Reply> reply = co_await broker_.run_script(script::JournalNote::name, std::move(call));
-    in_flight_ = false;
-    Result<std::string> id = script::decode_reply<script::JournalNote>(reply);
-    if (id.ok()) {
-      ++written_;
-    } else {
-      ++failed_;
-    }
-  }
-  draining_ = false;
-}
-
-Task<void> JournalNoteSink::flush(std::uint64_t wait_max_ms) {
-  const std::uint64_t deadline_ms = runtime_.clock().now_ms() + wait_max_ms;
-  while (draining_ && runtime_.clock().now_ms() < deadline_ms) co_await runtime_.sleep_ms(10);
+  appends_.append(journal_note_command(note_stream_for(record, process_manager_), maxlen_, record));
 }
 
 }  // namespace seqby::redis

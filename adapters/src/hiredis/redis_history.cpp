@@ -112,19 +112,13 @@ Result<std::vector<HistoryRecord>> history_from_xrange(const Reply& reply) {
   return records;
 }
 
-RedisHistorySink::RedisHistorySink(Runtime& runtime, RedisLink& link, std::string stream,
-                                   std::size_t queue_max)
-    : runtime_(runtime), link_(link), stream_(std::move(stream)), queue_max_(queue_max) {}
+AppendQueue::AppendQueue(Runtime& runtime, RedisLink& link, std::size_t queue_max)
+    : runtime_(runtime), link_(link), queue_max_(queue_max) {}
 
-void RedisHistorySink::record(HistoryRecord record) {
+void AppendQueue::append(Command command) {
   if (queue_.size() >= queue_max_) {
     ++dropped_;
     return;
-  }
-  Command command{"XADD", stream_, "*"};
-  for (auto& [name, value] : history_fields(record)) {
-    command.push_back(std::move(name));
-    command.push_back(std::move(value));
   }
   queue_.push_back(std::move(command));
   if (!draining_) {
@@ -133,21 +127,38 @@ void RedisHistorySink::record(HistoryRecord record) {
   }
 }
 
-Task<void> RedisHistorySink::drain() {
+Task<void> AppendQueue::drain() {
   while (!queue_.empty()) {
     Command command = std::move(queue_.front());
     queue_.pop_front();
     in_flight_ = true;
     Result<Reply> reply = co_await link_.execute(std::move(command));
     in_flight_ = false;
-    if (!reply.ok() || reply.value().is_error()) ++failed_;
+    if (!reply.ok() || reply.value().is_error()) {
+      ++failed_;
+    } else {
+      ++written_;
+    }
   }
   draining_ = false;
 }
 
-Task<void> RedisHistorySink::flush(std::uint64_t wait_max_ms) {
+Task<void> AppendQueue::flush(std::uint64_t wait_max_ms) {
   const std::uint64_t deadline_ms = runtime_.clock().now_ms() + wait_max_ms;
   while (draining_ && runtime_.clock().now_ms() < deadline_ms) co_await runtime_.sleep_ms(10);
+}
+
+RedisHistorySink::RedisHistorySink(Runtime& runtime, RedisLink& link, std::string stream,
+                                   std::size_t queue_max)
+    : stream_(std::move(stream)), appends_(runtime, link, queue_max) {}
+
+void RedisHistorySink::record(HistoryRecord record) {
+  Command command{"XADD", stream_, "*"};
+  for (auto& [name, value] : history_fields(record)) {
+    command.push_back(std::move(name));
+    command.push_back(std::move(value));
+  }
+  appends_.append(std::move(command));
 }
 
 Task<Result<std::string>> publish_recorded(RedisLink& link, const PartitionRef& partition,

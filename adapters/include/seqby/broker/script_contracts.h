@@ -475,20 +475,6 @@ struct HandlerExit {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
-// A record no script decides, appended to a journal (run header, driver fault, warning).
-struct JournalNote {
-  static constexpr std::string_view name = "journal_note";
-  struct Args {
-    std::string stream;               // KEYS[1] the journal
-    std::uint64_t maxlen = 0;         // ARGV[1] MAXLEN ~
-    std::vector<std::string> fields;  // ARGV[2..] field, value, field, value, ...
-  };
-  static constexpr auto keys = std::tuple{&Args::stream};
-  static constexpr auto argv = std::tuple{&Args::maxlen, &Args::fields};
-  using Out = std::string;  // the entry id
-  static Result<Out> decode_reply(const Reply& reply);
-};
-
 // The name of every script with a contract above (unfenced_* included): the same set as
 // embedded_scripts() (a unit test holds them equal).
 std::span<const std::string_view> contract_names();

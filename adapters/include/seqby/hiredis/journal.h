@@ -3,9 +3,9 @@
 // the journal stream of its lease unit (journal_stream_name: C:K:__journal__, or
 // __pm__:P:X:__journal__ for a process manager's correlation value), so a kill can never separate
 // a decision from its record. Records that no script decides (a run header, a fault a driver
-// struck, an engine's warning or resume) are notes (journal_note.lua), in the unit's journal or
-// the category's (category_journal_name). Entries are history fields (seqby/core/history.h
-// kHistoryFields); an entry's time is its id's.
+// struck, an engine's warning or resume) are notes (one XADD each: nothing to decide), in the
+// unit's journal or the category's (category_journal_name). Entries are history fields
+// (seqby/core/history.h kHistoryFields); an entry's time is its id's.
 //
 // read_journal() merges every journal of a scope into one history for the checker. Within one
 // journal the order is the server's exactly (everything about one partition is in one stream);
@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +25,7 @@
 #include "seqby/core/history.h"
 #include "seqby/core/runtime.h"
 #include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/redis_history.h"
 
 namespace seqby::redis {
 
@@ -66,18 +66,17 @@ Result<std::vector<std::string>> journal_streams(BlockingRedis& redis, const Jou
 // stream and entry for an entry that is not a history record.
 Result<std::vector<HistoryRecord>> read_journal(BlockingRedis& redis, const JournalScope& scope);
 
-// The journal_note.lua call appending `record` (its index and time are not written: the entry id
-// is the time) to `stream`.
-script::JournalNote::Args journal_note_args(std::string stream, std::uint64_t maxlen,
-                                            const HistoryRecord& record);
+// The XADD appending `record` as a note to `stream` (MAXLEN ~ maxlen; its index and time are not
+// written: the entry id is the time).
+Command journal_note_command(std::string stream, std::uint64_t maxlen, const HistoryRecord& record);
 // Appends `record` as a note to `stream`, waiting for the reply.
 Status append_journal_note(BlockingRedis& redis, std::string stream, std::uint64_t maxlen,
                            const HistoryRecord& record);
 
 // Publishes an event (publish.lua: XADD to C:K and SADD to the index) journaling the publish, with
 // `node`, the publisher's per-key `seq` (-1: none) and `detail` (e.g. "poison"), in the same
-// script. Returns the entry id.
-Task<Result<std::string>> publish_journaled(RedisLink& link, const PartitionRef& partition,
+// script (run through `broker`: EVALSHA, loaded once). Returns the entry id.
+Task<Result<std::string>> publish_journaled(RedisBroker& broker, const PartitionRef& partition,
                                             std::string_view type, std::string_view data_json,
                                             std::uint64_t maxlen, std::string_view node,
                                             std::int64_t seq, std::string_view detail);
@@ -88,39 +87,27 @@ std::string note_stream_for(const HistoryRecord& record, std::string_view proces
 
 // The history sink of an engine whose broker journals (RedisBrokerOptions::journal_maxlen): an
 // engine record of a step the scripts journal is dropped (the journal has it, exactly); any other
-// record is appended as a note (note_stream_for) without blocking the caller, in record() order.
-// What could not be written is counted: failed() (the append failed), dropped() (the queue was
-// full), and at stop unwritten() (still queued when flush() gave up).
+// record is appended as a note (note_stream_for) without blocking the caller, in record() order
+// (AppendQueue). What could not be written is counted: failed() (the append failed), dropped()
+// (the queue was full), and at stop unwritten() (still queued when flush() gave up).
 class JournalNoteSink final : public HistorySink {
  public:
-  // REQUIRES: `runtime` and `broker` outlive the sink; record() on the runtime's loop.
-  JournalNoteSink(Runtime& runtime, RedisBroker& broker, std::uint64_t maxlen,
+  // REQUIRES: `runtime` and `link` outlive the sink; record() on the runtime's loop.
+  JournalNoteSink(Runtime& runtime, RedisLink& link, std::uint64_t maxlen,
                   std::string process_manager, std::size_t queue_max = 1u << 16);
 
   void record(HistoryRecord record) override;
-  // Returns when every note queued before the call was appended (or failed), or after
-  // wait_max_ms.
-  Task<void> flush(std::uint64_t wait_max_ms);
+  Task<void> flush(std::uint64_t wait_max_ms) { return appends_.flush(wait_max_ms); }
 
-  std::uint64_t written() const { return written_; }
-  std::uint64_t failed() const { return failed_; }
-  std::uint64_t dropped() const { return dropped_; }
-  std::uint64_t unwritten() const { return queue_.size() + (in_flight_ ? 1 : 0); }
+  std::uint64_t written() const { return appends_.written(); }
+  std::uint64_t failed() const { return appends_.failed(); }
+  std::uint64_t dropped() const { return appends_.dropped(); }
+  std::uint64_t unwritten() const { return appends_.unwritten(); }
 
  private:
-  Task<void> drain();
-
-  Runtime& runtime_;
-  RedisBroker& broker_;
   std::uint64_t maxlen_;
   std::string process_manager_;
-  std::size_t queue_max_;
-  std::deque<ScriptCall> queue_;
-  bool draining_ = false;
-  bool in_flight_ = false;
-  std::uint64_t written_ = 0;
-  std::uint64_t failed_ = 0;
-  std::uint64_t dropped_ = 0;
+  AppendQueue appends_;
 };
 
 }  // namespace seqby::redis

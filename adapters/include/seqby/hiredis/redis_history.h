@@ -33,22 +33,23 @@ Result<HistoryRecord> history_from_fields(
 // The records of an XRANGE reply, indices 0, 1, 2, ... in stream order.
 Result<std::vector<HistoryRecord>> history_from_xrange(const Reply& reply);
 
-class RedisHistorySink final : public HistorySink {
+// Commands that append records to Redis streams, sent in order by one drainer task on `link`
+// without blocking the caller: the history stream's appends and the decision journal's notes.
+// Beyond queue_max waiting, a command is dropped and counted; a failed append is counted.
+class AppendQueue {
  public:
-  // REQUIRES: `runtime` and `link` outlive the sink; record() on the runtime's loop.
-  RedisHistorySink(Runtime& runtime, RedisLink& link, std::string stream,
-                   std::size_t queue_max = 1u << 20);
+  // REQUIRES: `runtime` and `link` outlive the queue; append() on the runtime's loop.
+  AppendQueue(Runtime& runtime, RedisLink& link, std::size_t queue_max);
 
-  // Queues the append; one drainer task sends the queue in order. Beyond queue_max records
-  // waiting, the record is dropped and counted.
-  void record(HistoryRecord record) override;
-  // Returns when every record queued before the call was appended (or failed), or after
+  void append(Command command);
+  // Returns when every command queued before the call was sent (or failed), or after
   // wait_max_ms.
   Task<void> flush(std::uint64_t wait_max_ms);
 
+  std::uint64_t written() const { return written_; }
   std::uint64_t dropped() const { return dropped_; }
   std::uint64_t failed() const { return failed_; }
-  // Records still queued or in flight (at stop: what flush() could not write).
+  // Commands still queued or in flight (at stop: what flush() could not write).
   std::uint64_t unwritten() const { return queue_.size() + (in_flight_ ? 1 : 0); }
 
  private:
@@ -56,13 +57,32 @@ class RedisHistorySink final : public HistorySink {
 
   Runtime& runtime_;
   RedisLink& link_;
-  std::string stream_;
   std::size_t queue_max_;
   std::deque<Command> queue_;
   bool draining_ = false;
   bool in_flight_ = false;
+  std::uint64_t written_ = 0;
   std::uint64_t dropped_ = 0;
   std::uint64_t failed_ = 0;
+};
+
+class RedisHistorySink final : public HistorySink {
+ public:
+  // REQUIRES: `runtime` and `link` outlive the sink; record() on the runtime's loop.
+  RedisHistorySink(Runtime& runtime, RedisLink& link, std::string stream,
+                   std::size_t queue_max = 1u << 20);
+
+  // Queues the append (AppendQueue).
+  void record(HistoryRecord record) override;
+  Task<void> flush(std::uint64_t wait_max_ms) { return appends_.flush(wait_max_ms); }
+
+  std::uint64_t dropped() const { return appends_.dropped(); }
+  std::uint64_t failed() const { return appends_.failed(); }
+  std::uint64_t unwritten() const { return appends_.unwritten(); }
+
+ private:
+  std::string stream_;
+  AppendQueue appends_;
 };
 
 // Runs the publish script's effect (XADD type/data, SADD key to the index) and appends the
