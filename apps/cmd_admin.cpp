@@ -38,6 +38,7 @@ int exit_for(Errc code) {
     case Errc::refused:
     case Errc::fenced:
     case Errc::protocol:
+    case Errc::unsupported:
       return kExitFailed;
     case Errc::invalid:
     case Errc::not_found:

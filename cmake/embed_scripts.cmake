@@ -1,30 +1,43 @@
 # Generates a C++ source holding every Lua script under adapters/lua as a string, so the engine
 # and the simulated Redis load the very same text. Run as: cmake -DOUT=... -DSCRIPTS=a;b -P this.
 #
-# A script that calls journal_of() gets the decision journal's functions (adapters/lua/lib/
-# journal.lua) prepended, so every script journals through the same three functions.
+# The shared functions of adapters/lua/lib (LUA_LIB) are prepended to the scripts that use them:
+# the decision journal's (journal.lua) to every script that calls journal_of() or journal_for(),
+# so every script journals through the same functions, and the one-entry read (read_one.lua,
+# which journals too) to every script that calls read_one().
 #
-# The KNOWN-BROKEN variants' unfenced_read, unfenced_ack and unfenced_commit are not files: each
-# is generated here from its fenced_* script by deleting the script's lease check (the three
-# lines below, which journal the refusal as STEP_fenced), so the two can never drift apart. A
-# fenced script without that exact check fails the build.
+# The KNOWN-BROKEN variants' unfenced_read, unfenced_ack, unfenced_commit and unfenced_next are
+# not files: each is generated here from its fenced_* script by deleting the script's lease
+# check (the three lines below, which journal the refusal as STEP_fenced; fenced_next's as
+# read_fenced), so the two can never drift apart. A fenced script without that exact check fails
+# the build.
 cmake_policy(SET CMP0057 NEW)  # if(IN_LIST) in script mode
-set(unfenced_of_fenced read ack commit)
-file(READ ${JOURNAL_LIB} journal_lib)
+set(unfenced_of_fenced read ack commit next)
+file(READ ${LUA_LIB}/journal.lua journal_lib)
+file(READ ${LUA_LIB}/read_one.lua read_one_lib)
 
 set(names "")
 foreach(path IN LISTS SCRIPTS)
   get_filename_component(name ${path} NAME_WE)
   file(READ ${path} text_${name})
+  string(FIND "${text_${name}}" "read_one(" reads)
+  if(NOT reads EQUAL -1)
+    set(text_${name} "${read_one_lib}${text_${name}}")
+  endif()
   string(FIND "${text_${name}}" "journal_of(" journals)
-  if(NOT journals EQUAL -1)
+  string(FIND "${text_${name}}" "journal_for(" journals_for)
+  if(NOT journals EQUAL -1 OR NOT journals_for EQUAL -1)
     set(text_${name} "${journal_lib}${text_${name}}")
   endif()
   list(APPEND names ${name})
   string(REGEX REPLACE "^fenced_" "" step ${name})
   if(name MATCHES "^fenced_" AND step IN_LIST unfenced_of_fenced)
+    set(refused_op ${step})
+    if(step STREQUAL "next")
+      set(refused_op read)
+    endif()
     set(lease_check "if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return fenced(J, '${step}_fenced')
+  return fenced(J, '${refused_op}_fenced')
 end
 ")
     string(FIND "${text_${name}}" "${lease_check}" at)

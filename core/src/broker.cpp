@@ -25,6 +25,58 @@ Lease Lease::on(std::string_view category) const {
   return out;
 }
 
+Task<Result<NextReply>> Broker::fenced_next(const Lease& lease, std::string_view group,
+                                            ReadFrom from, std::string_view ack_id) {
+  NextReply out;
+  if (!ack_id.empty()) {
+    out.ack_asked = true;
+    const Status acked = co_await fenced_ack(lease, group, ack_id);
+    if (!acked.ok()) co_return acked.error();
+  }
+  Result<std::optional<StreamEntry>> read = co_await fenced_read(lease, group, from);
+  if (!read.ok()) co_return read.error();
+  out.entry = std::move(read.value());
+  co_return out;
+}
+
+Task<Result<std::vector<bool>>> Broker::renew_many(const std::vector<Lease>& leases,
+                                                   std::uint64_t ttl_ms) {
+  std::vector<bool> out;
+  out.reserve(leases.size());
+  for (const Lease& lease : leases) {
+    const Status renewed = co_await renew(lease, ttl_ms);
+    if (!renewed.ok() && renewed.code() != Errc::fenced) co_return renewed.error();
+    out.push_back(renewed.ok());
+  }
+  co_return out;
+}
+
+Task<Result<std::vector<std::optional<Lease>>>> Broker::acquire_many(
+    const std::vector<PartitionRef>& partitions, std::string_view scope, std::string_view owner_id,
+    std::uint64_t ttl_ms, std::size_t want) {
+  SEQBY_CHECK(want >= 1);
+  std::vector<std::optional<Lease>> out;
+  std::size_t granted = 0;
+  for (const PartitionRef& partition : partitions) {
+    if (granted >= want) break;
+    Result<std::optional<Lease>> got = co_await acquire(partition, scope, owner_id, ttl_ms);
+    if (!got.ok()) co_return got.error();
+    if (got.value().has_value()) ++granted;
+    out.push_back(std::move(got.value()));
+  }
+  co_return out;
+}
+
+Task<Result<std::vector<std::size_t>>> Broker::wait_for_entries(std::string_view, std::string_view,
+                                                                const std::vector<WatchedStream>&,
+                                                                std::uint64_t) {
+  co_return make_error(Errc::unsupported, "this broker cannot wait for new entries");
+}
+
+Task<Status> Broker::ring_wake(std::string_view, std::string_view) {
+  co_return make_error(Errc::unsupported, "this broker cannot wait for new entries");
+}
+
 const char* commit_outcome_name(CommitOutcome outcome) {
   switch (outcome) {
     case CommitOutcome::accepted:

@@ -5,6 +5,7 @@
 
 #include "heartbeat.h"
 #include "membership.h"
+#include "waker.h"
 #include "worker_set.h"
 
 namespace seqby {
@@ -13,18 +14,22 @@ Engine::Engine(Runtime& runtime, Broker& broker, HistorySink& history, Handler& 
                EngineOptions options, std::unique_ptr<EngineSteps> steps)
     : env_(runtime, broker, history, handler, std::move(options)),
       steps_(steps != nullptr ? std::move(steps) : std::make_unique<EngineSteps>()),
+      waker_(std::make_unique<Waker>(env_)),
       workers_(std::make_unique<WorkerSet>(env_)),
       membership_(std::make_unique<Membership>(env_, *steps_, *workers_)),
-      heartbeat_(std::make_unique<Heartbeat>(env_, *workers_)) {}
+      heartbeat_(std::make_unique<Heartbeat>(env_, *steps_, *workers_)) {
+  env_.waker = waker_.get();
+}
 
 Engine::~Engine() = default;
 
 void Engine::start() {
   SEQBY_CHECK(!started_);
   started_ = true;
-  loops_alive_ += 2;
+  loops_alive_ += 3;
   env_.runtime.spawn("discovery", run_loop(membership_->loop()));
   env_.runtime.spawn("heartbeat", run_loop(heartbeat_->loop()));
+  env_.runtime.spawn("waker", run_loop(waker_->loop()));
 }
 
 Task<void> Engine::run_loop(Task<void> loop) {
@@ -35,6 +40,9 @@ Task<void> Engine::run_loop(Task<void> loop) {
 
 Task<void> Engine::stop() {
   workers_->stop_all();
+  waker_->stop();
+  // Ends the waker's blocking read now rather than at its block time (unsupported: none).
+  (void)co_await env_.broker.ring_wake(env_.unit_category, env_.options.owner_id);
   const std::uint64_t start_ms = env_.runtime.clock().now_ms();
   while (tasks_alive() > 0 &&
          env_.runtime.clock().now_ms() - start_ms < env_.options.stop_wait_max_ms) {

@@ -15,24 +15,53 @@ Task<void> Heartbeat::loop() {
     for (const auto& [key, worker] : workers_.workers()) {
       if (worker->holds() && worker->leased()) snapshot.push_back(worker);
     }
-    for (const auto& worker : snapshot) co_await renew_one(worker);
+    if (steps_.leases_by_batch()) {
+      co_await renew_all(snapshot);
+    } else {
+      for (const auto& worker : snapshot) co_await renew_one(worker);
+    }
     co_await env_.runtime.sleep_ms(env_.options.heartbeat_interval_ms);
+  }
+}
+
+Task<void> Heartbeat::renew_all(const std::vector<std::shared_ptr<PartitionWorker>>& workers) {
+  if (workers.empty()) co_return;
+  std::vector<Lease> leases;
+  leases.reserve(workers.size());
+  for (const auto& worker : workers) leases.push_back(worker->lease());
+  const std::uint64_t sent_ms = env_.runtime.clock().now_ms();
+  Result<std::vector<bool>> renewed =
+      co_await env_.broker.renew_many(leases, env_.options.lease_ttl_ms);
+  SEQBY_CHECK(!renewed.ok() || renewed.value().size() == workers.size());
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    Status status = Status::Ok();
+    if (!renewed.ok()) {
+      status = renewed.error();
+    } else if (!renewed.value()[i]) {
+      status = make_error(Errc::fenced, "renew refused");
+    }
+    this->renewed(workers[i], status, sent_ms);
   }
 }
 
 Task<void> Heartbeat::renew_one(const std::shared_ptr<PartitionWorker>& worker) {
   SEQBY_CHECK(worker->leased());
   const std::uint64_t sent_ms = env_.runtime.clock().now_ms();
-  Status renewed = co_await env_.broker.renew(worker->lease(), env_.options.lease_ttl_ms);
-  if (!worker->holds()) co_return;
+  const Status status = co_await env_.broker.renew(worker->lease(), env_.options.lease_ttl_ms);
+  renewed(worker, status, sent_ms);
+}
+
+void Heartbeat::renewed(const std::shared_ptr<PartitionWorker>& worker, const Status& renewed,
+                        std::uint64_t sent_ms) {
+  if (!worker->holds()) return;
   if (renewed.ok()) {
     worker->renew_confirmed(sent_ms);
     env_.record(HistoryOp::renew, &worker->lease(), "", "");
-    co_return;
+    return;
   }
   if (renewed.code() == Errc::fenced) {
     worker->lose("renew refused");
-    co_return;
+    return;
   }
   // No answer: once a whole TTL has passed since the last confirmed renew, the lease may be
   // gone; stop acting on it (the fence would refuse us anyway).

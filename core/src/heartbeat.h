@@ -1,12 +1,15 @@
 // Heartbeat: the lease renewal of one engine instance (ADR decision 5). Every
 // heartbeat_interval_ms it announces the instance as a live member of its group and renews the
-// lease of every unit it holds. A refused renew, or no renew confirmed within a whole
-// lease_ttl_ms, loses the unit at once (its worker stops before its next step).
+// lease of every unit it holds, all of them in one batched step (renew_many). A refused renew, or
+// no renew confirmed within a whole lease_ttl_ms, loses the unit at once (its worker stops before
+// its next step).
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "seqby/core/engine_env.h"
+#include "seqby/core/engine_steps.h"
 #include "seqby/core/partition_worker.h"
 #include "seqby/core/task.h"
 #include "worker_set.h"
@@ -16,7 +19,8 @@ namespace seqby {
 class Heartbeat {
  public:
   // REQUIRES: every reference outlives the heartbeat and its task.
-  Heartbeat(const EngineEnv& env, const WorkerSet& workers) : env_(env), workers_(workers) {}
+  Heartbeat(const EngineEnv& env, const EngineSteps& steps, const WorkerSet& workers)
+      : env_(env), steps_(steps), workers_(workers) {}
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
 
@@ -24,9 +28,15 @@ class Heartbeat {
   Task<void> loop();
 
  private:
+  // Every held lease in O(1) round trips (Broker::renew_many), or one after another.
+  Task<void> renew_all(const std::vector<std::shared_ptr<PartitionWorker>>& workers);
   Task<void> renew_one(const std::shared_ptr<PartitionWorker>& worker);
+  // What a renew of `worker`'s lease sent at `sent_ms` came to: renewed, refused, or no answer.
+  void renewed(const std::shared_ptr<PartitionWorker>& worker, const Status& renewed,
+               std::uint64_t sent_ms);
 
   const EngineEnv& env_;
+  const EngineSteps& steps_;
   const WorkerSet& workers_;
 };
 

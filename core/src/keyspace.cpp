@@ -98,6 +98,10 @@ std::string category_journal_name(std::string_view category) {
   return join(category, kJournalToken);
 }
 
+std::string wake_stream_name(std::string_view unit_category, std::string_view owner_id) {
+  return join(join(unit_category, "__wake__"), owner_id);
+}
+
 std::optional<PartitionRef> split_partition_stream(std::string_view stream) {
   const std::size_t colon = stream.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;

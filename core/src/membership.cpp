@@ -111,12 +111,52 @@ Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
   }
   std::uint64_t count = holding.size();
   const std::vector<std::string> order = acquire_order(keys);
+  if (steps_.leases_by_batch()) {
+    co_await acquire_batch(order, target - count);
+    co_return;
+  }
   for (const auto& key : order) {
     if (workers_.stopping() || count >= target) break;
     if (workers_.serves(key)) continue;               // held, or its worker is still ending
     const bool acquired = co_await try_acquire(key);  // not inside the if (g++ 12)
     if (acquired) ++count;
   }
+}
+
+// The units of `order` this instance does not serve, acquired in that order by the batch until
+// `want` were granted (Broker::acquire_many: one round trip per batch, not per unit).
+Task<void> Membership::acquire_batch(const std::vector<std::string>& order, std::uint64_t want) {
+  if (want == 0 || workers_.stopping()) co_return;
+  std::vector<PartitionRef> candidates;
+  for (const auto& key : order) {
+    if (!workers_.serves(key)) candidates.push_back(PartitionRef{env_.unit_category, key});
+  }
+  if (candidates.empty()) co_return;
+  const std::string scope = env_.options.lease_per_group ? env_.options.group : std::string();
+  const std::uint64_t sent_ms = env_.runtime.clock().now_ms();
+  Result<std::vector<std::optional<Lease>>> got = co_await env_.broker.acquire_many(
+      candidates, scope, env_.options.owner_id, env_.options.lease_ttl_ms, want);
+  if (!got.ok()) co_return;
+  for (std::size_t i = 0; i < got.value().size(); ++i) {
+    if (!got.value()[i].has_value()) continue;
+    Lease lease = std::move(*got.value()[i]);
+    const bool launched = co_await granted(candidates[i], scope, std::move(lease), sent_ms);
+    (void)launched;
+  }
+}
+
+Task<bool> Membership::granted(const PartitionRef& partition, const std::string& scope, Lease lease,
+                               std::uint64_t sent_ms) {
+  check_granted(partition, scope, lease);
+  if (workers_.stopping() || workers_.serves(partition.key)) {
+    (void)co_await env_.broker.release(lease);
+    co_return false;
+  }
+  std::shared_ptr<PartitionWorker> worker = steps_.make_worker(env_, std::move(lease));
+  worker->acquired_at(sent_ms);
+  env_.record(HistoryOp::acquire, &worker->lease(), "", "");
+  workers_.launch(std::move(worker));
+  co_return true;
 }
 
 // A category past the threshold is a high-cardinality misuse in the making (ADR, limits).
@@ -154,16 +194,8 @@ Task<bool> Membership::try_acquire(const std::string& key) {
       partition, scope, env_.options.owner_id, env_.options.lease_ttl_ms);
   if (!got.ok() || !got.value().has_value()) co_return false;
   Lease lease = std::move(*got.value());
-  check_granted(partition, scope, lease);
-  if (workers_.stopping() || workers_.serves(key)) {
-    (void)co_await env_.broker.release(lease);
-    co_return false;
-  }
-  std::shared_ptr<PartitionWorker> worker = steps_.make_worker(env_, std::move(lease));
-  worker->acquired_at(sent_ms);
-  env_.record(HistoryOp::acquire, &worker->lease(), "", "");
-  workers_.launch(std::move(worker));
-  co_return true;
+  const bool launched = co_await granted(partition, scope, std::move(lease), sent_ms);
+  co_return launched;
 }
 
 }  // namespace seqby

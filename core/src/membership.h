@@ -46,6 +46,11 @@ class Membership final : public UnitShare {
   Task<std::uint64_t> live_member_count();
   std::vector<std::string> acquire_order(std::vector<std::string> keys) const;
   Task<bool> try_acquire(const std::string& key);
+  Task<void> acquire_batch(const std::vector<std::string>& order, std::uint64_t want);
+  // Starts the worker of a lease just granted (sent at `sent_ms`), or releases it when the unit
+  // is served already or the instance stops. Returns whether a worker started.
+  Task<bool> granted(const PartitionRef& partition, const std::string& scope, Lease lease,
+                     std::uint64_t sent_ms);
   // The lease an acquire of (partition, scope) granted is well formed and newer than any this
   // instance was granted for its unit before.
   void check_granted(const PartitionRef& partition, const std::string& scope, const Lease& lease);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "retry.h"
+#include "waker.h"
 
 namespace seqby {
 
@@ -43,6 +44,7 @@ PartitionStatus PartitionWorker::status() const {
 void PartitionWorker::lose(std::string detail) {
   if (lost_) return;
   lost_ = true;
+  idle_alarm_.ring();
   env_.record(HistoryOp::lose, &lease_, "", std::move(detail));
 }
 
@@ -114,7 +116,7 @@ Task<bool> PartitionWorker::reclaim() {
 
 // Turns on the lanes, round robin, one event at a time: a process manager's streams share the
 // one worker, so no two of its events for one correlation value ever run at once. When every
-// lane in a row found nothing, the worker may reap, then waits a poll interval.
+// lane in a row found nothing, the worker may reap, then waits until it is woken.
 Task<void> PartitionWorker::process() {
   std::size_t at = 0;
   std::size_t idle_in_a_row = 0;
@@ -130,8 +132,37 @@ Task<void> PartitionWorker::process() {
       const bool ended = co_await reap_if_cold();
       if (ended) co_return;
     }
-    co_await env_.runtime.sleep_ms(env_.options.poll_interval_ms);
+    if (!active()) co_return;
+    co_await idle_wait();
   }
+}
+
+Task<void> PartitionWorker::idle_wait() {
+  const std::uint64_t now_ms = env_.runtime.clock().now_ms();
+  std::uint64_t timeout_ms = env_.options.idle_recheck_ms;
+  std::vector<WatchedStream> streams;
+  bool polls = env_.waker == nullptr;
+  for (const Lane& lane : lanes_) {
+    if (lane.halted) {
+      timeout_ms = std::min(
+          timeout_ms, lane.head_check_ms > now_ms ? lane.head_check_ms - now_ms : std::uint64_t{0});
+    } else if (lane.watch_id.empty()) {
+      polls = true;  // the broker did not say after which entry to wait
+    } else {
+      streams.push_back(WatchedStream{lane.lease.partition, lane.watch_id});
+    }
+  }
+  if (env_.options.reap_idle_ms > 0 && !any_lane_halted()) {
+    const std::uint64_t due_ms = active_ms_ + env_.options.reap_idle_ms;
+    timeout_ms = std::min(timeout_ms, due_ms > now_ms ? due_ms - now_ms : std::uint64_t{0});
+  }
+  if (polls || streams.empty()) {
+    const bool rung = co_await env_.runtime.wait_alarm(
+        idle_alarm_, std::min(timeout_ms, env_.options.poll_interval_ms));
+    (void)rung;
+    co_return;
+  }
+  co_await env_.waker->wait(streams, idle_alarm_, timeout_ms);
 }
 
 // One step on one lane: at most one event read and handled.
@@ -168,13 +199,14 @@ Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
   co_return Turn::worked;
 }
 
-// The fenced read of ONE entry. A read whose reply was lost is retried on the next turn (bounded
-// by transport_retry_count_max reads in a row), from the pending list: it may have left its
-// entry pending for us.
+// The fenced read of ONE entry, which also acknowledges the lane's entry handled before it
+// (fenced_next). A read whose reply was lost is retried on the next turn (bounded by
+// transport_retry_count_max reads in a row), from the pending list: it may have left its entry
+// pending for us; its ack is sent again with it (acknowledging twice is harmless).
 Task<PartitionWorker::Next> PartitionWorker::next_entry(Lane& lane) {
   check_may_send();
-  Result<std::optional<StreamEntry>> read =
-      co_await env_.broker.fenced_read(lane.lease, env_.options.group, lane.from);
+  Result<NextReply> read =
+      co_await env_.broker.fenced_next(lane.lease, env_.options.group, lane.from, lane.unacked_id);
   if (!read.ok()) {
     if (read.code() == Errc::fenced) {
       env_.record(HistoryOp::read_fenced, &lane.lease, "", read.error().message);
@@ -191,14 +223,21 @@ Task<PartitionWorker::Next> PartitionWorker::next_entry(Lane& lane) {
     co_return Turn::worked;
   }
   lane.transport_failures = 0;
-  if (!read.value().has_value()) {
+  NextReply& next = read.value();
+  if (next.ack_asked) {
+    SEQBY_CHECK(!lane.unacked_id.empty());
+    env_.record(HistoryOp::ack, &lane.lease, lane.unacked_id, "");
+    lane.unacked_id.clear();
+  }
+  if (!next.entry.has_value()) {
     if (lane.from == ReadFrom::pending) {
       lane.from = ReadFrom::new_entries;
       co_return Turn::worked;
     }
+    lane.watch_id = std::move(next.last_id);
     co_return Turn::idle;
   }
-  StreamEntry entry = std::move(*read.value());
+  StreamEntry entry = std::move(*next.entry);
   SEQBY_CHECK(!entry.id.empty());
   SEQBY_CHECK(entry.delivery_count >= 1);  // this read counts as a delivery
   active_ms_ = env_.runtime.clock().now_ms();
@@ -232,24 +271,38 @@ Task<PartitionWorker::Step> PartitionWorker::run_one(Lane& lane, const StreamEnt
     co_return Step::failed;
   }
   if (lost_) co_return Step::lost;
-  const Step acked = co_await ack(lane, entry);
-  co_return acked;
+  const Step step = co_await handled(lane, entry);
+  co_return step;
+}
+
+Task<PartitionWorker::Step> PartitionWorker::handled(Lane& lane, const StreamEntry& entry) {
+  SEQBY_CHECK(lane.unacked_id.empty());  // the read that returned `entry` acknowledged the last
+  lane.unacked_id = entry.id;
+  co_return Step::done;
+}
+
+Task<bool> PartitionWorker::ack_handled(Lane& lane) {
+  if (lane.unacked_id.empty()) co_return true;
+  const std::string id = std::move(lane.unacked_id);
+  lane.unacked_id.clear();
+  const Step step = co_await ack(lane, id);
+  co_return step == Step::done;
 }
 
 // XACK is idempotent, so an ack whose reply was lost is simply sent again.
-Task<PartitionWorker::Step> PartitionWorker::ack(Lane& lane, const StreamEntry& entry) {
+Task<PartitionWorker::Step> PartitionWorker::ack(Lane& lane, const std::string& id) {
   auto send = [&] {
     check_may_send();
-    return env_.broker.fenced_ack(lane.lease, env_.options.group, entry.id);
+    return env_.broker.fenced_ack(lane.lease, env_.options.group, id);
   };
   const Status acked =
       co_await retry_transport(engine_transport_retry(env_), is_transport_error, send);
   if (acked.ok()) {
-    env_.record(HistoryOp::ack, &lane.lease, entry.id, "");
+    env_.record(HistoryOp::ack, &lane.lease, id, "");
     co_return Step::done;
   }
   if (acked.code() == Errc::fenced) {
-    env_.record(HistoryOp::ack_fenced, &lane.lease, entry.id, acked.error().message);
+    env_.record(HistoryOp::ack_fenced, &lane.lease, id, acked.error().message);
     fenced("ack fenced");
     co_return Step::lost;
   }
@@ -265,6 +318,13 @@ Task<PartitionWorker::Turn> PartitionWorker::exhausted(Lane& lane, const StreamE
 // Releases the lease unless it was lost, already gone with a reap, or never held.
 Task<void> PartitionWorker::finish() {
   if (lost_ || released_ || !leased()) co_return;
+  // The events handled last are acknowledged before the lease goes, so that the next owner
+  // does not run them again.
+  for (Lane& lane : lanes_) {
+    if (lost_) co_return;
+    const bool acked = co_await ack_handled(lane);
+    if (!acked && lost_) co_return;
+  }
   released_ = true;
   auto send = [&] {
     check_may_send();

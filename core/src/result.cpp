@@ -20,6 +20,8 @@ const char* errc_name(Errc code) {
       return "not_found";
     case Errc::refused:
       return "refused";
+    case Errc::unsupported:
+      return "unsupported";
   }
   return "unknown";
 }

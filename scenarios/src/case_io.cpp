@@ -438,6 +438,17 @@ const Fields<sim::SimCase>& case_fields() {
                               ? std::string()
                               : "expected 1..64, got " + std::to_string(c.instance_count);
                  }),
+        field<C>("previous_release_instances", &C::previous_release_instances, Need::optional,
+                 [](const C& c) {
+                   if (c.previous_release_instances > c.instance_count) {
+                     return "expected at most instance_count (" + std::to_string(c.instance_count) +
+                            "), got " + std::to_string(c.previous_release_instances);
+                   }
+                   return c.previous_release_instances == 0 ||
+                                  c.variant == testing::Variant::correct
+                              ? std::string()
+                              : std::string("a rolling upgrade runs the correct variant only");
+                 }),
         field("run_ms", &C::run_ms),
         field("liveness_ms", &C::liveness_ms),
         field("keys", &C::keys),

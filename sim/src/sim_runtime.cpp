@@ -1,6 +1,7 @@
 #include "seqby/sim/sim_runtime.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "seqby/core/check.h"
 
@@ -21,6 +22,34 @@ struct SimRuntime::Wake {
   void await_suspend(std::coroutine_handle<P> h) {
     const TaskBinding b = rt->binding_of(detail::context_of(h));
     rt->scheduler_.resume_at(rt->scheduler_.now_ms() + delay_ms, b.domain, b.tag, h);
+  }
+  void await_resume() const noexcept {}
+};
+
+// Resumes the waiting task once: at the ring or at the timeout, whichever is queued first (the
+// other finds `resumed` set). Both are bound to the task, so a crash drops them and a stall
+// defers them.
+struct SimRuntime::AlarmWake {
+  AlarmWake(SimRuntime* rt, Alarm* alarm, std::uint64_t delay_ms)
+      : rt(rt), alarm(alarm), delay_ms(delay_ms) {}
+  SimRuntime* rt;
+  Alarm* alarm;
+  std::uint64_t delay_ms;
+  bool await_ready() const noexcept { return false; }
+  template <typename P>
+  void await_suspend(std::coroutine_handle<P> h) {
+    const TaskBinding b = rt->binding_of(detail::context_of(h));
+    Scheduler* scheduler = &rt->scheduler_;
+    auto resumed = std::make_shared<bool>(false);
+    auto resume = [resumed, h] {
+      if (*resumed) return;
+      *resumed = true;
+      h.resume();
+    };
+    scheduler->call_bound_at(scheduler->now_ms() + delay_ms, b.domain, b.tag, resume);
+    alarm->arm([scheduler, b, resume] {
+      scheduler->call_bound_at(scheduler->now_ms(), b.domain, b.tag, resume);
+    });
   }
   void await_resume() const noexcept {}
 };
@@ -97,6 +126,15 @@ Task<void> SimRuntime::sleep_ms(std::uint64_t duration_ms) {
     SEQBY_CHECK(round < kSleepRoundsMax);
     co_await Wake{this, std::max<std::uint64_t>(1, global_time_for(target) - scheduler_.now_ms())};
   }
+}
+
+Task<bool> SimRuntime::wait_alarm(Alarm& alarm, std::uint64_t timeout_ms) {
+  if (alarm.take()) co_return true;
+  const std::uint64_t target = clock_.now_ms() + timeout_ms;
+  AlarmWake wake(this, &alarm, global_time_for(target) - scheduler_.now_ms());
+  co_await wake;
+  alarm.disarm();
+  co_return alarm.take();
 }
 
 Task<void> SimRuntime::run_blocking(std::function<void()> work) {

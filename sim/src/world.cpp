@@ -9,6 +9,7 @@
 #include "seqby/sim/faulty_link.h"
 #include "seqby/sim/sim_link.h"
 #include "seqby/sim/sim_runtime.h"
+#include "seqby/testing/previous_release.h"
 #include "world_internal.h"
 
 namespace seqby::sim {
@@ -85,9 +86,12 @@ void World::bring_up(std::uint32_t i) {
                                            rng_.derive("link/" + owner), true);
   inc->faulty->set_enabled(link_faults_on_);
   inc->handler = std::make_unique<TestHandler>(instance.runtime, plan_, owner);
-  inc->engine = std::make_unique<Engine>(instance.runtime, *inc->broker, *sink_, *inc->handler,
-                                         engine_options_for(case_, owner),
-                                         testing::make_engine_steps(case_.variant));
+  const bool previous_release = i < case_.previous_release_instances;
+  SEQBY_CHECK(!previous_release || case_.variant == testing::Variant::correct);
+  inc->engine = std::make_unique<Engine>(
+      instance.runtime, *inc->broker, *sink_, *inc->handler, engine_options_for(case_, owner),
+      previous_release ? testing::previous_release_steps()
+                       : testing::make_engine_steps(case_.variant));
   instance.live = std::move(inc);
   instance.live->engine->start();
 }

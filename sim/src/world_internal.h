@@ -94,11 +94,15 @@ class World::StampServer final : public SimServer {
   std::string_view ack_source_;
   std::string_view unfenced_commit_source_;
   std::string_view unfenced_ack_source_;
+  std::string_view next_source_;
+  std::string_view unfenced_next_source_;
   std::string commit_sha_;
   std::string ack_sha_;
   // The no_fence variant's scripts: the same KEYS/ARGV and replies without the lease check.
   std::string unfenced_commit_sha_;
   std::string unfenced_ack_sha_;
+  std::string next_sha_;
+  std::string unfenced_next_sha_;
 };
 
 // Maps instance runtime names ("i0") to the current owner id ("i0-g2") for fault records, and

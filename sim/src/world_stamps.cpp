@@ -92,6 +92,24 @@ bool parse_ack(const redis::Command& c, const redis::Reply& reply, ServerDecisio
   return true;
 }
 
+// The ack of a fenced_next (or unfenced_next) the server answered: it acknowledged its ack_id.
+bool parse_next_ack(const redis::Command& c, const redis::Reply& reply, ServerDecision* out) {
+  using S = redis::script::FencedNext;
+  const Result<S::Out> next = S::decode_reply(reply);
+  if (!next.ok() || !next.value().ack_asked) return false;
+  std::optional<S::Args> args = redis::script::decode_args<S>(c);
+  if (!args.has_value() || args->ack_id.empty()) return false;
+  std::optional<PartitionRef> partition = split_partition_stream(args->stream);
+  if (!partition.has_value()) return false;
+  out->op = HistoryOp::ack;
+  out->category = std::move(partition->category);
+  out->key = std::move(partition->key);
+  out->token = std::move(args->token);
+  out->group = std::move(args->group);
+  out->event_id = std::move(args->ack_id);
+  return true;
+}
+
 }  // namespace
 
 // --- server ---------------------------------------------------------------------------------
@@ -104,10 +122,14 @@ World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
       ack_source_(source_of(redis::script::FencedAck::name)),
       unfenced_commit_source_(source_of(redis::script::FencedCommit::unfenced_name)),
       unfenced_ack_source_(source_of(redis::script::FencedAck::unfenced_name)),
+      next_source_(source_of(redis::script::FencedNext::name)),
+      unfenced_next_source_(source_of(redis::script::FencedNext::unfenced_name)),
       commit_sha_(sha1_hex(commit_source_)),
       ack_sha_(sha1_hex(ack_source_)),
       unfenced_commit_sha_(sha1_hex(unfenced_commit_source_)),
-      unfenced_ack_sha_(sha1_hex(unfenced_ack_source_)) {}
+      unfenced_ack_sha_(sha1_hex(unfenced_ack_source_)),
+      next_sha_(sha1_hex(next_source_)),
+      unfenced_next_sha_(sha1_hex(unfenced_next_source_)) {}
 
 redis::Reply World::StampServer::execute(const redis::Command& command) {
   const std::uint64_t stamp = world_.sink_->next_stamp();
@@ -125,6 +147,9 @@ redis::Reply World::StampServer::execute(const redis::Command& command) {
   } else if (redis::runs_script(command, ack_sha_, ack_source_) ||
              redis::runs_script(command, unfenced_ack_sha_, unfenced_ack_source_)) {
     decided = parse_ack(command, reply, &decision);
+  } else if (redis::runs_script(command, next_sha_, next_source_) ||
+             redis::runs_script(command, unfenced_next_sha_, unfenced_next_source_)) {
+    decided = parse_next_ack(command, reply, &decision);
   }
   if (decided) {
     decision.stamp = stamp;

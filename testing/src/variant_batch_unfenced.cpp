@@ -25,6 +25,9 @@ class BatchUnfencedWorker final : public PartitionWorker {
   Task<Next> next_entry(Lane& lane) override {
     std::deque<StreamEntry>& batch = batch_of(lane);
     if (!batch.empty()) {
+      // The entry handled before is acknowledged by itself (no read carries its ack).
+      const bool acked = co_await ack_handled(lane);
+      if (!acked) co_return Turn::ended;
       // Read with its batch, long before: it enters the handler with no lease check since.
       StreamEntry entry = std::move(batch.front());
       batch.pop_front();

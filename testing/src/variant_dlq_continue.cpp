@@ -15,7 +15,7 @@ class DlqContinueWorker final : public PartitionWorker {
 
  protected:
   Task<Turn> exhausted(Lane& lane, const StreamEntry& entry, const std::string&) override {
-    const Step moved = co_await ack(lane, entry);
+    const Step moved = co_await ack(lane, entry.id);
     if (moved != Step::done) co_return Turn::ended;
     env_.record(HistoryOp::dlq, &lane.lease, entry.id, "engine");
     lane.failing_id.clear();

@@ -18,6 +18,11 @@ class MessageLockWorker final : public SharedGroupWorker {
 
  protected:
   Task<void> process() override;
+  // Acknowledged at once, under the lock (the lock is released before the next read).
+  Task<Step> handled(Lane& lane, const StreamEntry& entry) override {
+    const Step acked = co_await ack(lane, entry.id);
+    co_return acked;
+  }
 };
 
 Task<void> MessageLockWorker::process() {

@@ -383,6 +383,25 @@ class Generator {
     } else if (name == "fenced_read") {
       *keys = {lease, stream};
       *argv = {hot(kTokens), hot(kGroups), rng_.chance(0.6) ? ">" : "0"};
+    } else if (name == "fenced_next") {
+      *keys = {lease, stream};
+      *argv = {hot(kTokens), hot(kGroups), rng_.chance(0.6) ? ">" : "0",
+               rng_.chance(0.6) ? id() : ""};
+    } else if (name == "renew_many") {
+      *argv = {ttl, "0", owner, hot(kGroups)};
+      for (std::uint64_t i = rng_.uniform(1, 3); i > 0; --i) {
+        keys->push_back(rng_.chance(0.7) ? lease : key(kStrings));
+        argv->push_back(hot(kTokens));
+      }
+    } else if (name == "acquire_many") {
+      const std::uint64_t n = rng_.uniform(1, 3);
+      for (std::uint64_t i = 0; i < n; ++i) keys->push_back(i == 0 ? lease : key(kStrings));
+      for (std::uint64_t i = 0; i < n; ++i) keys->push_back(i == 0 ? fence : key(kStrings));
+      *argv = {owner, ttl, num(1, 3), "0", hot(kGroups)};
+    } else if (name == "ring_wake") {
+      // Its own stream: a `*` id differs between the two sides, so nothing else reads it.
+      *keys = {"wake:1"};
+      *argv = {ttl};
     } else if (name == "fenced_ack") {
       *keys = {lease, stream};
       *argv = {hot(kTokens), hot(kGroups), id()};
@@ -445,7 +464,8 @@ class Generator {
     if (rng_.chance(0.005)) c[2] = std::to_string(keys.size() + argv.size() + 1);
     c.insert(c.end(), keys.begin(), keys.end());
     c.insert(c.end(), argv.begin(), argv.end());
-    add(c, script.name == "publish" ? Normalise::id_shape : Normalise::none);
+    add(c, script.name == "publish" || script.name == "ring_wake" ? Normalise::id_shape
+                                                                  : Normalise::none);
   }
 
   sim::Rng rng_;

@@ -1,5 +1,6 @@
 -- The decision journal (docs/ARCHITECTURE.md "The decision journal"), prepended by
--- cmake/embed_scripts.cmake to every script of adapters/lua that calls journal_of(). A caller
+-- cmake/embed_scripts.cmake to every script of adapters/lua that calls journal_of() or
+-- journal_for(). A caller
 -- that wants a script's decision journaled appends ONE key (the lease unit's journal stream)
 -- after the script's own KEYS and EIGHT values after its own ARGV: MAXLEN, node, category, key,
 -- group, generation, seq, detail (script_contracts.h JournalTail). Without them nothing is
@@ -14,6 +15,13 @@ local function journal_of(own_keys, own_args)
   return {stream = KEYS[own_keys + 1], maxlen = ARGV[a + 1], node = ARGV[a + 2],
           category = ARGV[a + 3], partition = ARGV[a + 4], group = ARGV[a + 5],
           generation = ARGV[a + 6], seq = ARGV[a + 7], detail = ARGV[a + 8]}
+end
+
+-- The journal of one lease unit of a script that decides for many (renew_many, acquire_many):
+-- the same fields as journal_of's, given one by one.
+local function journal_for(stream, maxlen, node, category, partition, group, generation)
+  return {stream = stream, maxlen = maxlen, node = node, category = category,
+          partition = partition, group = group, generation = generation, seq = '-1', detail = ''}
 end
 
 -- Appends decision `op` about entry `event` ('' for none). `detail`, `seq` and `generation`

@@ -12,8 +12,8 @@ namespace seqby::redis {
 
 using detail::status_of;
 
-RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options)
-    : link_(link), options_(options) {
+RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options, RedisLink* wake_link)
+    : link_(link), options_(options), wake_link_(wake_link) {
   SEQBY_CHECK(options_.reclaim_count_per_call > 0);
   SEQBY_CHECK(options_.reclaim_calls_per_script > 0);
   SEQBY_CHECK(options_.reclaim_scripts_max > 0);

@@ -195,6 +195,52 @@ Result<FencedAck::Out> FencedAck::decode_reply(const Reply& reply) {
   return decode<std::int64_t>(reply, name);
 }
 
+Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
+  if (reply.is_error()) return error_from_reply(reply);
+  constexpr std::string_view shape =
+      "[integer, string] or [integer, \"\", string, string, string, integer]";
+  const std::vector<Reply>& e = reply.elements;
+  if (reply.kind != Reply::Kind::array || (e.size() != 2 && e.size() != 6)) {
+    return shape_error(name, reply, shape);
+  }
+  Out out;
+  std::int64_t acked = 0;
+  bool read = ReplyShape<std::int64_t>::read(e[0], &acked) && acked >= -1 && acked <= 1 &&
+              ReplyShape<std::string>::read(e[1], &out.last_id);
+  out.acked = acked == 1;
+  out.ack_asked = acked >= 0;
+  if (read && e.size() == 6) {
+    StreamEntry entry;
+    read = out.last_id.empty() && ReplyShape<std::string>::read(e[2], &entry.id) &&
+           ReplyShape<std::string>::read(e[3], &entry.type) &&
+           ReplyShape<std::string>::read(e[4], &entry.data) &&
+           ReplyShape<std::uint64_t>::read(e[5], &entry.delivery_count);
+    out.entry = std::move(entry);
+  }
+  if (!read) return shape_error(name, reply, shape);
+  return out;
+}
+
+Result<RenewMany::Out> RenewMany::decode_reply(const Reply& reply) {
+  Result<std::vector<std::int64_t>> flags = decode<std::vector<std::int64_t>>(reply, name);
+  if (!flags.ok()) return flags.error();
+  Out out;
+  out.reserve(flags.value().size());
+  for (const std::int64_t flag : flags.value()) {
+    if (flag != 0 && flag != 1) return shape_error(name, reply, "array of integer 0 or 1");
+    out.push_back(flag == 1);
+  }
+  return out;
+}
+
+Result<AcquireMany::Out> AcquireMany::decode_reply(const Reply& reply) {
+  return decode<std::vector<std::uint64_t>>(reply, name);
+}
+
+Result<RingWake::Out> RingWake::decode_reply(const Reply& reply) {
+  return decode<std::string>(reply, name);
+}
+
 Result<FencedCommit::Out> FencedCommit::decode_reply(const Reply& reply) {
   if (reply.is_error_with("FENCED")) return CommitReply{CommitOutcome::fenced, 0, ""};
   Result<std::tuple<std::string, std::int64_t, std::string>> read =
@@ -247,11 +293,13 @@ std::span<const std::string_view> contract_names() {
   static constexpr std::string_view kNames[] = {AdminDlq::name,
                                                 AdminSkip::name,
                                                 Acquire::name,
+                                                AcquireMany::name,
                                                 AnnounceMember::name,
                                                 CheckLease::name,
                                                 DropStaleConsumers::name,
                                                 FencedAck::name,
                                                 FencedCommit::name,
+                                                FencedNext::name,
                                                 FencedRead::name,
                                                 HandlerEnter::name,
                                                 HandlerExit::name,
@@ -262,8 +310,11 @@ std::span<const std::string_view> contract_names() {
                                                 RecordHalt::name,
                                                 Release::name,
                                                 Renew::name,
+                                                RenewMany::name,
+                                                RingWake::name,
                                                 FencedAck::unfenced_name,
                                                 FencedCommit::unfenced_name,
+                                                FencedNext::unfenced_name,
                                                 FencedRead::unfenced_name};
   return kNames;
 }

@@ -43,6 +43,42 @@ struct RealRuntime::SleepAwaiter {
   }
 };
 
+// Resumed by whichever comes first, the timer or the ring (posted to the loop, never inline in
+// the ringing task); the other is cancelled or finds the wait over.
+struct RealRuntime::AlarmAwaiter {
+  AlarmAwaiter(RealRuntime* runtime, Alarm* alarm, std::uint64_t timeout_ms)
+      : runtime(runtime), alarm(alarm), timeout_ms(timeout_ms) {}
+  RealRuntime* runtime;
+  Alarm* alarm;
+  std::uint64_t timeout_ms;
+  TimerId timer = 0;
+  std::shared_ptr<bool> over = std::make_shared<bool>(false);
+
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    timer = runtime->add_timer(timeout_ms, [this, h] {
+      timer = 0;
+      *over = true;
+      h.resume();
+    });
+    alarm->arm([this, h, over = over] {
+      runtime->defer([this, h, over] {
+        if (*over) return;
+        *over = true;
+        if (timer != 0) runtime->cancel_timer(timer);
+        timer = 0;
+        h.resume();
+      });
+    });
+  }
+  void await_resume() const noexcept {}
+  ~AlarmAwaiter() {
+    *over = true;
+    alarm->disarm();
+    if (timer != 0) runtime->cancel_timer(timer);
+  }
+};
+
 struct RealRuntime::BlockingAwaiter {
   RealRuntime* runtime;
   std::shared_ptr<BlockingJob> job;
@@ -84,6 +120,15 @@ bool RealRuntime::on_loop() const {
 Task<void> RealRuntime::sleep_ms(std::uint64_t duration_ms) {
   SleepAwaiter awaiter{this, duration_ms};
   co_await awaiter;
+}
+
+Task<bool> RealRuntime::wait_alarm(Alarm& alarm, std::uint64_t timeout_ms) {
+  if (alarm.take()) co_return true;
+  {
+    AlarmAwaiter awaiter(this, &alarm, timeout_ms);
+    co_await awaiter;
+  }
+  co_return alarm.take();
 }
 
 Task<void> RealRuntime::run_blocking(std::function<void()> work) {

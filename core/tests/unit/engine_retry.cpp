@@ -26,6 +26,10 @@ class NotingRuntime final : public Runtime {
     sleeps_ms.push_back(duration_ms);
     co_return;
   }
+  Task<bool> wait_alarm(Alarm&, std::uint64_t) override {
+    ADD_FAILURE() << "nothing waits on an alarm here";
+    co_return false;
+  }
   void spawn(std::string, Task<void>) override { FAIL() << "nothing is spawned here"; }
   Task<void> run_blocking(std::function<void()> work) override {
     work();

@@ -23,6 +23,7 @@ const std::map<std::string, std::function<std::uint64_t(const EngineLimits&)>>& 
       {"heartbeat_interval_ms", [](const EngineLimits& l) { return l.heartbeat_interval_ms; }},
       {"discovery_interval_ms", [](const EngineLimits& l) { return l.discovery_interval_ms; }},
       {"poll_interval_ms", [](const EngineLimits& l) { return l.poll_interval_ms; }},
+      {"idle_recheck_ms", [](const EngineLimits& l) { return l.idle_recheck_ms; }},
       {"retry_count_max", [](const EngineLimits& l) { return l.retry_count_max; }},
       {"retry_backoff_ms", [](const EngineLimits& l) { return l.retry_backoff_ms; }},
       {"retry_backoff_max_ms", [](const EngineLimits& l) { return l.retry_backoff_max_ms; }},
@@ -59,6 +60,7 @@ TEST(EngineLimitFields, DefaultsAreTheEngineDefaults) {
   EXPECT_EQ(o.heartbeat_interval_ms, 1000u);
   EXPECT_EQ(o.discovery_interval_ms, 1000u);
   EXPECT_EQ(o.poll_interval_ms, 50u);
+  EXPECT_EQ(o.idle_recheck_ms, 600000u);
   EXPECT_EQ(o.retry_count_max, 3u);
   EXPECT_EQ(o.retry_backoff_ms, 100u);
   EXPECT_EQ(o.retry_backoff_max_ms, 2000u);
@@ -86,14 +88,16 @@ TEST(EngineLimitFields, WorkerFlagsAndCaseFileFieldsAreTheDeclaredOnes) {
   }
   EXPECT_EQ(flags, (std::vector<std::string>{"--lease-ttl-ms", "--heartbeat-interval-ms",
                                              "--discovery-interval-ms", "--poll-interval-ms",
-                                             "--retry-count-max", "--reap-idle-ms",
-                                             "--partitions-warn-threshold"}));
-  EXPECT_EQ(case_fields, (std::vector<std::string>{
-                             "lease_ttl_ms", "heartbeat_interval_ms", "discovery_interval_ms",
-                             "poll_interval_ms", "retry_count_max", "retry_backoff_ms",
-                             "retry_backoff_max_ms", "transport_retry_count_max",
-                             "stop_wait_max_ms", "reap_idle_ms", "partitions_warn_threshold"}));
-  EXPECT_EQ(optional, (std::vector<std::string>{"reap_idle_ms", "partitions_warn_threshold"}));
+                                             "--idle-recheck-ms", "--retry-count-max",
+                                             "--reap-idle-ms", "--partitions-warn-threshold"}));
+  EXPECT_EQ(case_fields,
+            (std::vector<std::string>{
+                "lease_ttl_ms", "heartbeat_interval_ms", "discovery_interval_ms",
+                "poll_interval_ms", "idle_recheck_ms", "retry_count_max", "retry_backoff_ms",
+                "retry_backoff_max_ms", "transport_retry_count_max", "stop_wait_max_ms",
+                "reap_idle_ms", "partitions_warn_threshold"}));
+  EXPECT_EQ(optional, (std::vector<std::string>{"idle_recheck_ms", "reap_idle_ms",
+                                                "partitions_warn_threshold"}));
 }
 
 TEST(HistoryFields, EachNameIsBoundToItsMember) {

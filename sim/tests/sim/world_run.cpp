@@ -48,6 +48,8 @@ TEST(WorldRun, CrashInTheScheduleIsFollowedByReclaimAndNoLoss) {
   t.event_count = 200;
   t.publish_span_ms = 4000;
   t.run_ms = 6000;
+  t.duration_ms_min = 40;  // every key busy most of the time: a crash finds work in flight
+  t.duration_ms_max = 80;
   sim::SimCase c = sim::generate_case(11, t);
   // Crash every instance but one in turn, each while work is in flight.
   c.schedule.faults.push_back(sim::TimedFault{sim::FaultKind::crash, 1500, 0, 0, 0, 0});
@@ -64,6 +66,9 @@ TEST(WorldRun, CrashInTheScheduleIsFollowedByReclaimAndNoLoss) {
   // Final state per key equals applying every event in order (the sink's effects list).
 }
 
+// The first of a few seeds that has an ack or commit decided on the server whose reply never
+// reached its instance (lost, then the lease lapsed in a stall): the world records it where the
+// server made it, and the run still passes.
 TEST(WorldRun, DecisionsWhoseRepliesWereLostAreRecordedWhereTheServerMadeThem) {
   sim::CaseTemplate t;
   t.faults = false;
@@ -71,18 +76,20 @@ TEST(WorldRun, DecisionsWhoseRepliesWereLostAreRecordedWhereTheServerMadeThem) {
   t.event_count = 200;
   t.publish_span_ms = 4000;
   t.run_ms = 6000;
-  sim::SimCase c = sim::generate_case(19, t);              // a seed with lost ack or commit replies
-  c.swarm.set(sim::FaultKind::reply_lost, true, 100'000);  // one reply in ten never arrives
-  c.schedule.faults.push_back(sim::TimedFault{sim::FaultKind::stall, 2000, 0, 4000, 0, 0});
-  const RunResult r = run_case(c);
-  EXPECT_TRUE(r.passed) << r.summary;
-  EXPECT_GT(r.faults.count(sim::FaultKind::reply_lost), 0u);
-  EXPECT_EQ(r.events_committed, c.events.size());
   std::uint64_t by_world = 0;
-  for (const auto& rec : r.history) {
-    if (rec.detail.find("recorded by the world") != std::string::npos) {
-      ++by_world;
-      EXPECT_TRUE(rec.op == HistoryOp::commit || rec.op == HistoryOp::ack) << rec.index;
+  for (std::uint64_t seed = 19; seed < 59 && by_world == 0; ++seed) {
+    sim::SimCase c = sim::generate_case(seed, t);
+    c.swarm.set(sim::FaultKind::reply_lost, true, 100'000);  // one reply in ten never arrives
+    c.schedule.faults.push_back(sim::TimedFault{sim::FaultKind::stall, 2000, 0, 4000, 0, 0});
+    const RunResult r = run_case(c);
+    EXPECT_TRUE(r.passed) << "seed " << seed << "\n" << r.summary;
+    EXPECT_GT(r.faults.count(sim::FaultKind::reply_lost), 0u);
+    EXPECT_EQ(r.events_committed, c.events.size()) << "seed " << seed;
+    for (const auto& rec : r.history) {
+      if (rec.detail.find("recorded by the world") != std::string::npos) {
+        ++by_world;
+        EXPECT_TRUE(rec.op == HistoryOp::commit || rec.op == HistoryOp::ack) << rec.index;
+      }
     }
   }
   EXPECT_GT(by_world, 0u) << "no ack or commit decided without its reply arriving";

@@ -50,8 +50,11 @@ struct RedisBrokerOptions {
 
 class RedisBroker final : public Broker {
  public:
-  // REQUIRES: `link` outlives the broker.
-  explicit RedisBroker(RedisLink& link, RedisBrokerOptions options = {});
+  // REQUIRES: `link` and `wake_link` outlive the broker. `wake_link` (optional) is a connection
+  // of its own for wait_for_entries' blocking read, which holds its connection while it waits:
+  // without one the broker cannot wait (Errc::unsupported) and an engine on it polls.
+  explicit RedisBroker(RedisLink& link, RedisBrokerOptions options = {},
+                       RedisLink* wake_link = nullptr);
 
   CapabilitySet capabilities() const override;
   Task<Result<std::string>> publish(const PartitionRef& partition, std::string_view type,
@@ -84,6 +87,26 @@ class RedisBroker final : public Broker {
   Task<Result<std::optional<std::string>>> pending_head(const PartitionRef& partition,
                                                         std::string_view group) override;
   Task<Result<bool>> reap(const Lease& lease, std::uint64_t idle_ms) override;
+  Task<Result<NextReply>> fenced_next(const Lease& lease, std::string_view group, ReadFrom from,
+                                      std::string_view ack_id) override;
+  Task<Result<std::vector<bool>>> renew_many(const std::vector<Lease>& leases,
+                                             std::uint64_t ttl_ms) override;
+  Task<Result<std::vector<std::optional<Lease>>>> acquire_many(
+      const std::vector<PartitionRef>& partitions, std::string_view scope,
+      std::string_view owner_id, std::uint64_t ttl_ms, std::size_t want) override;
+  // XREAD COUNT 1 BLOCK block_ms over the streams and the instance's doorbell
+  // (wake_stream_name), on the wake link.
+  Task<Result<std::vector<std::size_t>>> wait_for_entries(std::string_view unit_category,
+                                                          std::string_view owner_id,
+                                                          const std::vector<WatchedStream>& streams,
+                                                          std::uint64_t block_ms) override;
+  Task<Status> ring_wake(std::string_view unit_category, std::string_view owner_id) override;
+
+  // Leases per renew_many script and partitions per acquire_many script: a script holds the
+  // server for its whole run, so a batch is bounded (about a millisecond of server time).
+  static constexpr std::size_t kLeaseBatchMax = 1000;
+  // How long a doorbell outlives its last ring.
+  static constexpr std::uint64_t kDoorbellTtlMs = 3'600'000;
 
   // Runs the embedded script `name` with `call` (encoded by its contract, script_contracts.h):
   // EVALSHA, lazily loaded, EVAL on NOSCRIPT. The reply may be an error reply; only transport
@@ -97,6 +120,10 @@ class RedisBroker final : public Broker {
 
   RedisLink& link_;
   RedisBrokerOptions options_;
+  RedisLink* wake_link_ = nullptr;
+  // Per doorbell: the id of its last ring this broker's wait saw ("0-0" before any), after which
+  // the next wait watches it.
+  std::map<std::string, std::string> doorbell_seen_;
   struct LoadedScript {
     std::string_view name;  // the embedded script's name (static storage)
     const char* source = nullptr;

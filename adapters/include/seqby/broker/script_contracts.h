@@ -350,6 +350,77 @@ struct FencedAck {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
+// The engine's one script per event (docs/ARCHITECTURE.md "One script per event").
+struct FencedNext {
+  static constexpr std::string_view name = "fenced_next";
+  static constexpr std::string_view unfenced_name = "unfenced_next";
+  struct Args {
+    std::string lease;                  // KEYS[1]
+    std::string stream;                 // KEYS[2] C:K
+    std::string token;                  // ARGV[1] O:N, also the consumer name
+    std::string group;                  // ARGV[2]
+    ReadFrom from = ReadFrom::pending;  // ARGV[3] "0" or ">"
+    std::string ack_id;                 // ARGV[4] the entry to acknowledge first ("" none)
+    JournalTail journal = {};           // the decision journal (empty: none)
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::from, &Args::ack_id};
+  using Out = NextReply;
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+// The heartbeat's renew of many leases (renew_many.lua): not a JournalTail script, its journal
+// fields ride per lease.
+struct RenewMany {
+  static constexpr std::string_view name = "renew_many";
+  struct Args {
+    std::vector<std::string> keys;     // KEYS: the lease keys, then (journaling) their journals
+    std::uint64_t ttl_ms = 0;          // ARGV[1]
+    std::uint64_t journal_maxlen = 0;  // ARGV[2] 0: no journal
+    std::string node;                  // ARGV[3] owner id
+    std::string group;                 // ARGV[4]
+    std::vector<std::string> leases;   // ARGV[5..] per lease: token (journaling: category, key,
+                                       // generation too)
+  };
+  static constexpr auto keys = std::tuple{&Args::keys};
+  static constexpr auto argv =
+      std::tuple{&Args::ttl_ms, &Args::journal_maxlen, &Args::node, &Args::group, &Args::leases};
+  using Out = std::vector<bool>;  // per lease: renewed
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+// Discovery's acquire of many leases (acquire_many.lua).
+struct AcquireMany {
+  static constexpr std::string_view name = "acquire_many";
+  struct Args {
+    std::vector<std::string> keys;     // KEYS: lease keys, fence counters, (journaling) journals
+    std::string owner_id;              // ARGV[1]
+    std::uint64_t ttl_ms = 0;          // ARGV[2]
+    std::uint64_t want = 0;            // ARGV[3] >= 1
+    std::uint64_t journal_maxlen = 0;  // ARGV[4] 0: no journal
+    std::string group;                 // ARGV[5]
+    std::vector<std::string> units;    // ARGV[6..] journaling: per partition category, key
+  };
+  static constexpr auto keys = std::tuple{&Args::keys};
+  static constexpr auto argv = std::tuple{&Args::owner_id,       &Args::ttl_ms, &Args::want,
+                                          &Args::journal_maxlen, &Args::group,  &Args::units};
+  using Out = std::vector<std::uint64_t>;  // per partition tried: its generation, 0 refused
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+// An instance's doorbell (ring_wake.lua): interrupts its blocking read over its idle streams.
+struct RingWake {
+  static constexpr std::string_view name = "ring_wake";
+  struct Args {
+    std::string doorbell;      // KEYS[1] UNIT_CATEGORY:__wake__:O
+    std::uint64_t ttl_ms = 0;  // ARGV[1]
+  };
+  static constexpr auto keys = std::tuple{&Args::doorbell};
+  static constexpr auto argv = std::tuple{&Args::ttl_ms};
+  using Out = std::string;  // the ring's entry id
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
 struct FencedCommit {
   static constexpr std::string_view name = "fenced_commit";
   static constexpr std::string_view unfenced_name = "unfenced_commit";

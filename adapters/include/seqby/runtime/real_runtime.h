@@ -84,6 +84,7 @@ class RealRuntime final : public Runtime {
   // freed slot goes to the oldest parked job, and a new job parks behind any parked one.
   Clock& clock() override { return clock_; }
   Task<void> sleep_ms(std::uint64_t duration_ms) override;
+  Task<bool> wait_alarm(Alarm& alarm, std::uint64_t timeout_ms) override;
   void spawn(std::string name, Task<void> task) override;
   Task<void> run_blocking(std::function<void()> work) override;
 
@@ -120,6 +121,7 @@ class RealRuntime final : public Runtime {
  private:
   struct BlockingJob;
   struct SleepAwaiter;
+  struct AlarmAwaiter;
   struct BlockingAwaiter;
   struct Spawned {
     std::string name;

@@ -36,6 +36,26 @@ enum class ReadFrom : std::uint8_t {
   new_entries,  // the next entry never delivered to the group ('>')
 };
 
+// What the one fenced step between two events answered (Broker::fenced_next).
+struct NextReply {
+  bool ack_asked = false;            // an entry was to be acknowledged first
+  bool acked = false;                // it was acknowledged now (false: it was already, or none)
+  std::optional<StreamEntry> entry;  // the next entry; nullopt when there is none
+  // With no entry from a read of new entries: the stream's last entry id ("0-0" when empty),
+  // after which an idle worker waits for new ones; "" when the broker does not say.
+  std::string last_id;
+};
+
+// A stream an idle worker waits on (Broker::wait_for_entries): any entry after `after_id`.
+struct WatchedStream {
+  PartitionRef partition;
+  std::string after_id;
+};
+
+// The longest an engine's wait_for_entries blocks: a link that carries those waits must allow a
+// command this long plus its own round-trip timeout.
+inline constexpr std::uint64_t kWakeBlockMsMax = 10'000;
+
 // The outcome of an effect commit to the fenced Redis effect sink (optimistic on a per-key seq).
 enum class CommitOutcome : std::uint8_t {
   accepted,      // seq == last + 1 under the current lease: applied
@@ -121,6 +141,39 @@ class Broker {
   // CommitOutcome::fenced, not an error.
   virtual Task<Result<CommitReply>> fenced_commit(const Lease& lease, std::string_view group,
                                                   std::int64_t seq, std::string_view effect) = 0;
+
+  // The engine's steps at scale (docs/ARCHITECTURE.md "One script per event", "Idle partitions
+  // are woken"). Each has a default built on the single calls above, so a broker without them
+  // still serves the engine, one round trip per step.
+  //
+  // Fenced: acknowledges `ack_id` (unless empty), then reads at most one entry for consumer
+  // lease.token() under the same lease check: the ack of one event and the read (the lease check
+  // before entering) of the next in one step. Default: fenced_ack, then fenced_read.
+  virtual Task<Result<NextReply>> fenced_next(const Lease& lease, std::string_view group,
+                                              ReadFrom from, std::string_view ack_id);
+  // Renews every lease of `leases` as renew() does, each independently: per lease, whether it
+  // was renewed (false: refused, it is not ours). An error: no answer, any lease may or may not
+  // have been renewed. REQUIRES: every lease is of one owner. Default: renew one by one.
+  virtual Task<Result<std::vector<bool>>> renew_many(const std::vector<Lease>& leases,
+                                                     std::uint64_t ttl_ms);
+  // Acquires the leases of `partitions` as acquire() does, in order, until `want` were granted:
+  // per partition tried (a prefix of `partitions`), its new lease or nullopt (another owner
+  // holds it). An error: no answer, any may or may not have been granted. REQUIRES: want >= 1.
+  // Default: acquire one by one.
+  virtual Task<Result<std::vector<std::optional<Lease>>>> acquire_many(
+      const std::vector<PartitionRef>& partitions, std::string_view scope,
+      std::string_view owner_id, std::uint64_t ttl_ms, std::size_t want);
+  // A wake-up, not a decision (nothing fenced, nothing changed): waits up to `block_ms` until
+  // a stream of `streams` holds an entry after its after_id, or ring_wake(unit_category,
+  // owner_id) rang. Returns the indexes into `streams` of those that hold one (empty: the time
+  // ran out, or the doorbell rang). Errc::unsupported when the broker cannot wait: the engine
+  // then polls. Default: unsupported.
+  virtual Task<Result<std::vector<std::size_t>>> wait_for_entries(
+      std::string_view unit_category, std::string_view owner_id,
+      const std::vector<WatchedStream>& streams, std::uint64_t block_ms);
+  // Ends the wait_for_entries of (unit_category, owner_id) now, or the next one at once if none
+  // is waiting yet. Default: unsupported.
+  virtual Task<Status> ring_wake(std::string_view unit_category, std::string_view owner_id);
 
   // Operating partitions (ADR decisions 6 and 7).
   // Fenced: records that the partition halted for `group` on head `id` (why, since when, by

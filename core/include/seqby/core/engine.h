@@ -41,6 +41,8 @@
 
 namespace seqby {
 
+class Waker;
+
 class WorkerSet;
 class Membership;
 class Heartbeat;
@@ -71,11 +73,12 @@ class Engine {
   std::uint32_t tasks_alive() const;
 
  private:
-  // Runs one of the engine's loops (discovery, heartbeat) and counts it while it runs.
+  // Runs one of the engine's loops (discovery, heartbeat, waker) and counts it while it runs.
   Task<void> run_loop(Task<void> loop);
 
-  const EngineEnv env_;
+  EngineEnv env_;  // const but for env_.waker, set once in the constructor
   const std::unique_ptr<EngineSteps> steps_;
+  const std::unique_ptr<Waker> waker_;
   const std::unique_ptr<WorkerSet> workers_;
   const std::unique_ptr<Membership> membership_;
   const std::unique_ptr<Heartbeat> heartbeat_;

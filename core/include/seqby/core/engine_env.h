@@ -15,6 +15,8 @@
 
 namespace seqby {
 
+class Waker;
+
 struct EngineEnv {
   // REQUIRES: validate_engine_options(options).ok(); every reference outlives this env.
   EngineEnv(Runtime& runtime, Broker& broker, HistorySink& history, Handler& handler,
@@ -35,6 +37,9 @@ struct EngineEnv {
   const EngineOptions options;
   // Where leases and membership live: the category, or a process manager's __pm__:G.
   const std::string unit_category;
+  // The instance's one blocking read over its idle units (set by the Engine; null: idle
+  // workers poll every poll_interval_ms).
+  Waker* waker = nullptr;
 };
 
 }  // namespace seqby

@@ -25,7 +25,8 @@ struct EngineLimits {
   std::uint64_t lease_ttl_ms;
   std::uint64_t heartbeat_interval_ms;  // at most lease_ttl_ms / 2
   std::uint64_t discovery_interval_ms;
-  std::uint64_t poll_interval_ms;  // idle backoff between reads that found nothing
+  std::uint64_t poll_interval_ms;  // idle backoff between reads that found nothing (polling only)
+  std::uint64_t idle_recheck_ms;   // a woken idle unit reads again at least this often
 
   std::uint32_t retry_count_max;            // handler retries after the first failure, then halt
   std::uint64_t retry_backoff_ms;           // first retry delay; doubles per retry
@@ -94,7 +95,7 @@ struct EngineLimitField {
 };
 
 // Every limit, in case-file order (the order a case file's "engine" object is written in).
-inline constexpr std::array<EngineLimitField, 12> kEngineLimitFields{{
+inline constexpr std::array<EngineLimitField, 13> kEngineLimitFields{{
     {"lease_ttl_ms", "ms", &EngineLimits::lease_ttl_ms, 3000, CaseFileField::required, true,
      "Lease time to live"},
     {"heartbeat_interval_ms", "ms", &EngineLimits::heartbeat_interval_ms, 1000,
@@ -102,7 +103,9 @@ inline constexpr std::array<EngineLimitField, 12> kEngineLimitFields{{
     {"discovery_interval_ms", "ms", &EngineLimits::discovery_interval_ms, 1000,
      CaseFileField::required, true, "Partition discovery period"},
     {"poll_interval_ms", "ms", &EngineLimits::poll_interval_ms, 50, CaseFileField::required, true,
-     "Idle wait between reads that found nothing new"},
+     "Idle wait between reads that found nothing new, where idle units are polled"},
+    {"idle_recheck_ms", "ms", &EngineLimits::idle_recheck_ms, 600000, CaseFileField::optional, true,
+     "A woken idle unit's safety-net read interval (its wake-up is exact)"},
     {"retry_count_max", "retries", &EngineLimits::retry_count_max, 3, CaseFileField::required, true,
      "Handler retries before the partition halts"},
     {"retry_backoff_ms", "ms", &EngineLimits::retry_backoff_ms, 100, CaseFileField::required, false,

@@ -53,6 +53,11 @@ class EngineSteps {
   // The worker that serves the unit of `lease`. REQUIRES: env outlives the worker.
   virtual std::shared_ptr<PartitionWorker> make_worker(const EngineEnv& env, Lease lease) const;
 
+  // Whether the heartbeat renews every held lease in one batched step (Broker::renew_many) and
+  // take_fair_share acquires by the batch (Broker::acquire_many): the design. false renews and
+  // acquires one lease at a time (the previous release's protocol, a test fixture).
+  virtual bool leases_by_batch() const { return true; }
+
   // Takes this instance's share of the units a discovery found (`keys`: sorted, unique, valid):
   // the design takes its fair share of their leases (UnitShare::take_fair_share).
   // REQUIRES: `share` and `keys` outlive the returned Task.

@@ -106,6 +106,11 @@ std::string journal_stream_name(const PartitionRef& unit);
 // header, a driver's fault, the engine's partition-count warning).
 std::string category_journal_name(std::string_view category);
 
+// "UNIT_CATEGORY:__wake__:O": engine instance O's doorbell (docs/ARCHITECTURE.md "Idle
+// partitions are woken"), a stream its blocking read over its idle partitions also watches, so
+// that a ring ends the read. UNIT_CATEGORY is the category, or a process manager's __pm__:G.
+std::string wake_stream_name(std::string_view unit_category, std::string_view owner_id);
+
 // The partition of stream name "C:K", split at the LAST colon (keys never hold one); nullopt
 // when `stream` has no colon.
 std::optional<PartitionRef> split_partition_stream(std::string_view stream);

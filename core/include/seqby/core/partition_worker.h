@@ -1,7 +1,9 @@
 // PartitionWorker: the worker of one unit this instance holds the lease of (DESIGN section 4).
 // On acquire it creates the group at id 0, reclaims the older consumers' pending entries, drops
 // empty old consumers, then processes its own pending entries in id order before new ones, ONE
-// event in flight: fenced read (the lease check), handler, fenced ack. A FENCED reply to any of
+// event in flight: fenced read (the lease check), handler, and the ack of that event together with
+// the read of the next (fenced_next: one script per event). An idle worker waits to be woken
+// (the engine's Waker) rather than polling. A FENCED reply to any of
 // its calls ends it at once: it sends nothing more. A head that fails past the retry budget
 // halts its stream (decision 6). A process manager's worker does this on each of its
 // correlation value's streams (lanes), taking turns, still one event in flight.
@@ -44,6 +46,11 @@ struct Lane {
   std::string halt_id;
   std::uint64_t head_check_ms = 0;       // when a halted head is looked at next
   std::int64_t commit_recorded_seq = 0;  // highest seq recorded as committed (this lease)
+  // Handled, not yet acknowledged: the next fenced_next acknowledges it ("" none).
+  std::string unacked_id;
+  // After the last read found nothing new: the stream's last entry id, after which the idle
+  // worker waits for a new one ("" unknown: then it polls).
+  std::string watch_id;
 };
 
 class PartitionWorker {
@@ -82,7 +89,10 @@ class PartitionWorker {
   PartitionStatus status() const;
 
   // Stop after the current event, then release the lease.
-  void request_stop() { stop_requested_ = true; }
+  void request_stop() {
+    stop_requested_ = true;
+    idle_alarm_.ring();
+  }
   // The lease is gone (renew refused or FENCED, or unconfirmed for a TTL): stop at once.
   // Recorded as `lose` once.
   void lose(std::string detail);
@@ -99,15 +109,24 @@ class PartitionWorker {
   virtual Task<bool> reclaim();
   // Turns on the lanes until the worker ends or is stopped.
   virtual Task<void> process();
-  // The next entry of `lane` through the fenced read (the lease check before entering).
+  // The next entry of `lane` through the fenced read (the lease check before entering), which
+  // also acknowledges the entry handled before it (fenced_next: one script per event).
   virtual Task<Next> next_entry(Lane& lane);
+  // `entry` was handled: the design leaves its ack to the next fenced_next of its lane.
+  virtual Task<Step> handled(Lane& lane, const StreamEntry& entry);
+  // Every lane found nothing to do: wait for a new entry on a lane (the engine's Waker), a
+  // halted head's next look, the reaper's next look, or a stop.
+  virtual Task<void> idle_wait();
   // The head `entry` failed past the retry budget: halt its stream.
   virtual Task<Turn> exhausted(Lane& lane, const StreamEntry& entry, const std::string& failure);
 
   Task<bool> prepare();
   Task<Turn> take_turn(Lane& lane);
   Task<Step> run_one(Lane& lane, const StreamEntry& entry, std::string* failure);
-  Task<Step> ack(Lane& lane, const StreamEntry& entry);
+  Task<Step> ack(Lane& lane, const std::string& id);
+  // Acknowledges the lane's handled entry now, by itself (before a release, or where a derived
+  // worker reads without fenced_next). false when the worker must end.
+  Task<bool> ack_handled(Lane& lane);
   Task<void> finish();
 
   // Operating partitions (decisions 6 and 7): the halt made visible in Redis, the halted head
@@ -132,6 +151,7 @@ class PartitionWorker {
   bool in_handler_ = false;      // an event of this unit is inside the handler
   std::uint64_t last_renew_ok_ms_ = 0;
   std::uint64_t active_ms_ = 0;  // last acquire or read of an entry (the reaper's idle clock)
+  Alarm idle_alarm_;             // rung to end an idle wait: a new entry, a stop, a lost lease
 };
 
 }  // namespace seqby

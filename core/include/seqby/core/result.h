@@ -13,14 +13,15 @@
 namespace seqby {
 
 enum class Errc : std::uint8_t {
-  timeout,    // no reply within the deadline; the command may or may not have run
-  closed,     // the connection dropped; in-flight commands may or may not have run
-  fenced,     // the lease is no longer ours (a FENCED reply): stop acting for this partition
-  no_group,   // the consumer group does not exist (NOGROUP)
-  protocol,   // a reply of an unexpected shape, or an unexpected error reply
-  invalid,    // bad input (a key, a name, a field) named in the message
-  not_found,  // the thing asked for does not exist
-  refused,    // a precondition no longer holds (e.g. an id that is no longer the head)
+  timeout,      // no reply within the deadline; the command may or may not have run
+  closed,       // the connection dropped; in-flight commands may or may not have run
+  fenced,       // the lease is no longer ours (a FENCED reply): stop acting for this partition
+  no_group,     // the consumer group does not exist (NOGROUP)
+  protocol,     // a reply of an unexpected shape, or an unexpected error reply
+  invalid,      // bad input (a key, a name, a field) named in the message
+  not_found,    // the thing asked for does not exist
+  refused,      // a precondition no longer holds (e.g. an id that is no longer the head)
+  unsupported,  // the broker cannot do this (e.g. wait for new entries: then the engine polls)
 };
 
 const char* errc_name(Errc code);

@@ -17,6 +17,41 @@
 
 namespace seqby {
 
+// A wake-up that one task of an instance waits on (Runtime::wait_alarm) and another task of the
+// same instance rings. A ring while nobody waits is kept: the next wait returns at once. Not
+// thread-safe: every call on the instance's own loop (or its simulated domain).
+class Alarm {
+ public:
+  Alarm() = default;
+  Alarm(const Alarm&) = delete;
+  Alarm& operator=(const Alarm&) = delete;
+
+  // Wakes the waiting task (soon, from the runtime's queue: never inline), or the next one.
+  void ring() {
+    rung_ = true;
+    if (on_ring_) {
+      std::function<void()> on_ring = std::move(on_ring_);
+      on_ring_ = nullptr;
+      on_ring();
+    }
+  }
+  bool rung() const { return rung_; }
+
+  // For Runtime implementations: `on_ring` is called (once) by the next ring() while a task
+  // waits; disarm() forgets it; take() reads and clears the rung flag.
+  void arm(std::function<void()> on_ring) { on_ring_ = std::move(on_ring); }
+  void disarm() { on_ring_ = nullptr; }
+  bool take() {
+    const bool rung = rung_;
+    rung_ = false;
+    return rung;
+  }
+
+ private:
+  bool rung_ = false;
+  std::function<void()> on_ring_;
+};
+
 class Runtime {
  public:
   virtual ~Runtime() = default;
@@ -26,6 +61,11 @@ class Runtime {
 
   // Suspends the calling task for at least `duration_ms` of this instance's clock.
   virtual Task<void> sleep_ms(std::uint64_t duration_ms) = 0;
+
+  // Suspends the calling task until `alarm` rings or `timeout_ms` of this instance's clock
+  // passed, whichever comes first. Returns whether it rang (a ring before the call counts).
+  // REQUIRES: one task waits on an alarm at a time; the alarm outlives the wait.
+  virtual Task<bool> wait_alarm(Alarm& alarm, std::uint64_t timeout_ms) = 0;
 
   // Starts `task` detached. It runs until it returns or the instance is torn down. The task
   // starts later, from the runtime's queue, never inline inside the caller.

@@ -65,6 +65,10 @@ struct SimCase {
   // then "" and every event names its category.
   std::vector<std::string> pm_categories;
   std::uint32_t instance_count = 3;
+  // A rolling upgrade (docs/ARCHITECTURE.md "Rolling upgrade"): instances 0 .. N-1 run the
+  // previous release's protocol (seqby::testing::previous_release_steps), the others this one.
+  // Only with the correct variant. REQUIRES: <= instance_count.
+  std::uint32_t previous_release_instances = 0;
   std::vector<std::string> keys;  // every key that has events, sorted (PM: correlation values)
   std::vector<CaseEvent> events;  // sorted by at_ms (ties: generation order)
   CaseEngineOptions engine;

@@ -43,6 +43,9 @@ class SimRuntime final : public Runtime, private Domain {
   // Wakes when this instance's clock has advanced by `duration_ms` (a 0 ms sleep still yields
   // to work already due). REQUIRES: called from a task spawned through this runtime.
   Task<void> sleep_ms(std::uint64_t duration_ms) override;
+  // Wakes at the ring (queued at the current virtual time, bound to the waiting task) or when
+  // this instance's clock has advanced by `timeout_ms`.
+  Task<bool> wait_alarm(Alarm& alarm, std::uint64_t timeout_ms) override;
   // Queues `task` to start at the current virtual time (never inline inside the caller).
   void spawn(std::string name, Task<void> task) override;
   // Runs `work` inline: simulated blocking work takes no virtual time.
@@ -94,6 +97,7 @@ class SimRuntime final : public Runtime, private Domain {
     SimRuntime* rt_;
   };
   struct Wake;
+  struct AlarmWake;
 
   static Task<void> run_root(Task<void> body, Root* root);
   Dispatch dispatch(std::uint64_t tag, Work& work) override;

@@ -1,0 +1,29 @@
+-- renew_many: the heartbeat's renew of many leases in one step (ADR decision 5): each lease is
+-- extended by compare-and-set exactly as renew.lua extends one, independently of the others.
+-- KEYS[1..n] = the lease keys; when journaling, KEYS[n+1..2n] = each lease unit's journal stream
+-- ARGV[1] = ttl in milliseconds, ARGV[2] = the journal's MAXLEN ~ ('0': no journal),
+-- ARGV[3] = node (owner id), ARGV[4] = group, then per lease: the token O:N, and when
+-- journaling also its category, key and generation (1 or 4 values per lease)
+-- Returns one integer per lease, in order: 1 renewed, 0 refused (the lease is not ours).
+-- Journal (lib/journal.lua): renew, or lose (the refusal), in each lease unit's journal.
+local journaling = ARGV[2] ~= '0'
+local stride = journaling and 4 or 1
+local n = (#ARGV - 4) / stride
+local out = {}
+for i = 1, n do
+  local a = 4 + (i - 1) * stride
+  local token = ARGV[a + 1]
+  local J = nil
+  if journaling then
+    J = journal_for(KEYS[n + i], ARGV[2], ARGV[3], ARGV[a + 2], ARGV[a + 3], ARGV[4], ARGV[a + 4])
+  end
+  if redis.call('GET', KEYS[i]) == token then
+    redis.call('PEXPIRE', KEYS[i], ARGV[1])
+    journal(J, 'renew', '')
+    out[i] = 1
+  else
+    journal(J, 'lose', '', 'FENCED lease not held by ' .. token)
+    out[i] = 0
+  end
+end
+return out

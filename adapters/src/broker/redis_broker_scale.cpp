@@ -1,0 +1,166 @@
+// RedisBroker: the engine's steps at scale (docs/ARCHITECTURE.md "One script per event", "Idle
+// partitions are woken"): the one fenced script per event, leases renewed and acquired by the
+// batch, and the blocking read that wakes idle partitions.
+#include <algorithm>
+
+#include "redis_broker_detail.h"
+#include "seqby/broker/redis_broker.h"
+
+namespace seqby::redis {
+
+using detail::status_of;
+
+Task<Result<NextReply>> RedisBroker::fenced_next(const Lease& lease, std::string_view group,
+                                                 ReadFrom from, std::string_view ack_id) {
+  using S = script::FencedNext;
+  S::Args args{lease.key(), lease.partition.stream(), lease.token(),    std::string(group),
+               from,        std::string(ack_id),      journal_of(lease)};
+  const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
+  ScriptCall call = script::encode<S>(std::move(args));
+  Result<Reply> reply = co_await run_script(name, std::move(call));
+  co_return script::decode_reply<S>(reply);
+}
+
+Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>& leases,
+                                                        std::uint64_t ttl_ms) {
+  using S = script::RenewMany;
+  std::vector<bool> out;
+  out.reserve(leases.size());
+  const bool journaling = options_.journal_maxlen > 0;
+  for (std::size_t begin = 0; begin < leases.size(); begin += kLeaseBatchMax) {
+    const std::size_t end = std::min(leases.size(), begin + kLeaseBatchMax);
+    S::Args args;
+    args.ttl_ms = ttl_ms;
+    args.journal_maxlen = options_.journal_maxlen;
+    args.node = leases[begin].owner_id;
+    args.group = options_.journal_group;
+    args.keys.reserve((journaling ? 2 : 1) * (end - begin));
+    args.leases.reserve((journaling ? 4 : 1) * (end - begin));
+    for (std::size_t i = begin; i < end; ++i) {
+      SEQBY_CHECK(leases[i].owner_id == args.node);
+      args.keys.push_back(leases[i].key());
+      args.leases.push_back(leases[i].token());
+      if (journaling) {
+        args.leases.push_back(leases[i].partition.category);
+        args.leases.push_back(leases[i].partition.key);
+        args.leases.push_back(std::to_string(leases[i].generation));
+      }
+    }
+    if (journaling) {
+      for (std::size_t i = begin; i < end; ++i) {
+        args.keys.push_back(journal_stream_name(leases[i].unit()));
+      }
+    }
+    ScriptCall call = script::encode<S>(std::move(args));
+    Result<Reply> reply = co_await run_script(S::name, std::move(call));
+    Result<S::Out> renewed = script::decode_reply<S>(reply);
+    if (!renewed.ok()) co_return renewed.error();
+    if (renewed.value().size() != end - begin) {
+      co_return make_error(Errc::protocol, "renew_many: " + std::to_string(renewed.value().size()) +
+                                               " results for " + std::to_string(end - begin) +
+                                               " leases");
+    }
+    out.insert(out.end(), renewed.value().begin(), renewed.value().end());
+  }
+  co_return out;
+}
+
+Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
+    const std::vector<PartitionRef>& partitions, std::string_view scope, std::string_view owner_id,
+    std::uint64_t ttl_ms, std::size_t want) {
+  using S = script::AcquireMany;
+  SEQBY_CHECK(want >= 1);
+  SEQBY_CHECK(!owner_id.empty() && owner_id.find(':') == std::string_view::npos);
+  std::vector<std::optional<Lease>> out;
+  const bool journaling = options_.journal_maxlen > 0;
+  std::size_t granted = 0;
+  for (std::size_t begin = 0; begin < partitions.size() && granted < want;
+       begin += kLeaseBatchMax) {
+    const std::size_t end = std::min(partitions.size(), begin + kLeaseBatchMax);
+    S::Args args;
+    args.owner_id = std::string(owner_id);
+    args.ttl_ms = ttl_ms;
+    args.want = want - granted;
+    args.journal_maxlen = options_.journal_maxlen;
+    args.group = options_.journal_group;
+    args.keys.reserve((journaling ? 3 : 2) * (end - begin));
+    for (std::size_t i = begin; i < end; ++i) {
+      args.keys.push_back(lease_key_for(partitions[i], scope));
+    }
+    for (std::size_t i = begin; i < end; ++i) args.keys.push_back(partitions[i].fence());
+    if (journaling) {
+      for (std::size_t i = begin; i < end; ++i) {
+        args.keys.push_back(journal_stream_name(partitions[i]));
+        args.units.push_back(partitions[i].category);
+        args.units.push_back(partitions[i].key);
+      }
+    }
+    ScriptCall call = script::encode<S>(std::move(args));
+    Result<Reply> reply = co_await run_script(S::name, std::move(call));
+    Result<S::Out> generations = script::decode_reply<S>(reply);
+    if (!generations.ok()) co_return generations.error();
+    if (generations.value().size() > end - begin) {
+      co_return make_error(Errc::protocol, "acquire_many: more results than partitions");
+    }
+    for (std::size_t i = 0; i < generations.value().size(); ++i) {
+      const std::uint64_t generation = generations.value()[i];
+      if (generation == 0) {
+        out.emplace_back();
+        continue;
+      }
+      ++granted;
+      out.emplace_back(
+          Lease{partitions[begin + i], std::string(scope), std::string(owner_id), generation, ""});
+    }
+    if (generations.value().size() < end - begin) break;  // it stopped at `want`
+  }
+  co_return out;
+}
+
+Task<Result<std::vector<std::size_t>>> RedisBroker::wait_for_entries(
+    std::string_view unit_category, std::string_view owner_id,
+    const std::vector<WatchedStream>& streams, std::uint64_t block_ms) {
+  if (wake_link_ == nullptr) {
+    co_return make_error(Errc::unsupported, "no wake link: this broker cannot wait");
+  }
+  const std::string doorbell = wake_stream_name(unit_category, owner_id);
+  std::string& doorbell_seen = doorbell_seen_.try_emplace(doorbell, "0-0").first->second;
+  Command command;
+  command.reserve(6 + 2 * (streams.size() + 1));
+  command.insert(command.end(),
+                 {"XREAD", "COUNT", "1", "BLOCK", std::to_string(block_ms), "STREAMS"});
+  for (const WatchedStream& watched : streams) command.push_back(watched.partition.stream());
+  command.push_back(doorbell);
+  for (const WatchedStream& watched : streams) {
+    command.push_back(watched.after_id.empty() ? "0-0" : watched.after_id);
+  }
+  command.push_back(doorbell_seen);
+  Result<Reply> reply = co_await wake_link_->execute(command);
+  // A nil reply: the block ran out. Otherwise [[stream, [[id, fields]]], ...].
+  using Row = std::tuple<std::string, std::vector<std::tuple<std::string, AnyReply>>>;
+  Result<std::optional<std::vector<Row>>> rows =
+      decode<std::optional<std::vector<Row>>>(reply, "XREAD");
+  if (!rows.ok()) co_return rows.error();
+  std::vector<std::size_t> woken;
+  if (!rows.value().has_value()) co_return woken;
+  for (const auto& [stream, entries] : *rows.value()) {
+    if (stream == doorbell) {
+      if (!entries.empty()) doorbell_seen = std::get<0>(entries.back());
+      continue;
+    }
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      if (command[6 + i] == stream) woken.push_back(i);
+    }
+  }
+  std::sort(woken.begin(), woken.end());
+  co_return woken;
+}
+
+Task<Status> RedisBroker::ring_wake(std::string_view unit_category, std::string_view owner_id) {
+  script::RingWake::Args args{wake_stream_name(unit_category, owner_id), kDoorbellTtlMs};
+  ScriptCall call = script::encode<script::RingWake>(std::move(args));
+  Result<Reply> reply = co_await run_script(script::RingWake::name, std::move(call));
+  co_return status_of(script::decode_reply<script::RingWake>(reply));
+}
+
+}  // namespace seqby::redis
