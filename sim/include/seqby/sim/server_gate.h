@@ -50,6 +50,9 @@ class ServerGate final : public ServerFaultTarget {
   // Bumps each time the server closes the connection: a command sent under an older epoch is lost.
   std::uint64_t epoch(ConnectionId id) const { return connections_.at(id).epoch; }
   bool exempt(ConnectionId id) const { return connections_.at(id).exempt; }
+  // The SimRedis behind the gate as a SimServer (blocking reads included), for a link that needs
+  // no server of its own (a wake link: no stamps); it lives as long as the gate.
+  SimServer& server() { return redis_; }
 
   enum class Arrival : std::uint8_t { run, refuse, queue };
   // What becomes of a command of connection `id`, sent under `epoch`, reaching the server now.
