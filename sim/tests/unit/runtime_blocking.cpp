@@ -1,9 +1,10 @@
-// A blocking XREAD through SimRedisLink, as Redis 7.0 behaves: held on the server until a write of
-// any client (a plain XADD, or a script that XADDs) adds an entry to a watched stream, served right
-// after that command with that stream's entries, or answered nil BLOCK ms after it blocked; data
-// already there answers at once. The link's later commands wait behind it; the server closing the
-// connection ends it with Errc::closed; the client's command timeout counts from the block's end
-// of wait (timeout_ms + BLOCK ms); the same seed gives the same replies at the same times.
+// A blocking XREAD through SimRedisLink, as Redis 7.0.15 behaves (checked by hand on one): held on
+// the server until a write of any client (a plain XADD, or a script that XADDs) adds an entry to a
+// watched stream, served right after that command with that stream's entries, or answered nil
+// BLOCK ms after it blocked (also during a pause); data already there answers at once. The link's
+// later commands wait behind it; the server closing the connection ends it with Errc::closed, a
+// crash frees it; the client waits timeout_ms + BLOCK ms; the same seed gives the same replies at
+// the same times.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -223,6 +224,32 @@ TEST(RuntimeBlocking, ACrashedClientsBlockIsFreedAndItsReplyDropped) {
   s.scheduler.run_until(10'000);
   EXPECT_TRUE(out_a.empty());
   EXPECT_EQ(texts(out_b), (std::vector<std::string>{"reply:\"5-1\""}));
+}
+
+TEST(RuntimeBlocking, AWakeConnectionIsFreedWithItsClientButNotKilledInItsPlace) {
+  Clients s(true);
+  std::vector<Outcome> out_wake, out_a, out_b;
+  // a's second connection, as the world gives an engine its wake link.
+  SimRedisLink wake(s.a, s.gate->server(), Rng(5), one_ms(),
+                    {s.gate.get(), s.gate->connect("a/wake", false)});
+  s.send_at(0, wake, s.a, {"XREAD", "BLOCK", "5000", "STREAMS", "bell", "0-0"}, &out_wake);
+  s.send_at(0, s.link_a, s.a, {"XREAD", "BLOCK", "5000", "STREAMS", "bell", "0-0"}, &out_a);
+  // CLIENT KILL of client a closes its main connection, not the wake link.
+  s.scheduler.call_at(100, [&] { EXPECT_TRUE(s.gate->kill_client("a")); });
+  s.scheduler.run_until(150);
+  EXPECT_EQ(texts(out_a), (std::vector<std::string>{"error:closed"}));
+  EXPECT_TRUE(out_wake.empty());
+  EXPECT_EQ(s.redis.blocked_count(), 1u);
+  // Its crash frees both.
+  s.scheduler.call_at(200, [&] {
+    s.a.crash();
+    s.gate->client_gone("a");
+  });
+  s.send_at(300, s.link_b, s.b, {"XADD", "bell", "5-1", "f", "v"}, &out_b);
+  s.scheduler.run_until(250);
+  EXPECT_EQ(s.redis.blocked_count(), 0u);
+  s.scheduler.run_until(10'000);
+  EXPECT_TRUE(out_wake.empty());
 }
 
 TEST(RuntimeBlocking, TheClientTimeoutDoesNotFireDuringALongBlock) {
