@@ -188,7 +188,8 @@ struct SimRedisLink::Exchange {
   SimRedisLink* link;
   redis::Command command;
   std::optional<redis::Reply> reply;
-  bool closed = false;  // the server closed the connection (or was down): no reply
+  bool closed = false;        // the server closed the connection (or was down): no reply
+  std::uint64_t wait_ms = 0;  // how long the caller waits for the reply (client's clock)
 
   bool await_ready() const noexcept { return false; }
 
@@ -212,6 +213,7 @@ struct SimRedisLink::Exchange {
       suspend_held(binding, arrival, reply_ms, block_ms, h);
       return;
     }
+    wait_ms = o.timeout_ms;
     std::uint64_t back = std::max(arrival + reply_ms, wire.last_reply_ms);
     ServerGate* gate = link->connection_.gate;
     if (gate != nullptr) back = gate->reply_time(link->connection_.id, back);
@@ -259,7 +261,7 @@ struct SimRedisLink::Exchange {
     const GateConnection connection = link->connection_;
     const std::uint64_t epoch =
         connection.gate != nullptr ? connection.gate->epoch(connection.id) : 0;
-    const std::uint64_t wait_ms = reply_wait_ms(command, link->options_.timeout_ms);
+    wait_ms = reply_wait_ms(command, link->options_.timeout_ms);
     const bool forever = wait_ms >= kWaitForeverMs;
     const std::uint64_t deadline =
         forever ? UINT64_MAX : scheduler.now_ms() + client.global_delay_ms(wait_ms);
@@ -414,8 +416,7 @@ Task<Result<redis::Reply>> SimRedisLink::execute(redis::Command command) {
   Exchange* done = co_await exchange;
   if (done->closed) co_return make_error(Errc::closed, "connection closed by the server");
   if (!done->reply) {
-    co_return make_error(Errc::timeout,
-                         "no reply within " + std::to_string(options_.timeout_ms) + " ms");
+    co_return make_error(Errc::timeout, "no reply within " + std::to_string(done->wait_ms) + " ms");
   }
   co_return std::move(*done->reply);
 }
