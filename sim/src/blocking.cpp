@@ -28,7 +28,7 @@ std::optional<std::uint64_t> non_negative(std::string_view s) {
 
 }  // namespace
 
-std::optional<std::uint64_t> block_ms_of(const redis::Command& command) {
+std::optional<std::uint64_t> block_ms_of_read(const redis::Command& command) {
   if (command.empty()) return std::nullopt;
   if (!iequals(command[0], "xread") && !iequals(command[0], "xreadgroup")) return std::nullopt;
   // The options before STREAMS, as xreadCommand walks them.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "seqby/broker/reply.h"
 
@@ -16,10 +17,21 @@ namespace seqby::sim {
 // BLOCK 0 blocks until woken: a client waits for its reply this long (about 100 years).
 inline constexpr std::uint64_t kWaitForeverMs = std::uint64_t{1} << 41;
 
+// block_ms_of past its inline check of the name.
+std::optional<std::uint64_t> block_ms_of_read(const redis::Command& command);
+
 // The BLOCK argument of a well-formed XREAD or XREADGROUP (case-insensitive), in ms (0: forever);
 // nullopt for any other command, or when BLOCK is missing or malformed (the server replies with
-// an error then, at once).
-std::optional<std::uint64_t> block_ms_of(const redis::Command& command);
+// an error then, at once). Asked of every command a link sends: other names are turned away
+// inline, by length and first letter.
+inline std::optional<std::uint64_t> block_ms_of(const redis::Command& command) {
+  if (command.empty()) return std::nullopt;
+  const std::string& name = command.front();
+  if ((name.size() != 5 && name.size() != 10) || (name[0] != 'x' && name[0] != 'X')) {
+    return std::nullopt;
+  }
+  return block_ms_of_read(command);
+}
 
 // How long a client with a per-command timeout of `timeout_ms` waits for `command`'s reply: a
 // blocking read may be answered `block_ms` late by design, so its wait is timeout_ms + block_ms
