@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "seqby/sim/blocking.h"
+
 namespace seqby::sim {
 
 LinkFaultRates link_fault_rates(const SwarmConfig& config, std::uint64_t timeout_ms) {
@@ -58,10 +60,11 @@ Task<Result<redis::Reply>> FaultyLink::execute(redis::Command command) {
 
   const std::string name = command.front();
   const std::uint64_t start_ms = runtime_.clock().now_ms();
-  const std::uint64_t deadline_ms = start_ms + rates_.timeout_ms;
-  const auto timeout = [this] {
-    return make_error(Errc::timeout,
-                      "no reply within " + std::to_string(rates_.timeout_ms) + " ms");
+  // A blocking read's reply may come BLOCK ms late by design: its caller waits that much longer.
+  const std::uint64_t wait_ms = reply_wait_ms(command, rates_.timeout_ms);
+  const std::uint64_t deadline_ms = start_ms + wait_ms;
+  const auto timeout = [wait_ms] {
+    return make_error(Errc::timeout, "no reply within " + std::to_string(wait_ms) + " ms");
   };
 
   if (reset && !reset_after) {

@@ -45,6 +45,24 @@ void ServerGate::enqueue(ConnectionId id, SimServer& server, redis::Command comm
   ++queued_live_;
 }
 
+void ServerGate::enqueue_action(ConnectionId id, std::function<void()> run,
+                                std::function<void()> discard) {
+  SEQBY_CHECK(id < connections_.size());
+  SEQBY_CHECK(run && discard);
+  Queued q;
+  q.connection = id;
+  q.run = std::move(run);
+  q.discard = std::move(discard);
+  queue_.push_back(std::move(q));
+  ++queued_live_;
+}
+
+void ServerGate::on_close(ConnectionId id, std::function<void()> hook) {
+  Connection& c = connections_.at(id);
+  SEQBY_CHECK(!hook || !c.on_close);  // one holder at a time
+  c.on_close = std::move(hook);
+}
+
 std::uint64_t ServerGate::reply_time(ConnectionId id, std::uint64_t due_ms) {
   Connection& c = connections_.at(id);
   c.last_reply_ms = std::max(c.last_reply_ms, due_ms);
@@ -53,6 +71,16 @@ std::uint64_t ServerGate::reply_time(ConnectionId id, std::uint64_t due_ms) {
 
 void ServerGate::close(ConnectionId id) {
   ++connections_.at(id).epoch;
+  free_queued(id);
+}
+
+void ServerGate::free_queued(ConnectionId id) {
+  // The held read first: it was sent before anything queued behind it or at the gate.
+  if (connections_.at(id).on_close) {
+    std::function<void()> hook = std::move(connections_[id].on_close);
+    connections_[id].on_close = nullptr;
+    hook();
+  }
   for (Queued& q : queue_) {
     if (q.done || q.connection != id) continue;
     q.done = true;
@@ -63,13 +91,11 @@ void ServerGate::close(ConnectionId id) {
 
 void ServerGate::client_gone(std::string_view name) {
   for (ConnectionId id = 0; id < connections_.size(); ++id) {
-    if (connections_[id].name != name || connections_[id].exempt) continue;
-    for (Queued& q : queue_) {
-      if (q.done || q.connection != id) continue;
-      q.done = true;
-      --queued_live_;
-      q.discard();
-    }
+    const std::string& n = connections_[id].name;
+    const bool of_client =
+        n == name || (n.size() > name.size() && n.starts_with(name) && n[name.size()] == '/');
+    if (!of_client || connections_[id].exempt) continue;
+    free_queued(id);
   }
 }
 

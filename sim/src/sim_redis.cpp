@@ -142,7 +142,10 @@ SimRedisEngine::~SimRedisEngine() = default;
 
 Reply SimRedisEngine::execute(const Command& command) {
   now_ms_ = clock_.now_ms();
-  return dispatch(command, false);
+  Reply reply = dispatch(command, false);
+  // Redis serves blocked clients after the whole command (or script) ran, before the next one.
+  if (!ready_keys_.empty()) serve_blocked();
+  return reply;
 }
 
 Reply SimRedisEngine::execute_from_script(const Command& command) {
@@ -241,6 +244,11 @@ std::size_t SimRedisEngine::script_count() { return lua_->script_count(); }
 SimRedis::SimRedis(Clock& server_clock) : engine_(std::make_unique<SimRedisEngine>(server_clock)) {}
 SimRedis::~SimRedis() = default;
 redis::Reply SimRedis::execute(const redis::Command& command) { return engine_->execute(command); }
+BlockResult SimRedis::execute_blocking(const redis::Command& command, BlockWake wake) {
+  return engine_->execute_blocking(command, std::move(wake));
+}
+bool SimRedis::unblock(BlockId id) { return engine_->unblock(id); }
+std::size_t SimRedis::blocked_count() const { return engine_->blocked_count(); }
 std::size_t SimRedis::key_count() { return engine_->key_count(); }
 bool SimRedis::key_exists(const std::string& key) { return engine_->key_exists(key); }
 std::size_t SimRedis::active_expire() { return engine_->active_expire(); }

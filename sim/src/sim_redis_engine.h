@@ -20,6 +20,7 @@
 
 #include "seqby/broker/reply.h"
 #include "seqby/core/clock.h"
+#include "seqby/sim/blocking.h"
 
 namespace seqby::sim {
 
@@ -110,6 +111,12 @@ class SimRedisEngine {
   Reply execute(const Command& command);
   // A command issued by redis.call/redis.pcall inside a running script.
   Reply execute_from_script(const Command& command);
+  // A command from a client that can wait (sim_redis_blocking.cpp): as execute(), except that a
+  // blocking XREAD with nothing to read blocks; `wake` is kept for it and its id returned.
+  BlockResult execute_blocking(const Command& command, BlockWake wake);
+  // Forgets a blocked read without serving it; false if it is not blocked (any more).
+  bool unblock(BlockId id);
+  std::size_t blocked_count() const { return blocked_.size(); }
 
   std::size_t key_count();
   bool key_exists(const std::string& key);
@@ -216,6 +223,21 @@ class SimRedisEngine {
   Reply cmd_script(const Command& a);
   Reply eval_generic(const Command& a, std::string_view sha, const std::string* body);
 
+  // Blocked reads (sim_redis_blocking.cpp), as Redis 7.0's blocked.c keeps them.
+  struct BlockedRead {
+    std::vector<std::string> keys;  // each watched stream once
+    std::int64_t count = 0;         // COUNT; 0: every entry
+    BlockWake wake;
+  };
+  // The XREAD being run blocks on `streams` (key, the id it reads after; a repeated key keeps its
+  // first id, as Redis's blockForKeys). REQUIRES: execute_blocking is running it.
+  void block_current(const std::vector<std::pair<const std::string*, StreamId>>& streams,
+                     std::int64_t count);
+  // XADD added an entry to `key`: its readers are served once the client command has run.
+  void signal_stream_ready(const std::string& key);
+  // Serves the readers of the streams the command just run added entries to.
+  void serve_blocked();
+
   Clock& clock_;
   std::uint64_t now_ms_ = 0;  // read once per client command; frozen while a script runs
   bool in_script_ = false;
@@ -232,6 +254,14 @@ class SimRedisEngine {
   };
   std::unordered_map<std::string, CommandSpec, NameHash, std::equal_to<>> commands_;
   std::unique_ptr<LuaScripting> lua_;
+  BlockWake* block_wake_ = nullptr;  // set while execute_blocking runs its command
+  BlockId blocked_now_ = 0;          // the id that command blocked under; 0: it did not
+  BlockId block_next_ = 1;
+  std::map<BlockId, BlockedRead> blocked_;  // by id, which is the order they blocked in
+  // Stream key -> its readers (id, the id it reads after), in the order they blocked. Looked up
+  // by key, never iterated: nothing depends on its order.
+  std::unordered_map<std::string, std::vector<std::pair<BlockId, StreamId>>> blocked_on_;
+  std::vector<std::string> ready_keys_;  // this command's streams with readers, in signal order
 };
 
 // Parsing helpers shared by the command families (sim_redis_parse.cpp), with Redis's rules.

@@ -63,6 +63,7 @@ Reply SimRedisEngine::xread_generic(const Command& a, bool xreadgroup) {
   std::size_t streams_arg = 0;
   std::size_t streams_count = 0;
   bool noack = false;
+  bool block = false;
   const std::string* group_name = nullptr;
   const std::string* consumer_name = nullptr;
   for (std::size_t i = 1; i < a.size(); i++) {
@@ -79,6 +80,7 @@ Reply SimRedisEngine::xread_generic(const Command& a, bool xreadgroup) {
         return Reply::error("ERR timeout is not an integer or out of range");
       }
       if (timeout < 0) return Reply::error("ERR timeout is negative");
+      block = true;
     } else if (parse::iequals(o, "count") && more) {
       i++;
       if (!parse::to_int64(a[i], count)) return Reply::error(kErrNotInteger);
@@ -228,7 +230,18 @@ Reply SimRedisEngine::xread_generic(const Command& a, bool xreadgroup) {
     }
     out.push_back(array_of(Reply::bulk(key), Reply::array(std::move(entries))));
   }
-  if (out.empty()) return Reply::nil();
+  if (out.empty()) {
+    // XREADGROUP BLOCK does not block (sim_redis.h): it replies as on a timeout.
+    if (block && !xreadgroup && block_wake_ != nullptr) {
+      std::vector<std::pair<const std::string*, StreamId>> streams;
+      streams.reserve(streams_count);
+      for (std::size_t k = 0; k < streams_count; k++) {
+        streams.emplace_back(&a[streams_arg + k], ids[k]);
+      }
+      block_current(streams, count);
+    }
+    return Reply::nil();
+  }
   return Reply::array(std::move(out));
 }
 

@@ -259,6 +259,7 @@ Reply SimRedisEngine::cmd_xadd(const Command& a) {
   }
   append_entry(s, id, std::vector<std::string>(a.begin() + static_cast<long>(field_pos), a.end()));
   trim(s, args);
+  if (!blocked_on_.empty()) signal_stream_ready(a[1]);
   return id_reply(id);
 }
 

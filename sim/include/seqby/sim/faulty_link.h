@@ -4,7 +4,10 @@
 // latency (extra delay before and/or after) and connection_reset (before or after execution;
 // Errc::closed). It waits on the wrapped instance's Runtime, so it works on either runtime.
 // Every firing is reported to the FaultObserver. Every command consumes the same number of
-// random draws whatever the rates, so changing one rate does not move the other faults.
+// random draws whatever the rates, so changing one rate does not move the other faults. A lost
+// request or reply of a blocking read (XREAD ... BLOCK ms) times out after timeout_ms + BLOCK ms
+// (blocking.h); a reset "after" drops the reply that ended the block (the caller learns of the
+// reset when the block ends, not while it waits).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,7 @@ struct LinkFaultRates {
   std::uint64_t latency_ms_min = 1;  // extra delay each way when latency fires
   std::uint64_t latency_ms_max = 100;
   std::uint64_t timeout_ms = 1000;  // how long a caller waits for a reply that never comes
+                                    // (+ BLOCK ms for a blocking read)
 };
 
 // The link fault rates a swarm configuration drew (0 for kinds switched off).

@@ -8,6 +8,11 @@
 // connection). An exempt connection (the publisher, an outbox relay that publishes exactly once,
 // and the harness's own admin connection) is never closed: it only waits.
 //
+// A connection held by a blocking read (sim_link.h) registers a close hook: closing the
+// connection, or its client going away, ends the block (Redis frees the client) and drops what
+// waited behind it. A blocked read of an exempt connection survives a restart (as if its relay
+// reconnected and sent it again).
+//
 // It does not model a restart losing acknowledged writes (appendfsync always: what ran is on
 // disk), nor a client recycling its connection after a timeout (HiredisLink does, and Redis then
 // discards the commands still queued; here a timed-out caller's queued commands still run when
@@ -45,6 +50,9 @@ class ServerGate final : public ServerFaultTarget {
   // Bumps each time the server closes the connection: a command sent under an older epoch is lost.
   std::uint64_t epoch(ConnectionId id) const { return connections_.at(id).epoch; }
   bool exempt(ConnectionId id) const { return connections_.at(id).exempt; }
+  // The SimRedis behind the gate as a SimServer (blocking reads included), for a link that needs
+  // no server of its own (a wake link: no stamps); it lives as long as the gate.
+  SimServer& server() { return redis_; }
 
   enum class Arrival : std::uint8_t { run, refuse, queue };
   // What becomes of a command of connection `id`, sent under `epoch`, reaching the server now.
@@ -56,13 +64,20 @@ class ServerGate final : public ServerFaultTarget {
   // Queues a command arrive() said to queue; it runs on `server` once the server is up and
   // unpaused. REQUIRES: `server` outlives the gate.
   void enqueue(ConnectionId id, SimServer& server, redis::Command command, Respond respond);
+  // The same for work of the connection's own (a link that holds commands behind a blocking
+  // read): `run` once the server runs commands again, or `discard` if the connection closes first.
+  void enqueue_action(ConnectionId id, std::function<void()> run, std::function<void()> discard);
+  // `hook` runs once when the server closes connection `id` or frees it (its client gone), before
+  // its queued commands are discarded; an empty hook clears it. One hook per connection.
+  void on_close(ConnectionId id, std::function<void()> hook);
 
   // Replies of one connection come back in the order they were sent: the time a reply due at
   // `due_ms` arrives (never before an earlier reply of `id`).
   std::uint64_t reply_time(ConnectionId id, std::uint64_t due_ms);
 
   // The client `name` went away (its instance crashed): Redis frees it and the commands it had
-  // queued. Commands still on the wire are not touched (the simulator lets them run).
+  // queued, on each of its connections (named `name`, or `name/...` for a second connection of
+  // the same instance). Commands still on the wire are not touched (the simulator lets them run).
   void client_gone(std::string_view name) override;
 
   // --- ServerFaultTarget ---
@@ -71,6 +86,7 @@ class ServerGate final : public ServerFaultTarget {
   // like any other: issued during a pause they take effect, in order, when it ends.
   bool flush_scripts() override;
   bool pause_clients(std::uint64_t duration_ms) override;
+  // Closes the latest connection named exactly `client` (not its `client/...` connections).
   bool kill_client(std::string_view client) override;
 
   bool down() const { return scheduler_.now_ms() < down_until_ms_; }
@@ -83,6 +99,7 @@ class ServerGate final : public ServerFaultTarget {
     bool exempt = false;
     std::uint64_t epoch = 0;
     std::uint64_t last_reply_ms = 0;
+    std::function<void()> on_close;
   };
   struct Queued {
     ConnectionId connection = 0;
@@ -93,7 +110,8 @@ class ServerGate final : public ServerFaultTarget {
 
   // Runs `action` now, or queues it on the admin connection while the server holds commands.
   void admin(std::function<void()> action);
-  void close(ConnectionId id);  // epoch++, its queued commands discarded
+  void close(ConnectionId id);        // epoch++, then free_queued
+  void free_queued(ConnectionId id);  // its close hook run, its queued commands discarded
   void start_pause(std::uint64_t duration_ms);
   // Runs what queued, once the server is up and unpaused (called when a pause or a downtime ends).
   void drain();

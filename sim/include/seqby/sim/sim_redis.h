@@ -1,8 +1,16 @@
 // SimRedis: a deterministic in-process Redis 7.0 for the simulator. It executes one command at a
 // time, synchronously, and returns the reply real Redis 7.0.15 gives for the same sequence of
 // commands (argument validation and error texts included), running Lua scripts on embedded Lua 5.1
-// with Redis's reply conversions. It models one database, RESP2 replies, no blocking, no pub/sub,
-// no persistence.
+// with Redis's reply conversions. It models one database, RESP2 replies, blocking XREAD, no
+// pub/sub, no persistence.
+//
+// Blocking XREAD (execute_blocking): an XREAD ... BLOCK ms with nothing newer than its ids stays
+// blocked until a command of any client (XADD, or a script that XADDs) adds an entry to one of its
+// streams; right after that command it is served, as Redis 7.0 serves it, with the entries of that
+// one stream. Blocked readers are served in a fixed order (streams in the order they got entries,
+// each stream's readers in the order they blocked). SimRedis keeps no time for them: the caller
+// ends a block by unblock() (its timeout, its connection gone). A stream deleted, or replaced by a
+// value of another type, leaves its XREAD readers blocked, as in Redis 7.0.
 //
 // Known deviations, which a differential test against real Redis must allow for:
 // - KEYS and SMEMBERS return sorted results (real Redis: hash-table order; compare as sets).
@@ -13,9 +21,11 @@
 // - Stream listpack nodes are modelled by entry count (100) only, not by their 4096-byte limit:
 //   MAXLEN/MINID ~ trimming and XINFO STREAM radix-tree-keys can differ for large entries, and
 //   radix-tree-nodes is an estimate (keys + 1).
-// - XINFO STREAM FULL, ZRANGE BYLEX and the HELP subcommands are not implemented; BLOCK is parsed
-//   but never blocks (XREAD/XREADGROUP reply at once as on a timeout); any command not in the
-//   table of sim_redis.cpp is an unknown command.
+// - XINFO STREAM FULL, ZRANGE BYLEX and the HELP subcommands are not implemented; any command not
+//   in the table of sim_redis.cpp is an unknown command.
+// - Blocking: only XREAD blocks, and only through execute_blocking; execute() answers a blocking
+//   XREAD at once as on a timeout (nil), and XREADGROUP ... BLOCK never blocks (it replies at once
+//   as on a timeout). Blocking inside MULTI is not modelled (no MULTI).
 // - Scripts: no cjson, bit, struct or cmsgpack libraries; existing fields of the library tables
 //   are not write-protected; tostring() of a table shows a pointer, so a script must not use it.
 #pragma once
@@ -27,6 +37,7 @@
 
 #include "seqby/broker/reply.h"
 #include "seqby/core/clock.h"
+#include "seqby/sim/blocking.h"
 
 namespace seqby::sim {
 
@@ -44,6 +55,16 @@ class SimRedis {
   // Executes one command synchronously and deterministically and returns Redis 7.0's reply.
   // The clock is read once per command; a script sees that one time for its whole run.
   redis::Reply execute(const redis::Command& command);
+  // As execute(), for a client that can wait: a blocking XREAD with nothing to read blocks and
+  // returns its BlockId; `wake` is called once, later, with its reply (from inside the execute()
+  // or execute_blocking() of the command whose write served it), unless unblock() ends it first.
+  // REQUIRES: `wake` does not call into this SimRedis (it schedules work).
+  BlockResult execute_blocking(const redis::Command& command, BlockWake wake);
+  // Ends block `id` without a reply (its timeout passed, its connection closed): true if it was
+  // still blocked, false if it was served (or ended) already.
+  bool unblock(BlockId id);
+  // Clients blocked now.
+  std::size_t blocked_count() const;
 
   // Introspection for tests and checkers (no side effects): number of keys not past their
   // expiry, and whether `key` exists and is not past its expiry.
