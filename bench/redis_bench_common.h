@@ -5,6 +5,8 @@
 // counters from INFO. Nothing here asserts a figure; it measures.
 #pragma once
 
+#include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <atomic>
@@ -13,19 +15,28 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "seqby/broker/redis_broker.h"
 #include "seqby/broker/redis_link.h"
+#include "seqby/core/engine.h"
+#include "seqby/core/history.h"
 #include "seqby/core/json_flat.h"
 #include "seqby/core/naming.h"
 #include "seqby/core/task.h"
 #include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/hiredis_link.h"
 #include "seqby/hiredis/redis_url.h"
 #include "seqby/runtime/real_runtime.h"
 
@@ -267,6 +278,330 @@ inline std::uint64_t unlink_matching(BlockingRedis& redis, const std::string& pa
     if (cursor == "0") break;
   }
   return unlinked;
+}
+
+// --- command lines ------------------------------------------------------------------------
+
+inline bool parse_u64(const char* text, std::uint64_t* out) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || text[0] == '-') return false;
+  *out = v;
+  return true;
+}
+
+// "1000,10000" -> {1000, 10000}; false when an item is not a positive number.
+inline bool parse_u64_list(const std::string& text, std::vector<std::uint64_t>* out) {
+  out->clear();
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    std::uint64_t value = 0;
+    if (!parse_u64(text.substr(at, comma - at).c_str(), &value) || value == 0) return false;
+    out->push_back(value);
+    at = comma + 1;
+  }
+  return !out->empty();
+}
+
+// --- one engine instance's connections: THE place that builds them -------------------------
+
+// Whether RedisBroker takes a second link for its blocking wait for new entries (issue 14:
+// RedisBroker(link, options, &wake_link)).
+inline constexpr bool kBrokerTakesWakeLink =
+    std::is_constructible_v<RedisBroker, RedisLink&, RedisBrokerOptions, RedisLink*>;
+
+namespace detail {
+template <typename B>
+std::unique_ptr<B> make_broker(RedisLink& link, RedisLink& wake_link, RedisBrokerOptions options) {
+  // after issue 14: the broker's blocking XREAD gets a connection of its own. The constructor is
+  // probed, so this line needs no edit when the broker gains it; if the argument changes shape,
+  // this is the one line to change.
+  if constexpr (std::is_constructible_v<B, RedisLink&, RedisBrokerOptions, RedisLink*>) {
+    return std::make_unique<B>(link, std::move(options), &wake_link);
+  } else {
+    (void)wake_link;
+    return std::make_unique<B>(link, std::move(options));
+  }
+}
+}  // namespace detail
+
+// The links and broker of one engine instance: `link` (one pipelined connection, every fenced
+// step) and `wake_link` (the broker's blocking wait, when it takes one; otherwise never used and
+// never connected: a HiredisLink connects on its first command). REQUIRES: built and destroyed
+// on the runtime's loop thread or while no loop runs.
+struct InstanceBroker {
+  InstanceBroker(RealRuntime& runtime, const RedisConfig& config, RedisBrokerOptions options = {})
+      : link(runtime, config),
+        wake_link(runtime, config),
+        broker(detail::make_broker<RedisBroker>(link, wake_link, std::move(options))) {}
+
+  // Commands both links sent. Loop thread only.
+  std::uint64_t commands_sent() const {
+    return link.stats().commands_sent + wake_link.stats().commands_sent;
+  }
+
+  HiredisLink link;
+  HiredisLink wake_link;
+  std::unique_ptr<RedisBroker> broker;
+};
+
+// --- idle partitions ------------------------------------------------------------------------
+
+// Creates partitions partition_key(0..count-1) of `category` as a publisher and a subscribed
+// group leave them once drained: the index entry and an empty stream with `group` at id 0.
+// Pipelined (64 in flight). Returns how many commands failed. REQUIRES: no loop runs on `runtime`.
+inline std::size_t create_idle_partitions(RealRuntime& runtime, RedisLink& link,
+                                          const std::string& category, const std::string& group,
+                                          std::uint64_t count) {
+  std::vector<Command> setup;
+  setup.reserve(2 * count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::string key = partition_key(static_cast<std::uint32_t>(i));
+    setup.push_back(Command{"SADD", partition_index_name(category), key});
+    setup.push_back(
+        Command{"XGROUP", "CREATE", partition_stream_name(category, key), group, "0", "MKSTREAM"});
+  }
+  return run_pipelined(runtime, link, setup, 64);
+}
+
+// --- the server's counters over a window ----------------------------------------------------
+
+inline std::uint64_t info_u64(BlockingRedis& redis, const char* section, std::string_view field) {
+  Command command{"INFO", section};
+  Result<Reply> reply = redis.execute(command);
+  if (!reply.ok() || reply.value().kind != Reply::Kind::bulk) return 0;
+  return std::strtoull(info_field("\n" + reply.value().str, field).c_str(), nullptr, 10);
+}
+
+// What the server did since `begin()`: its CPU and the commands it ran, minus those this meter
+// sends itself (counted once by `calibrate()`, before anything else talks to the server).
+// Redis 7 counts the commands a script runs in total_commands_processed as well as the script
+// call itself: `calls` is every command, `scripts` the EVALSHA/EVAL calls among them.
+class ServerMeter {
+ public:
+  explicit ServerMeter(BlockingRedis& admin) : admin_(admin) {}
+
+  // The meter's own commands between begin() and end(), with nobody else talking to the server.
+  void calibrate() {
+    begin();
+    own_calls_ = 0;
+    own_calls_ = end().calls;
+  }
+
+  void begin() {
+    reset_command_stats(admin_);
+    start_us_ = steady_now_us();
+    cpu_start_us_ = server_cpu_us(admin_);
+  }
+
+  struct Reading {
+    std::uint64_t elapsed_us = 0;
+    std::uint64_t cpu_us = 0;   // redis-server user + system CPU
+    std::uint64_t calls = 0;    // INFO stats total_commands_processed (inside scripts too)
+    std::uint64_t scripts = 0;  // EVALSHA and EVAL calls (INFO commandstats)
+    double cpu_percent() const { return elapsed_us == 0 ? 0 : 100.0 * cpu_us / elapsed_us; }
+    double calls_per_s() const { return elapsed_us == 0 ? 0 : calls * 1e6 / elapsed_us; }
+    double scripts_per_s() const { return elapsed_us == 0 ? 0 : scripts * 1e6 / elapsed_us; }
+  };
+
+  Reading end() {
+    Reading out;
+    out.cpu_us = server_cpu_us(admin_) - cpu_start_us_;
+    out.elapsed_us = steady_now_us() - start_us_;
+    const std::uint64_t calls = info_u64(admin_, "stats", "total_commands_processed");
+    out.calls = calls > own_calls_ ? calls - own_calls_ : 0;
+    out.scripts = command_stats(admin_).script_calls;
+    return out;
+  }
+
+ private:
+  BlockingRedis& admin_;
+  std::uint64_t own_calls_ = 0;
+  std::uint64_t start_us_ = 0;
+  std::uint64_t cpu_start_us_ = 0;
+};
+
+// CPU (user + system) of this whole process, in microseconds.
+inline std::uint64_t process_cpu_us() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto us = [](const timeval& t) {
+    return static_cast<std::uint64_t>(t.tv_sec) * 1000000 + static_cast<std::uint64_t>(t.tv_usec);
+  };
+  return us(usage.ru_utime) + us(usage.ru_stime);
+}
+
+// --- one engine instance on a thread of its own ---------------------------------------------
+
+// Counts an engine's lease steps (any thread may read the counters) and keeps the steady time of
+// every `renew` record, from which heartbeat rounds are told apart. Everything else is dropped.
+class StepCounter final : public HistorySink {
+ public:
+  void record(HistoryRecord record) override {
+    switch (record.op) {
+      case HistoryOp::acquire:
+        acquires.fetch_add(1, std::memory_order_relaxed);
+        break;
+      case HistoryOp::lose:
+        losses.fetch_add(1, std::memory_order_relaxed);
+        break;
+      case HistoryOp::renew: {
+        renews.fetch_add(1, std::memory_order_relaxed);
+        const std::lock_guard<std::mutex> lock(mutex_);
+        renew_us_.push_back(steady_now_us());
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // Heartbeat rounds seen after `since_us`: renew records closer than `gap_us` to the previous
+  // one belong to its round. Per round: first-to-last record time (us) and its renew count.
+  struct Round {
+    std::uint64_t span_us = 0;
+    std::uint64_t renews = 0;
+  };
+  std::vector<Round> rounds(std::uint64_t since_us, std::uint64_t gap_us) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<Round> out;
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    for (const std::uint64_t t : renew_us_) {
+      if (t < since_us) continue;
+      if (out.empty() || t - last > gap_us) {
+        out.push_back(Round{});
+        first = t;
+      }
+      last = t;
+      out.back().span_us = last - first;
+      ++out.back().renews;
+    }
+    return out;
+  }
+
+  std::atomic<std::uint64_t> acquires{0};
+  std::atomic<std::uint64_t> losses{0};
+  std::atomic<std::uint64_t> renews{0};
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::uint64_t> renew_us_;
+};
+
+// A trivial handler: accepts every event, commits nothing.
+class AcceptHandler final : public Handler {
+ public:
+  Task<HandlerResult> handle(const Event&, HandlerContext&) override {
+    co_return HandlerResult::success();
+  }
+};
+
+// One Engine (RealRuntime loop on its own thread, InstanceBroker, `handler`, a StepCounter) that
+// the calling thread drives from outside: everything that touches the engine runs on its loop
+// through post(), waited for at most a deadline. A deadline missed is a hung instance: the caller
+// reports it and exits (nothing here waits without a bound).
+class EngineThread {
+ public:
+  EngineThread(const RedisConfig& config, EngineOptions options, Handler& handler)
+      : runtime_(runtime_options()),
+        connections_(runtime_, config),
+        engine_(runtime_, *connections_.broker, steps_, handler, std::move(options)),
+        thread_([this] { runtime_.run(); }) {}
+  ~EngineThread() {
+    runtime_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  EngineThread(const EngineThread&) = delete;
+  EngineThread& operator=(const EngineThread&) = delete;
+
+  // Runs `fn` on the loop and returns its value, or nullopt when the loop did not run it within
+  // `timeout_ms`.
+  template <typename F>
+  auto on_loop(F fn, std::uint64_t timeout_ms) -> std::optional<decltype(fn())> {
+    using T = decltype(fn());
+    auto promise = std::make_shared<std::promise<T>>();
+    std::future<T> result = promise->get_future();
+    runtime_.post([promise, fn = std::move(fn)]() mutable { promise->set_value(fn()); });
+    if (result.wait_for(std::chrono::milliseconds(timeout_ms)) != std::future_status::ready) {
+      return std::nullopt;
+    }
+    return result.get();
+  }
+
+  // Starts the engine on its loop; returns the steady time (us) at Engine::start().
+  std::optional<std::uint64_t> start(std::uint64_t timeout_ms) {
+    return on_loop(
+        [this] {
+          const std::uint64_t at = steady_now_us();
+          engine_.start();
+          return at;
+        },
+        timeout_ms);
+  }
+
+  std::optional<std::size_t> held(std::uint64_t timeout_ms) {
+    return on_loop([this] { return engine_.held().size(); }, timeout_ms);
+  }
+
+  // What the instance has done so far: commands its links sent and its loop thread's CPU.
+  struct Snapshot {
+    std::uint64_t commands_sent = 0;
+    std::uint64_t loop_cpu_us = 0;
+    std::uint64_t at_us = 0;
+  };
+  std::optional<Snapshot> snapshot(std::uint64_t timeout_ms) {
+    return on_loop(
+        [this] {
+          return Snapshot{connections_.commands_sent(), thread_cpu_us(), steady_now_us()};
+        },
+        timeout_ms);
+  }
+
+  // Engine::stop() (workers release their leases, the instance leaves), then the loop ends.
+  // False when that did not happen within `timeout_ms`.
+  bool stop(std::uint64_t timeout_ms) {
+    runtime_.post([this] { runtime_.spawn("bench stop", stop_engine()); });
+    const std::uint64_t deadline = steady_now_us() + timeout_ms * 1000;
+    while (!stopped_.load() && steady_now_us() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!stopped_.load()) return false;
+    thread_.join();
+    return true;
+  }
+
+  const StepCounter& steps() const { return steps_; }
+  RedisBroker& broker() { return *connections_.broker; }
+
+ private:
+  static RealRuntimeOptions runtime_options() {
+    RealRuntimeOptions options;
+    options.worker_count = 1;  // the benchmark handlers never call run_blocking
+    return options;
+  }
+
+  Task<void> stop_engine() {
+    co_await engine_.stop();
+    stopped_.store(true);
+    runtime_.stop();
+  }
+
+  RealRuntime runtime_;
+  InstanceBroker connections_;
+  StepCounter steps_;
+  Engine engine_;
+  std::atomic<bool> stopped_{false};
+  std::thread thread_;  // last: starts once everything else is built
+};
+
+// Percentile `p` (0..100) of `sorted` (nearest rank), 0 when empty.
+inline double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  std::size_t rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size()));
+  if (rank >= sorted.size()) rank = sorted.size() - 1;
+  return sorted[rank];
 }
 
 }  // namespace seqby::redis::bench
