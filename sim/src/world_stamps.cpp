@@ -214,10 +214,21 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
     next = faulty.get();
   }
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
+  if (with_faults) {
+    const GateConnection wake_connection{&world.gate_,
+                                         world.gate_.connect(runtime.name() + "/wake", false)};
+    wake_link =
+        std::make_unique<SimRedisLink>(runtime, world.gate_.server(), rng.derive("wake-latency"),
+                                       world.case_.link, wake_connection);
+    wake_faulty = std::make_unique<FaultyLink>(
+        *wake_link, runtime, rng.derive("wake-faults"),
+        link_fault_rates(world.case_.swarm, world.case_.link.timeout_ms), world.observer_.get(),
+        node);
+  }
   redis::RedisBrokerOptions options = testing::redis_broker_options_for(world.case_.variant);
   options.journal_maxlen = world.options_.journal_maxlen;
   options.journal_group = world.case_.group;
-  broker = std::make_unique<redis::RedisBroker>(*outer, options);
+  broker = std::make_unique<redis::RedisBroker>(*outer, options, wake_faulty.get());
 }
 
 // --- faults ---------------------------------------------------------------------------------

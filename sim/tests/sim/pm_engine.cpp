@@ -37,7 +37,9 @@ constexpr const char* kB = "corr-b";
 constexpr std::int64_t kEventsPerKey = 12;
 
 // Two correlation values, each with kEventsPerKey events alternating order / payment (order
-// first for kA, payment first for kB), published interleaved; no faults.
+// first for kA, payment first for kB), published interleaved, each kB event at the time of its kA
+// event, so that both values are found by the first discovery and their executions (30 ms
+// each) overlap on two instances; no faults.
 SimCase pm_case(std::uint64_t seed) {
   SimCase c;
   c.seed = seed;
@@ -53,7 +55,7 @@ SimCase pm_case(std::uint64_t seed) {
   for (std::int64_t i = 0; i < kEventsPerKey; ++i) {
     for (const char* key : {kA, kB}) {
       CaseEvent e;
-      e.at_ms = static_cast<std::uint64_t>(i) * 250 + (key == kA ? 0 : 125);
+      e.at_ms = static_cast<std::uint64_t>(i) * 250;
       e.key = key;
       e.category = c.pm_categories[static_cast<std::size_t>(i + (key == kA ? 0 : 1)) % 2];
       e.seq = ++seq[{e.category, e.key}];
