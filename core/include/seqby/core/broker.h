@@ -54,7 +54,7 @@ struct WatchedStream {
 
 // The longest an engine's wait_for_entries blocks: a link that carries those waits must allow a
 // command this long plus its own round-trip timeout.
-inline constexpr std::uint64_t kWakeBlockMsMax = 10'000;
+inline constexpr std::uint64_t kWakeBlockMsMax = 2'000;
 
 // The outcome of an effect commit to the fenced Redis effect sink (optimistic on a per-key seq).
 enum class CommitOutcome : std::uint8_t {
