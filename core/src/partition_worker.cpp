@@ -207,6 +207,11 @@ Task<PartitionWorker::Next> PartitionWorker::next_entry(Lane& lane) {
   check_may_send();
   Result<NextReply> read =
       co_await env_.broker.fenced_next(lane.lease, env_.options.group, lane.from, lane.unacked_id);
+  Next next = co_await read_came_to(lane, std::move(read));
+  co_return next;
+}
+
+Task<PartitionWorker::Next> PartitionWorker::read_came_to(Lane& lane, Result<NextReply> read) {
   if (!read.ok()) {
     if (read.code() == Errc::fenced) {
       env_.record(HistoryOp::read_fenced, &lane.lease, "", read.error().message);

@@ -17,37 +17,11 @@ class PreviousReleaseWorker final : public PartitionWorker {
     check_may_send();
     Result<std::optional<StreamEntry>> read =
         co_await env_.broker.fenced_read(lane.lease, env_.options.group, lane.from);
-    if (!read.ok()) {
-      if (read.code() == Errc::fenced) {
-        env_.record(HistoryOp::read_fenced, &lane.lease, "", read.error().message);
-        fenced("read fenced");
-        co_return Turn::ended;
-      }
-      if (read.code() == Errc::no_group) {
-        (void)co_await env_.broker.ensure_group(lane.lease.partition, env_.options.group);
-      }
-      lane.from = ReadFrom::pending;
-      if (++lane.transport_failures > env_.options.transport_retry_count_max) {
-        co_return Turn::ended;
-      }
-      co_await env_.runtime.sleep_ms(backoff_ms(env_.options.retry_backoff_ms,
-                                                env_.options.retry_backoff_max_ms,
-                                                lane.transport_failures));
-      co_return Turn::worked;
-    }
-    lane.transport_failures = 0;
-    if (!read.value().has_value()) {
-      if (lane.from == ReadFrom::pending) {
-        lane.from = ReadFrom::new_entries;
-        co_return Turn::worked;
-      }
-      co_return Turn::idle;
-    }
-    StreamEntry entry = std::move(*read.value());
-    active_ms_ = env_.runtime.clock().now_ms();
-    env_.record(HistoryOp::read, &lane.lease, entry.id,
-                "delivery=" + std::to_string(entry.delivery_count));
-    co_return std::move(entry);
+    Result<NextReply> came =
+        read.ok() ? Result<NextReply>(NextReply{false, false, std::move(read.value()), ""})
+                  : Result<NextReply>(read.error());
+    Next next = co_await read_came_to(lane, std::move(came));
+    co_return next;
   }
 
   // fenced_ack.lua right after the handler.

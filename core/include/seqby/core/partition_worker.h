@@ -112,6 +112,10 @@ class PartitionWorker {
   // The next entry of `lane` through the fenced read (the lease check before entering), which
   // also acknowledges the entry handled before it (fenced_next: one script per event).
   virtual Task<Next> next_entry(Lane& lane);
+  // What a fenced read of `lane` came to, for any read step: FENCED ends the worker; no answer
+  // is read again from the pending list after a backoff (bounded); an ack it carried, an entry
+  // or nothing is recorded and the lane's position and watch id follow.
+  Task<Next> read_came_to(Lane& lane, Result<NextReply> read);
   // `entry` was handled: the design leaves its ack to the next fenced_next of its lane.
   virtual Task<Step> handled(Lane& lane, const StreamEntry& entry);
   // Every lane found nothing to do: wait for a new entry on a lane (the engine's Waker), a
