@@ -193,14 +193,12 @@ int run_worker(const WorkerOptions& o) {
   {
     redis::RealRuntime runtime;
     redis::HiredisLink link(runtime, config.value());
-    // A connection of its own for the blocking read that wakes idle partitions.
-    redis::RedisConfig wake_config = config.value();
-    wake_config.command_timeout_ms += kWakeBlockMsMax;
-    redis::HiredisLink wake_link(runtime, wake_config);
+    // Connections of their own for the blocking reads that wake idle partitions.
+    redis::HiredisWakeLinks wake_links(runtime, config.value());
     redis::RedisBrokerOptions broker_options = testing::redis_broker_options_for(variant);
     broker_options.journal_maxlen = o.journal_maxlen;
     broker_options.journal_group = o.group;
-    redis::RedisBroker broker(link, broker_options, &wake_link);
+    redis::RedisBroker broker(link, broker_options, wake_links.source());
     // With a journal the scripts record every decision themselves; the engine's other records
     // (warnings, resumes) are notes beside them. Without, the history stream gets every record,
     // appended after Redis answered.

@@ -306,43 +306,23 @@ inline bool parse_u64_list(const std::string& text, std::vector<std::uint64_t>* 
 
 // --- one engine instance's connections: THE place that builds them -------------------------
 
-// Whether RedisBroker takes a second link for its blocking wait for new entries (issue 14:
-// RedisBroker(link, options, &wake_link)).
-inline constexpr bool kBrokerTakesWakeLink =
-    std::is_constructible_v<RedisBroker, RedisLink&, RedisBrokerOptions, RedisLink*>;
-
-namespace detail {
-template <typename B>
-std::unique_ptr<B> make_broker(RedisLink& link, RedisLink& wake_link, RedisBrokerOptions options) {
-  // after issue 14: the broker's blocking XREAD gets a connection of its own. The constructor is
-  // probed, so this line needs no edit when the broker gains it; if the argument changes shape,
-  // this is the one line to change.
-  if constexpr (std::is_constructible_v<B, RedisLink&, RedisBrokerOptions, RedisLink*>) {
-    return std::make_unique<B>(link, std::move(options), &wake_link);
-  } else {
-    (void)wake_link;
-    return std::make_unique<B>(link, std::move(options));
-  }
-}
-}  // namespace detail
-
-// The links and broker of one engine instance: `link` (one pipelined connection, every fenced
-// step) and `wake_link` (the broker's blocking wait, when it takes one; otherwise never used and
-// never connected: a HiredisLink connects on its first command). REQUIRES: built and destroyed
-// on the runtime's loop thread or while no loop runs.
+// The links and broker of one engine instance, as `seqby worker` builds them: `link` (one
+// pipelined connection, every fenced step) and `wake_links` (one per wake channel the engine
+// uses, made on first use: a HiredisLink connects on its first command). REQUIRES: built and
+// destroyed on the runtime's loop thread or while no loop runs.
 struct InstanceBroker {
   InstanceBroker(RealRuntime& runtime, const RedisConfig& config, RedisBrokerOptions options = {})
       : link(runtime, config),
-        wake_link(runtime, config),
-        broker(detail::make_broker<RedisBroker>(link, wake_link, std::move(options))) {}
+        wake_links(runtime, config),
+        broker(std::make_unique<RedisBroker>(link, std::move(options), wake_links.source())) {}
 
-  // Commands both links sent. Loop thread only.
+  // Commands every link sent. Loop thread only.
   std::uint64_t commands_sent() const {
-    return link.stats().commands_sent + wake_link.stats().commands_sent;
+    return link.stats().commands_sent + wake_links.commands_sent();
   }
 
   HiredisLink link;
-  HiredisLink wake_link;
+  HiredisWakeLinks wake_links;
   std::unique_ptr<RedisBroker> broker;
 };
 

@@ -18,7 +18,7 @@
 // Prints figures, asserts none.
 //
 //   scripts/with-redis build/bench_redis_idle_cost [--partitions 1000,10000] [--instances 1,2]
-//       [--window-s 10] [--settle-s 3] [--acquire-timeout-s 60] [--poll-interval-ms N]
+//       [--window-s 10] [--settle-s 10] [--acquire-timeout-s 60] [--poll-interval-ms N]
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,7 +47,7 @@ struct Options {
   std::vector<std::uint64_t> partitions{1000, 10000};
   std::vector<std::uint64_t> instances{1, 2};
   std::uint64_t window_s = 10;
-  std::uint64_t settle_s = 3;
+  std::uint64_t settle_s = 10;  // 10,000 new workers take seconds to start
   std::uint64_t acquire_timeout_s = 60;
   std::uint64_t poll_interval_ms = 0;  // 0: the engine's default
 };
@@ -235,9 +235,10 @@ void print_header(const Options& o) {
       static_cast<unsigned long long>(EngineOptions().lease_ttl_ms),
       static_cast<unsigned long long>(EngineOptions().discovery_interval_ms),
       static_cast<unsigned long long>(o.window_s), static_cast<unsigned long long>(o.settle_s));
-  std::printf("# broker wake link: %s\n", kBrokerTakesWakeLink
-                                              ? "yes (RedisBroker(link, options, &wake_link))"
-                                              : "no (this RedisBroker takes one link)");
+  std::printf(
+      "# wake links: one per wake channel (HiredisWakeLinks), at most %u streams per "
+      "blocking read\n",
+      static_cast<unsigned>(EngineOptions().wake_read_partitions_max));
   std::printf(
       "# share_s: Engine::start() to holding ceil(N/instances), per instance; srv_cpu: "
       "redis-server %% of a core; srv_call/s: commands it ran (inside scripts too); "

@@ -67,13 +67,16 @@ Task<Result<std::vector<std::optional<Lease>>>> Broker::acquire_many(
   co_return out;
 }
 
+std::size_t Broker::wake_channels() const { return 1; }
+
 Task<Result<std::vector<std::size_t>>> Broker::wait_for_entries(std::string_view, std::string_view,
+                                                                std::size_t,
                                                                 const std::vector<WatchedStream>&,
                                                                 std::uint64_t) {
   co_return make_error(Errc::unsupported, "this broker cannot wait for new entries");
 }
 
-Task<Status> Broker::ring_wake(std::string_view, std::string_view) {
+Task<Status> Broker::ring_wake(std::string_view, std::string_view, std::size_t) {
   co_return make_error(Errc::unsupported, "this broker cannot wait for new entries");
 }
 

@@ -41,8 +41,8 @@ Task<void> Engine::run_loop(Task<void> loop) {
 Task<void> Engine::stop() {
   workers_->stop_all();
   waker_->stop();
-  // Ends the waker's blocking read now rather than at its block time (unsupported: none).
-  (void)co_await env_.broker.ring_wake(env_.unit_category, env_.options.owner_id);
+  // Ends the waker's blocking reads now rather than at their block time (unsupported: none).
+  co_await waker_->ring_all();
   const std::uint64_t start_ms = env_.runtime.clock().now_ms();
   while (tasks_alive() > 0 &&
          env_.runtime.clock().now_ms() - start_ms < env_.options.stop_wait_max_ms) {

@@ -98,8 +98,11 @@ std::string category_journal_name(std::string_view category) {
   return join(category, kJournalToken);
 }
 
-std::string wake_stream_name(std::string_view unit_category, std::string_view owner_id) {
-  return join(join(unit_category, "__wake__"), owner_id);
+std::string wake_stream_name(std::string_view unit_category, std::string_view owner_id,
+                             std::size_t channel) {
+  std::string name = join(join(unit_category, "__wake__"), owner_id);
+  if (channel > 0) name += "#" + std::to_string(channel);
+  return name;
 }
 
 std::optional<PartitionRef> split_partition_stream(std::string_view stream) {

@@ -85,7 +85,6 @@ void World::bring_up(std::uint32_t i) {
   auto inc = std::make_unique<Incarnation>(*this, instance.runtime, *servers_.back(), owner,
                                            rng_.derive("link/" + owner), true);
   inc->faulty->set_enabled(link_faults_on_);
-  inc->wake_faulty->set_enabled(link_faults_on_);
   inc->handler = std::make_unique<TestHandler>(instance.runtime, plan_, owner);
   const bool previous_release = i < case_.previous_release_instances;
   SEQBY_CHECK(!previous_release || case_.variant == testing::Variant::correct);
@@ -109,7 +108,7 @@ void World::set_link_faults(bool enabled) {
   for (auto& instance : instances_) {
     if (!instance->live) continue;
     instance->live->faulty->set_enabled(enabled);
-    instance->live->wake_faulty->set_enabled(enabled);
+    for (auto& channel : instance->live->wake) channel.faulty->set_enabled(enabled);
   }
 }
 

@@ -162,11 +162,15 @@ struct World::Incarnation {
   std::unique_ptr<SimRedisLink> link;
   std::unique_ptr<InnerStampLink> inner;
   std::unique_ptr<FaultyLink> faulty;  // null for the publisher
-  // The engine's wake link: a connection of its own ("i0/wake"), straight to SimRedis (a
-  // wake-up is no decision: no stamp), with its own latency and fault sub-streams. Null for the
-  // publisher.
-  std::unique_ptr<SimRedisLink> wake_link;
-  std::unique_ptr<FaultyLink> wake_faulty;
+  // The engine's wake links, one per wake channel used (Broker::wake_channels): each a
+  // connection of its own ("i0/wake", then "i0/wake#1", ...), straight to SimRedis (a wake-up is
+  // no decision: no stamp), with its own latency and fault sub-streams. None for the publisher.
+  struct WakeChannel {
+    std::unique_ptr<SimRedisLink> link;
+    std::unique_ptr<FaultyLink> faulty;
+  };
+  std::vector<WakeChannel> wake;
+  void add_wake_channel(World& world, SimRuntime& runtime, const Rng& rng, const std::string& node);
   std::unique_ptr<OuterStampLink> outer;
   std::unique_ptr<redis::RedisBroker> broker;
   std::unique_ptr<TestHandler> handler;

@@ -214,21 +214,38 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
     next = faulty.get();
   }
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
-  if (with_faults) {
-    const GateConnection wake_connection{&world.gate_,
-                                         world.gate_.connect(runtime.name() + "/wake", false)};
-    wake_link =
-        std::make_unique<SimRedisLink>(runtime, world.gate_.server(), rng.derive("wake-latency"),
-                                       world.case_.link, wake_connection);
-    wake_faulty = std::make_unique<FaultyLink>(
-        *wake_link, runtime, rng.derive("wake-faults"),
-        link_fault_rates(world.case_.swarm, world.case_.link.timeout_ms), world.observer_.get(),
-        node);
-  }
   redis::RedisBrokerOptions options = testing::redis_broker_options_for(world.case_.variant);
   options.journal_maxlen = world.options_.journal_maxlen;
   options.journal_group = world.case_.group;
-  broker = std::make_unique<redis::RedisBroker>(*outer, options, wake_faulty.get());
+  if (!with_faults) {
+    broker = std::make_unique<redis::RedisBroker>(*outer, options);
+    return;
+  }
+  add_wake_channel(world, runtime, rng, node);
+  broker = std::make_unique<redis::RedisBroker>(
+      *outer, options, [this, &world, &runtime, rng, node](std::size_t channel) {
+        while (wake.size() <= channel) add_wake_channel(world, runtime, rng, node);
+        return static_cast<redis::RedisLink*>(wake[channel].faulty.get());
+      });
+}
+
+void World::Incarnation::add_wake_channel(World& world, SimRuntime& runtime, const Rng& rng,
+                                          const std::string& node) {
+  // Channel 0 keeps the names it had as the one wake link ("i0/wake", "wake-latency", ...).
+  const std::size_t channel = wake.size();
+  const std::string suffix = channel == 0 ? "" : "#" + std::to_string(channel);
+  const GateConnection connection{&world.gate_,
+                                  world.gate_.connect(runtime.name() + "/wake" + suffix, false)};
+  WakeChannel added;
+  added.link = std::make_unique<SimRedisLink>(runtime, world.gate_.server(),
+                                              rng.derive("wake-latency" + suffix), world.case_.link,
+                                              connection);
+  added.faulty =
+      std::make_unique<FaultyLink>(*added.link, runtime, rng.derive("wake-faults" + suffix),
+                                   link_fault_rates(world.case_.swarm, world.case_.link.timeout_ms),
+                                   world.observer_.get(), node);
+  added.faulty->set_enabled(world.link_faults_on_);
+  wake.push_back(std::move(added));
 }
 
 // --- faults ---------------------------------------------------------------------------------

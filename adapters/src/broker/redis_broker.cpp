@@ -13,10 +13,16 @@ namespace seqby::redis {
 using detail::status_of;
 
 RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options, RedisLink* wake_link)
-    : link_(link), options_(options), wake_link_(wake_link) {
+    : link_(link), options_(options), wake_links_{wake_link} {
   SEQBY_CHECK(options_.reclaim_count_per_call > 0);
   SEQBY_CHECK(options_.reclaim_calls_per_script > 0);
   SEQBY_CHECK(options_.reclaim_scripts_max > 0);
+}
+
+RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options, WakeLinks wake_links)
+    : RedisBroker(link, options, nullptr) {
+  wake_links_.clear();
+  wake_links_source_ = std::move(wake_links);
 }
 
 CapabilitySet RedisBroker::capabilities() const {

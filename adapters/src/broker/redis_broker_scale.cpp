@@ -117,13 +117,20 @@ Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
   co_return out;
 }
 
+std::size_t RedisBroker::wake_channels() const { return wake_links_source_ ? kWakeChannelsMax : 1; }
+
 Task<Result<std::vector<std::size_t>>> RedisBroker::wait_for_entries(
-    std::string_view unit_category, std::string_view owner_id,
+    std::string_view unit_category, std::string_view owner_id, std::size_t channel,
     const std::vector<WatchedStream>& streams, std::uint64_t block_ms) {
-  if (wake_link_ == nullptr) {
+  SEQBY_CHECK(channel < wake_channels());
+  while (wake_links_source_ && wake_links_.size() <= channel) {
+    wake_links_.push_back(wake_links_source_(wake_links_.size()));
+  }
+  RedisLink* const wake_link = channel < wake_links_.size() ? wake_links_[channel] : nullptr;
+  if (wake_link == nullptr) {
     co_return make_error(Errc::unsupported, "no wake link: this broker cannot wait");
   }
-  const std::string doorbell = wake_stream_name(unit_category, owner_id);
+  const std::string doorbell = wake_stream_name(unit_category, owner_id, channel);
   std::string& doorbell_seen = doorbell_seen_.try_emplace(doorbell, "0-0").first->second;
   Command command;
   command.reserve(6 + 2 * (streams.size() + 1));
@@ -135,7 +142,7 @@ Task<Result<std::vector<std::size_t>>> RedisBroker::wait_for_entries(
     command.push_back(watched.after_id.empty() ? "0-0" : watched.after_id);
   }
   command.push_back(doorbell_seen);
-  Result<Reply> reply = co_await wake_link_->execute(command);
+  Result<Reply> reply = co_await wake_link->execute(command);
   // A nil reply: the block ran out. Otherwise [[stream, [[id, fields]]], ...].
   using Row = std::tuple<std::string, std::vector<std::tuple<std::string, AnyReply>>>;
   Result<std::optional<std::vector<Row>>> rows =
@@ -156,8 +163,9 @@ Task<Result<std::vector<std::size_t>>> RedisBroker::wait_for_entries(
   co_return woken;
 }
 
-Task<Status> RedisBroker::ring_wake(std::string_view unit_category, std::string_view owner_id) {
-  script::RingWake::Args args{wake_stream_name(unit_category, owner_id), kDoorbellTtlMs};
+Task<Status> RedisBroker::ring_wake(std::string_view unit_category, std::string_view owner_id,
+                                    std::size_t channel) {
+  script::RingWake::Args args{wake_stream_name(unit_category, owner_id, channel), kDoorbellTtlMs};
   ScriptCall call = script::encode<script::RingWake>(std::move(args));
   Result<Reply> reply = co_await run_script(script::RingWake::name, std::move(call));
   co_return status_of(script::decode_reply<script::RingWake>(reply));

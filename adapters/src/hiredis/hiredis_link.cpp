@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "hiredis_common.h"
+#include "seqby/core/broker.h"
 #include "seqby/core/check.h"
 
 namespace seqby::redis {
@@ -373,5 +374,25 @@ void HiredisLink::disconnect() { impl_->disconnect(); }
 bool HiredisLink::connected() const { return impl_->connected(); }
 HiredisLink::Stats HiredisLink::stats() const { return impl_->stats(); }
 const RedisConfig& HiredisLink::config() const { return impl_->config(); }
+
+HiredisWakeLinks::HiredisWakeLinks(RealRuntime& runtime, RedisConfig config)
+    : runtime_(runtime), config_(std::move(config)) {
+  config_.command_timeout_ms += kWakeBlockMsMax;
+}
+
+std::function<RedisLink*(std::size_t)> HiredisWakeLinks::source() {
+  return [this](std::size_t channel) -> RedisLink* {
+    while (links_.size() <= channel) {
+      links_.push_back(std::make_unique<HiredisLink>(runtime_, config_));
+    }
+    return links_[channel].get();
+  };
+}
+
+std::uint64_t HiredisWakeLinks::commands_sent() const {
+  std::uint64_t sent = 0;
+  for (const std::unique_ptr<HiredisLink>& link : links_) sent += link->stats().commands_sent;
+  return sent;
+}
 
 }  // namespace seqby::redis

@@ -165,12 +165,12 @@ TEST_F(EngineBrokerScale, AcquireManyTakesFreeLeasesInOrderUntilWantAndSkipsHeld
 }
 
 TEST_F(EngineBrokerScale, WithoutAWakeLinkTheBrokerCannotWait) {
-  auto waited = run_now(broker.wait_for_entries("order", "a", {{partition, "0-0"}}, 100));
+  auto waited = run_now(broker.wait_for_entries("order", "a", 0, {{partition, "0-0"}}, 100));
   ASSERT_FALSE(waited.ok());
   EXPECT_EQ(waited.code(), Errc::unsupported);
   // The doorbell rings on the main link: one entry, kept briefly.
-  ASSERT_TRUE(run_now(broker.ring_wake("order", "a")).ok());
-  ASSERT_TRUE(run_now(broker.ring_wake("order", "a")).ok());
+  ASSERT_TRUE(run_now(broker.ring_wake("order", "a", 0)).ok());
+  ASSERT_TRUE(run_now(broker.ring_wake("order", "a", 0)).ok());
   EXPECT_EQ(redis.execute({"XLEN", "order:__wake__:a"}).integer, 1);
   EXPECT_GT(redis.execute({"PTTL", "order:__wake__:a"}).integer, 0);
 }

@@ -6,9 +6,12 @@
 // has none) and resolves host names synchronously; it is used on the loop thread only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "seqby/broker/redis_link.h"
 #include "seqby/core/result.h"
@@ -54,6 +57,28 @@ class HiredisLink final : public RedisLink {
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// The connections of a broker's wake channels (RedisBroker's WakeLinks): one HiredisLink per
+// channel, made when the broker first asks for it, each with command_timeout_ms lengthened by
+// kWakeBlockMsMax (its blocking read holds the command that long). REQUIRES: as HiredisLink's;
+// outlives the broker it serves.
+class HiredisWakeLinks {
+ public:
+  HiredisWakeLinks(RealRuntime& runtime, RedisConfig config);
+  HiredisWakeLinks(const HiredisWakeLinks&) = delete;
+  HiredisWakeLinks& operator=(const HiredisWakeLinks&) = delete;
+
+  // What RedisBroker takes as its WakeLinks: the link of channel N, made on first use.
+  std::function<RedisLink*(std::size_t channel)> source();
+  // The links made so far, and the commands they sent together.
+  std::size_t size() const { return links_.size(); }
+  std::uint64_t commands_sent() const;
+
+ private:
+  RealRuntime& runtime_;
+  RedisConfig config_;
+  std::vector<std::unique_ptr<HiredisLink>> links_;
 };
 
 }  // namespace seqby::redis

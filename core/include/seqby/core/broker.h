@@ -163,17 +163,22 @@ class Broker {
   virtual Task<Result<std::vector<std::optional<Lease>>>> acquire_many(
       const std::vector<PartitionRef>& partitions, std::string_view scope,
       std::string_view owner_id, std::uint64_t ttl_ms, std::size_t want);
-  // A wake-up, not a decision (nothing fenced, nothing changed): waits up to `block_ms` until
-  // a stream of `streams` holds an entry after its after_id, or ring_wake(unit_category,
-  // owner_id) rang. Returns the indexes into `streams` of those that hold one (empty: the time
-  // ran out, or the doorbell rang). Errc::unsupported when the broker cannot wait: the engine
-  // then polls. Default: unsupported.
+  // How many wait_for_entries may be in flight at once, on channels 0 .. wake_channels() - 1
+  // (each a connection of its own). Default 1 (whose wait is unsupported).
+  virtual std::size_t wake_channels() const;
+  // A wake-up, not a decision (nothing fenced, nothing changed): waits on `channel` up to
+  // `block_ms` until a stream of `streams` holds an entry after its after_id, or
+  // ring_wake(unit_category, owner_id, channel) rang. Returns the indexes into `streams` of those
+  // that hold one (empty: the time ran out, or the doorbell rang). Errc::unsupported when the
+  // broker cannot wait: the engine then polls. REQUIRES: channel < wake_channels(). Default:
+  // unsupported.
   virtual Task<Result<std::vector<std::size_t>>> wait_for_entries(
-      std::string_view unit_category, std::string_view owner_id,
+      std::string_view unit_category, std::string_view owner_id, std::size_t channel,
       const std::vector<WatchedStream>& streams, std::uint64_t block_ms);
-  // Ends the wait_for_entries of (unit_category, owner_id) now, or the next one at once if none
-  // is waiting yet. Default: unsupported.
-  virtual Task<Status> ring_wake(std::string_view unit_category, std::string_view owner_id);
+  // Ends the wait_for_entries of (unit_category, owner_id, channel) now, or the next one at once
+  // if none is waiting yet. Default: unsupported.
+  virtual Task<Status> ring_wake(std::string_view unit_category, std::string_view owner_id,
+                                 std::size_t channel);
 
   // Operating partitions (ADR decisions 6 and 7).
   // Fenced: records that the partition halted for `group` on head `id` (why, since when, by

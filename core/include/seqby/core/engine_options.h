@@ -27,6 +27,9 @@ struct EngineLimits {
   std::uint64_t discovery_interval_ms;
   std::uint64_t poll_interval_ms;  // idle backoff between reads that found nothing (polling only)
   std::uint64_t idle_recheck_ms;   // a woken idle unit reads again at least this often
+  // Streams one blocking wake read watches at most; past it the idle units spread over more of
+  // the broker's wake channels (each a connection), so a wake-up re-sends a bounded read.
+  std::uint32_t wake_read_partitions_max;
 
   std::uint32_t retry_count_max;            // handler retries after the first failure, then halt
   std::uint64_t retry_backoff_ms;           // first retry delay; doubles per retry
@@ -95,7 +98,7 @@ struct EngineLimitField {
 };
 
 // Every limit, in case-file order (the order a case file's "engine" object is written in).
-inline constexpr std::array<EngineLimitField, 13> kEngineLimitFields{{
+inline constexpr std::array<EngineLimitField, 14> kEngineLimitFields{{
     {"lease_ttl_ms", "ms", &EngineLimits::lease_ttl_ms, 3000, CaseFileField::required, true,
      "Lease time to live"},
     {"heartbeat_interval_ms", "ms", &EngineLimits::heartbeat_interval_ms, 1000,
@@ -106,6 +109,9 @@ inline constexpr std::array<EngineLimitField, 13> kEngineLimitFields{{
      "Idle wait between reads that found nothing new, where idle units are polled"},
     {"idle_recheck_ms", "ms", &EngineLimits::idle_recheck_ms, 600000, CaseFileField::optional, true,
      "A woken idle unit's safety-net read interval (its wake-up is exact)"},
+    {"wake_read_partitions_max", "partitions", &EngineLimits::wake_read_partitions_max, 256,
+     CaseFileField::optional, true,
+     "Streams one blocking wake read watches at most (past it: more wake connections)"},
     {"retry_count_max", "retries", &EngineLimits::retry_count_max, 3, CaseFileField::required, true,
      "Handler retries before the partition halts"},
     {"retry_backoff_ms", "ms", &EngineLimits::retry_backoff_ms, 100, CaseFileField::required, false,

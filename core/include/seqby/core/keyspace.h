@@ -109,7 +109,9 @@ std::string category_journal_name(std::string_view category);
 // "UNIT_CATEGORY:__wake__:O": engine instance O's doorbell (docs/ARCHITECTURE.md "Idle
 // partitions are woken"), a stream its blocking read over its idle partitions also watches, so
 // that a ring ends the read. UNIT_CATEGORY is the category, or a process manager's __pm__:G.
-std::string wake_stream_name(std::string_view unit_category, std::string_view owner_id);
+// The doorbell of the instance's wake channel N > 0 (Broker::wake_channels) is "...:O#N".
+std::string wake_stream_name(std::string_view unit_category, std::string_view owner_id,
+                             std::size_t channel = 0);
 
 // The partition of stream name "C:K", split at the LAST colon (keys never hold one); nullopt
 // when `stream` has no colon.
