@@ -31,6 +31,7 @@
 #include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/redis_history.h"
 #include "seqby/hiredis/worker.h"
+#include "seqby/runtime/exec_handler.h"
 #include "seqby/runtime/real_runtime.h"
 #include "seqby/testing/record_handler.h"
 #include "seqby/testing/variant.h"
@@ -45,6 +46,8 @@ struct WorkerOptions {
   std::string sequential_by;  // a field; for a process manager "" or "true"
   bool process_manager = false;
   std::string handler = "record";
+  std::string exec;                    // non-empty: the events go to child processes running it
+  std::uint32_t exec_concurrency = 0;  // 0: not given (1 with --exec)
   std::string owner_id;
   EngineLimits limits;  // the worker flags of kEngineLimitFields, at the table's defaults
   std::string history_stream = std::string(redis::kDefaultHistoryStream);
@@ -110,7 +113,19 @@ std::string unsafe_variant_line(testing::Variant variant) {
 }
 
 // The combinations of options CLI11 cannot judge alone: "" when they fit, else the message.
+// What is wrong with the handler flags together ("" when nothing).
+std::string handler_error(const WorkerOptions& o) {
+  if (o.exec.empty()) {
+    if (o.exec_concurrency > 0) return "--exec-concurrency: needs --exec";
+    return "";
+  }
+  if (o.handler != "record") return "--exec and --handler: give one handler, not both";
+  if (o.exec.find_first_not_of(" \t") == std::string::npos) return "--exec: the command is empty";
+  return "";
+}
+
 std::string combination_error(const WorkerOptions& o) {
+  if (std::string bad = handler_error(o); !bad.empty()) return bad;
   for (std::size_t i = 0; i < o.categories.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (o.categories[j] == o.categories[i]) {
@@ -191,7 +206,10 @@ int run_worker(const WorkerOptions& o) {
 
   const std::string owner = options.owner_id;
   {
-    redis::RealRuntime runtime;
+    redis::RealRuntimeOptions runtime_options;
+    // Every exec child's exchange blocks a pool thread while its event runs.
+    runtime_options.worker_count += o.exec_concurrency;
+    redis::RealRuntime runtime(runtime_options);
     redis::HiredisLink link(runtime, config.value());
     // Connections of their own for the blocking reads that wake idle partitions.
     redis::HiredisWakeLinks wake_links(runtime, config.value());
@@ -214,9 +232,18 @@ int run_worker(const WorkerOptions& o) {
       if (r.op == HistoryOp::halt) runtime.spawn("halt_figures", log_halt_figures(link, r, owner));
     };
     redis::LoggedHistorySink logged(recorded, log);
-    testing::RecordHandler handler(runtime, broker, logged, owner, options.lease_ttl_ms,
-                                   o.journal_maxlen);
-    Engine engine(runtime, broker, logged, handler, options, testing::make_engine_steps(variant));
+    std::unique_ptr<Handler> handler;
+    if (!o.exec.empty()) {
+      redis::ExecHandlerOptions exec;
+      exec.command = o.exec;
+      exec.concurrency = std::max<std::uint32_t>(o.exec_concurrency, 1);
+      exec.log = [&owner](const std::string& line) { log_line(owner, line); };
+      handler = std::make_unique<redis::ExecHandler>(runtime, std::move(exec));
+    } else {
+      handler = std::make_unique<testing::RecordHandler>(runtime, broker, logged, owner,
+                                                         options.lease_ttl_ms, o.journal_maxlen);
+    }
+    Engine engine(runtime, broker, logged, *handler, options, testing::make_engine_steps(variant));
 
     const std::string serving =
         o.process_manager ? " process_manager=" + o.group + " categories=" + joined(o.categories) +
@@ -226,7 +253,11 @@ int run_worker(const WorkerOptions& o) {
     if (variant != testing::Variant::correct) log_line(owner, unsafe_variant_line(variant));
     log_line(owner,
              "event=start redis=" + redis::redacted_url(config.value()) + serving +
-                 " handler=" + o.handler + " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
+                 " handler=" + (o.exec.empty() ? o.handler : "exec") +
+                 (o.exec.empty() ? ""
+                                 : " exec_concurrency=" + std::to_string(std::max<std::uint32_t>(
+                                                              o.exec_concurrency, 1))) +
+                 " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
                  " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
                  " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
                  (o.journal_maxlen > 0 ? " journal_maxlen=" + std::to_string(o.journal_maxlen)
@@ -288,6 +319,14 @@ void add_worker_command(CLI::App& app, int& exit_code) {
                 "value X applies C:X of each category one event at a time");
   cmd->add_option("--handler", options->handler, "A named test handler: record (default)")
       ->type_name("NAME");
+  cmd->add_option("--exec", options->exec,
+                  "Handle events in child processes running this command (/bin/sh -c), over "
+                  "JSON lines on their stdin and stdout (docs/handler-protocol.md)")
+      ->type_name("'CMD ARGS...'");
+  cmd->add_option("--exec-concurrency", options->exec_concurrency,
+                  "Children of --exec, and so events of different partitions at once (default 1)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 256u));
   cmd->add_option("--owner-id", options->owner_id,
                   "This instance's owner id, no colon (default: host-pid)")
       ->type_name("ID");
