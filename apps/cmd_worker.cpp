@@ -9,6 +9,10 @@
 // --unsafe-variant NAME runs a KNOWN-BROKEN engine variant (seqby/testing/variant.h) instead of
 // the design, for testing the real-Redis harness only (does it catch the variant?); it is never
 // the default, and the worker says so loudly on stderr when it starts (event=unsafe_variant).
+// Its connections say on stderr what they cannot reach and that they retry (event=
+// redis_unreachable, once per backoff step), and every command Redis refuses (event=
+// redis_command_refused: an ACL's NOPERM inside a script, ...); a refusal of its credentials or
+// permissions in the handshake, which retrying cannot fix, ends it with exit status 3.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -29,6 +33,7 @@
 #include "seqby/core/engine.h"
 #include "seqby/hiredis/hiredis_link.h"
 #include "seqby/hiredis/journal.h"
+#include "seqby/hiredis/link_report.h"
 #include "seqby/hiredis/redis_history.h"
 #include "seqby/hiredis/worker.h"
 #include "seqby/runtime/real_runtime.h"
@@ -56,6 +61,66 @@ void log_line(const std::string& owner, const std::string& text) {
   std::fprintf(stderr, "component=worker owner=%s %s\n", owner.c_str(), text.c_str());
   std::fflush(stderr);
 }
+
+// --- the worker's Redis connections, reported (issue 15 item 0) -------------------------------
+
+// Redis refused the worker's credentials or permissions (redis::refusal_is_final): retrying
+// cannot fix it, so the worker stops and exits with this status.
+constexpr int kExitRedisRefused = 3;
+
+// The worker's two connections (commands, and the blocking wake read), each behind a
+// ReportingLink, with their connection reports; every line goes to stderr.
+class ReportedLinks {
+ public:
+  ReportedLinks(redis::RealRuntime& runtime, const redis::RedisConfig& config,
+                const std::string& owner)
+      : commands_(runtime, config),
+        wake_(runtime, wake_config(config)),
+        commands_report_(runtime.clock(), "commands", redis::redacted_url(config), logger(owner)),
+        wake_report_(runtime.clock(), "wake", redis::redacted_url(config), logger(owner)),
+        commands_reported_(commands_, runtime.clock(), "commands", logger(owner)),
+        wake_reported_(wake_, runtime.clock(), "wake", logger(owner)) {
+    commands_.set_connection_observer(
+        [this](const redis::HiredisLink::ConnectionEvent& e) { commands_report_.on_event(e); });
+    wake_.set_connection_observer(
+        [this](const redis::HiredisLink::ConnectionEvent& e) { wake_report_.on_event(e); });
+  }
+
+  redis::RedisLink& commands() { return commands_reported_; }
+  redis::RedisLink& wake() { return wake_reported_; }
+  // The line of the refusal that ends the worker, "" while there was none.
+  std::string final_refusal() const {
+    return commands_report_.final_refusal().empty() ? wake_report_.final_refusal()
+                                                    : commands_report_.final_refusal();
+  }
+
+ private:
+  // A connection of its own for the blocking read that wakes idle partitions.
+  static redis::RedisConfig wake_config(redis::RedisConfig config) {
+    config.command_timeout_ms += kWakeBlockMsMax;
+    return config;
+  }
+  static redis::LogLine logger(const std::string& owner) {
+    return [owner](const std::string& line) { log_line(owner, line); };
+  }
+
+  redis::HiredisLink commands_;
+  redis::HiredisLink wake_;
+  redis::ConnectionReport commands_report_;
+  redis::ConnectionReport wake_report_;
+  redis::ReportingLink commands_reported_;
+  redis::ReportingLink wake_reported_;
+};
+
+// The line for an index member acquire_many found to be no partition (told once per member).
+void log_no_partition(const std::string& owner, const PartitionRef& unit, const std::string& why) {
+  log_line(owner, "event=index_member_skipped category=" + unit.category +
+                      " key=" + redis::quoted_log_value(unit.key) + " reason=" +
+                      redis::quoted_log_value(why + "; no lease taken, looked at again each "
+                                                    "discovery cycle"));
+}
+
+// -----------------------------------------------------------------------------------------------
 
 std::string default_owner_id() {
   char host[256] = {};
@@ -190,17 +255,19 @@ int run_worker(const WorkerOptions& o) {
   std::thread signals(wait_for_signal, &stop_requested, &done);
 
   const std::string owner = options.owner_id;
+  std::string refusal;  // the refusal that ended the worker, if one did
   {
     redis::RealRuntime runtime;
-    redis::HiredisLink link(runtime, config.value());
-    // A connection of its own for the blocking read that wakes idle partitions.
-    redis::RedisConfig wake_config = config.value();
-    wake_config.command_timeout_ms += kWakeBlockMsMax;
-    redis::HiredisLink wake_link(runtime, wake_config);
+    ReportedLinks links(runtime, config.value(), owner);
+    redis::RedisLink& link = links.commands();
     redis::RedisBrokerOptions broker_options = testing::redis_broker_options_for(variant);
     broker_options.journal_maxlen = o.journal_maxlen;
     broker_options.journal_group = o.group;
-    redis::RedisBroker broker(link, broker_options, &wake_link);
+    if (o.process_manager) broker_options.pm_categories = o.categories;
+    broker_options.on_no_partition = [&owner](const PartitionRef& unit, const std::string& why) {
+      log_no_partition(owner, unit, why);
+    };
+    redis::RedisBroker broker(link, broker_options, &links.wake());
     // With a journal the scripts record every decision themselves; the engine's other records
     // (warnings, resumes) are notes beside them. Without, the history stream gets every record,
     // appended after Redis answered.
@@ -237,9 +304,9 @@ int run_worker(const WorkerOptions& o) {
     const bool journal = o.journal_maxlen > 0;
     runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
                         redis::JournalNoteSink& n, bool journal, std::atomic<bool>& stop,
-                        const std::string& id) -> Task<void> {
+                        const ReportedLinks& links, const std::string& id) -> Task<void> {
       e.start();
-      while (!stop.load()) co_await rt.sleep_ms(50);
+      while (!stop.load() && links.final_refusal().empty()) co_await rt.sleep_ms(50);
       log_line(id, "event=stopping");
       co_await e.stop();
       // What a stop could not write is counted, never lost silently.
@@ -255,10 +322,17 @@ int run_worker(const WorkerOptions& o) {
                          " history_dropped=" + std::to_string(h.dropped()) +
                          " history_unwritten=" + std::to_string(h.unwritten()));
       }
-    }(engine, runtime, history, notes, journal, stop_requested, owner));
+    }(engine, runtime, history, notes, journal, stop_requested, links, owner));
+    refusal = links.final_refusal();
   }
   done.store(true);
   signals.join();
+  if (!refusal.empty()) {
+    log_line(owner, "event=exit status=" + std::to_string(kExitRedisRefused) +
+                        " reason=\"Redis refused this worker's credentials or permissions; "
+                        "retrying cannot fix that\"");
+    return kExitRedisRefused;
+  }
   return kExitOk;
 }
 
