@@ -4,9 +4,10 @@
 // password ends it with exit status 3 and the refusal; under the least-privilege ACL of the
 // README it processes events and records a halt, and an ACL missing one command a script calls
 // (TIME) makes it log the refused script and Redis's error. Index members that are no partition
-// are logged once each and get no lease. Servers are the test's own, on free loopback ports,
-// stopped by pid; every wait is bounded.
+// are logged once each and get no lease, a process manager's values too. Servers are the test's
+// own, on free loopback ports, stopped by pid; every wait is bounded.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 #include <regex>
@@ -269,6 +270,46 @@ TEST(WorkerRedisAccess, IndexMembersThatAreNoPartitionAreLoggedOnceAndGetNoLease
   }
   EXPECT_EQ(d.run({"EXISTS", partition_stream_name(d.category(), "nostream")}).integer, 0);
   EXPECT_EQ(d.run({"TYPE", partition_stream_name(d.category(), "text")}).str, "string");
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
+// A process manager's correlation value X is served while one of its categories holds a stream
+// C:X; a value in an index with no stream in any category, or whose C:X is a string, gets no
+// lease, and is logged once.
+TEST(WorkerRedisAccess, AProcessManagerTakesNoLeaseForAValueWithoutAnyStream) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  WorkerSettings settings;
+  settings.group = "pmbad" + std::to_string(::getpid());  // __pm__:G is outside the category
+  RedisScenarioDriver d(server.url(), kSeqby, "pm_bad_members", settings);
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  const std::string order = d.category_named("order");
+  const std::string payment = d.category_named("payment");
+  settings.pm_categories = {order, payment};
+  d.set_settings(settings);
+  d.run({"SADD", partition_index_name(order), "ghost", "text"});
+  d.run({"SET", partition_stream_name(payment, "text"), "a string"});
+  WorkerProcess* w = d.start_worker("w1");
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false, payment}}).ok());
+  ASSERT_TRUE(d.wait_until([&] { return d.last_seq("A", payment) == 1; })) << w->log();
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false, order}}).ok());
+  ASSERT_TRUE(d.wait_until([&] { return d.last_seq("A", order) == 1; })) << w->log();
+  const std::string log = w->log();
+  const std::map<std::string, std::string> why = {
+      {"ghost", "no stream " + order + ":ghost, " + payment + ":ghost"},
+      {"text", payment + ":text is a string, not a stream"}};
+  for (const auto& [key, reason] : why) {
+    const std::vector<std::string> lines = lines_with(log, " key=\"" + key + "\" ");
+    ASSERT_EQ(lines.size(), 1u) << log;
+    EXPECT_NE(lines.front().find("event=index_member_skipped category=" +
+                                 pm_lease_category(settings.group)),
+              std::string::npos)
+        << lines.front();
+    EXPECT_NE(lines.front().find("reason=\"" + reason), std::string::npos) << lines.front();
+    EXPECT_EQ(d.lease_owner(key), "") << key;
+  }
+  EXPECT_EQ(d.run({"EXISTS", partition_stream_name(payment, "ghost")}).integer, 0);
   EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 }
 
