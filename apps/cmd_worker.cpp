@@ -9,6 +9,10 @@
 // --unsafe-variant NAME runs a KNOWN-BROKEN engine variant (seqby/testing/variant.h) instead of
 // the design, for testing the real-Redis harness only (does it catch the variant?); it is never
 // the default, and the worker says so loudly on stderr when it starts (event=unsafe_variant).
+// Its connections say on stderr what they cannot reach and that they retry (event=
+// redis_unreachable, once per backoff step), and every command Redis refuses (event=
+// redis_command_refused: an ACL's NOPERM inside a script, ...); a refusal of its credentials or
+// permissions in the handshake, which retrying cannot fix, ends it with exit status 3.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -29,6 +33,7 @@
 #include "seqby/core/engine.h"
 #include "seqby/hiredis/hiredis_link.h"
 #include "seqby/hiredis/journal.h"
+#include "seqby/hiredis/link_report.h"
 #include "seqby/hiredis/redis_history.h"
 #include "seqby/hiredis/worker.h"
 #include "seqby/runtime/exec_handler.h"
@@ -59,6 +64,91 @@ void log_line(const std::string& owner, const std::string& text) {
   std::fprintf(stderr, "component=worker owner=%s %s\n", owner.c_str(), text.c_str());
   std::fflush(stderr);
 }
+
+// --- the worker's Redis connections, reported (issue 15 item 0) -------------------------------
+
+// Redis refused the worker's credentials or permissions (redis::refusal_is_final): retrying
+// cannot fix it, so the worker stops and exits with this status.
+constexpr int kExitRedisRefused = 3;
+
+// The worker's two connections (commands, and the blocking wake read), each behind a
+// ReportingLink, with their connection reports; every line goes to stderr.
+class ReportedLinks {
+ public:
+  ReportedLinks(redis::RealRuntime& runtime, const redis::RedisConfig& config,
+                const std::string& owner)
+      : runtime_(runtime),
+        config_(config),
+        owner_(owner),
+        commands_(runtime, config),
+        commands_report_(runtime.clock(), "commands", redis::redacted_url(config), logger(owner)),
+        commands_reported_(commands_, runtime.clock(), "commands", logger(owner)) {
+    commands_.set_connection_observer(
+        [this](const redis::HiredisLink::ConnectionEvent& e) { commands_report_.on_event(e); });
+  }
+
+  redis::RedisLink& commands() { return commands_reported_; }
+  // The broker's wake links: channel N's ("wake", "wake#1", ...) made when first asked for.
+  redis::WakeLinks wake_links() {
+    return [this](std::size_t channel) -> redis::RedisLink* {
+      while (wake_.size() <= channel) {
+        const std::string name =
+            wake_.empty() ? std::string("wake") : "wake#" + std::to_string(wake_.size());
+        wake_.push_back(std::make_unique<WakeChannel>(runtime_, config_, name, owner_));
+      }
+      return &wake_[channel]->reported;
+    };
+  }
+  // The line of the refusal that ends the worker, "" while there was none.
+  std::string final_refusal() const {
+    if (!commands_report_.final_refusal().empty()) return commands_report_.final_refusal();
+    for (const std::unique_ptr<WakeChannel>& channel : wake_) {
+      if (!channel->report.final_refusal().empty()) return channel->report.final_refusal();
+    }
+    return "";
+  }
+
+ private:
+  static redis::LogLine logger(const std::string& owner) {
+    return [owner](const std::string& line) { log_line(owner, line); };
+  }
+  // A connection of its own for one blocking read that wakes idle partitions.
+  struct WakeChannel {
+    WakeChannel(redis::RealRuntime& runtime, redis::RedisConfig config, const std::string& name,
+                const std::string& owner)
+        : link(runtime, wake_config(config)),
+          report(runtime.clock(), name, redis::redacted_url(config), logger(owner)),
+          reported(link, runtime.clock(), name, logger(owner)) {
+      link.set_connection_observer(
+          [this](const redis::HiredisLink::ConnectionEvent& e) { report.on_event(e); });
+    }
+    static redis::RedisConfig wake_config(redis::RedisConfig config) {
+      config.command_timeout_ms += kWakeBlockMsMax;
+      return config;
+    }
+    redis::HiredisLink link;
+    redis::ConnectionReport report;
+    redis::ReportingLink reported;
+  };
+
+  redis::RealRuntime& runtime_;
+  redis::RedisConfig config_;
+  std::string owner_;
+  redis::HiredisLink commands_;
+  redis::ConnectionReport commands_report_;
+  redis::ReportingLink commands_reported_;
+  std::vector<std::unique_ptr<WakeChannel>> wake_;
+};
+
+// The line for an index member acquire_many found to be no partition (told once per member).
+void log_no_partition(const std::string& owner, const PartitionRef& unit, const std::string& why) {
+  log_line(owner, "event=index_member_skipped category=" + unit.category +
+                      " key=" + redis::quoted_log_value(unit.key) + " reason=" +
+                      redis::quoted_log_value(why + "; no lease taken, looked at again each "
+                                                    "discovery cycle"));
+}
+
+// -----------------------------------------------------------------------------------------------
 
 std::string default_owner_id() {
   char host[256] = {};
@@ -205,18 +295,22 @@ int run_worker(const WorkerOptions& o) {
   std::thread signals(wait_for_signal, &stop_requested, &done);
 
   const std::string owner = options.owner_id;
+  std::string refusal;  // the refusal that ended the worker, if one did
   {
     redis::RealRuntimeOptions runtime_options;
     // Every exec child's exchange blocks a pool thread while its event runs.
     runtime_options.worker_count += o.exec_concurrency;
     redis::RealRuntime runtime(runtime_options);
-    redis::HiredisLink link(runtime, config.value());
-    // Connections of their own for the blocking reads that wake idle partitions.
-    redis::HiredisWakeLinks wake_links(runtime, config.value());
+    ReportedLinks links(runtime, config.value(), owner);
+    redis::RedisLink& link = links.commands();
     redis::RedisBrokerOptions broker_options = testing::redis_broker_options_for(variant);
     broker_options.journal_maxlen = o.journal_maxlen;
     broker_options.journal_group = o.group;
-    redis::RedisBroker broker(link, broker_options, wake_links.source());
+    if (o.process_manager) broker_options.pm_categories = o.categories;
+    broker_options.on_no_partition = [&owner](const PartitionRef& unit, const std::string& why) {
+      log_no_partition(owner, unit, why);
+    };
+    redis::RedisBroker broker(link, broker_options, links.wake_links());
     // With a journal the scripts record every decision themselves; the engine's other records
     // (warnings, resumes) are notes beside them. Without, the history stream gets every record,
     // appended after Redis answered.
@@ -266,9 +360,9 @@ int run_worker(const WorkerOptions& o) {
     const bool journal = o.journal_maxlen > 0;
     runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
                         redis::JournalNoteSink& n, bool journal, std::atomic<bool>& stop,
-                        const std::string& id) -> Task<void> {
+                        const ReportedLinks& links, const std::string& id) -> Task<void> {
       e.start();
-      while (!stop.load()) co_await rt.sleep_ms(50);
+      while (!stop.load() && links.final_refusal().empty()) co_await rt.sleep_ms(50);
       log_line(id, "event=stopping");
       co_await e.stop();
       // What a stop could not write is counted, never lost silently.
@@ -284,10 +378,17 @@ int run_worker(const WorkerOptions& o) {
                          " history_dropped=" + std::to_string(h.dropped()) +
                          " history_unwritten=" + std::to_string(h.unwritten()));
       }
-    }(engine, runtime, history, notes, journal, stop_requested, owner));
+    }(engine, runtime, history, notes, journal, stop_requested, links, owner));
+    refusal = links.final_refusal();
   }
   done.store(true);
   signals.join();
+  if (!refusal.empty()) {
+    log_line(owner, "event=exit status=" + std::to_string(kExitRedisRefused) +
+                        " reason=\"Redis refused this worker's credentials or permissions; "
+                        "retrying cannot fix that\"");
+    return kExitRedisRefused;
+  }
   return kExitOk;
 }
 

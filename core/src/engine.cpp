@@ -62,4 +62,6 @@ std::vector<PartitionStatus> Engine::held() const {
 
 std::uint32_t Engine::tasks_alive() const { return loops_alive_ + workers_->alive(); }
 
+std::uint64_t Engine::index_members_skipped() const { return membership_->members_skipped(); }
+
 }  // namespace seqby

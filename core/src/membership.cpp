@@ -7,6 +7,7 @@
 
 #include "seqby/core/fnv1a.h"
 #include "seqby/core/keys.h"
+#include "seqby/core/keyspace.h"
 
 namespace seqby {
 
@@ -69,7 +70,11 @@ Task<void> Membership::discover_once() {
     Result<std::vector<std::string>> index = co_await env_.broker.partitions(category);
     if (!index.ok()) co_return;
     for (const auto& key : index.value()) {
-      if (validate_partition_key(key).ok()) keys.push_back(key);
+      if (Status valid = validate_partition_key(key); valid.ok()) {
+        keys.push_back(key);
+      } else {
+        skip_member(category, key, valid.error().message);
+      }
     }
   }
   std::sort(keys.begin(), keys.end());
@@ -157,6 +162,19 @@ Task<bool> Membership::granted(const PartitionRef& partition, const std::string&
   env_.record(HistoryOp::acquire, &worker->lease(), "", "");
   workers_.launch(std::move(worker));
   co_return true;
+}
+
+// A member of an index that no publisher of seqby writes (a foreign publisher's bad key): it is
+// never a unit, so no lease is taken for it; the operator hears of it once per instance.
+void Membership::skip_member(const std::string& category, const std::string& key,
+                             const std::string& why) {
+  const std::string seen = category + '\n' + key;
+  if (skipped_members_.size() >= kSkippedMembersMax || !skipped_members_.insert(seen).second) {
+    return;
+  }
+  env_.record(HistoryOp::warn, nullptr, "",
+              "index member of " + partition_index_name(category) +
+                  " is no partition, skipped (no lease taken): " + why);
 }
 
 // A category past the threshold is a high-cardinality misuse in the making (ADR, limits).

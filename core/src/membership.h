@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ class Membership final : public UnitShare {
 
   // Discovers and takes a share every discovery_interval_ms until the instance stops.
   Task<void> loop();
+
+  // Index members skipped because they cannot be partition keys (a:b, __partitions__, ...),
+  // each counted (and warned of in the history) once per instance: for the metrics.
+  std::uint64_t members_skipped() const { return skipped_members_.size(); }
+  // Distinct members remembered; beyond, a bad member is skipped without a warning.
+  static constexpr std::size_t kSkippedMembersMax = 10'000;
 
   // UnitShare, for the steps' take_share: the design's share is take_fair_share.
   const EngineEnv& env() const override { return env_; }
@@ -55,6 +62,7 @@ class Membership final : public UnitShare {
   // instance was granted for its unit before.
   void check_granted(const PartitionRef& partition, const std::string& scope, const Lease& lease);
   void warn_partition_count(std::size_t count);
+  void skip_member(const std::string& category, const std::string& key, const std::string& why);
 
   const EngineEnv& env_;
   const EngineSteps& steps_;
@@ -62,6 +70,7 @@ class Membership final : public UnitShare {
   bool subscribed_ = false;         // the group is in every served category's subscriber set
   bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
   std::map<std::string, std::uint64_t> granted_generation_;  // per unit key: the highest granted
+  std::set<std::string> skipped_members_;                    // "category\nkey", warned of once
 };
 
 }  // namespace seqby

@@ -397,7 +397,12 @@ class Generator {
       const std::uint64_t n = rng_.uniform(1, 3);
       for (std::uint64_t i = 0; i < n; ++i) keys->push_back(i == 0 ? lease : key(kStrings));
       for (std::uint64_t i = 0; i < n; ++i) keys->push_back(i == 0 ? fence : key(kStrings));
-      *argv = {owner, ttl, num(1, 3), "0", hot(kGroups)};
+      // Half the calls look at each unit's stream: a stream, a missing key or a string.
+      const bool streams = rng_.chance(0.5);
+      for (std::uint64_t i = 0; streams && i < n; ++i) {
+        keys->push_back(rng_.chance(0.7) ? key(kStreams) : key(kStrings));
+      }
+      *argv = {owner, ttl, num(1, 3), "0", hot(kGroups), streams ? "1" : "0"};
     } else if (name == "ring_wake") {
       // Its own stream: a `*` id differs between the two sides, so nothing else reads it.
       *keys = {"wake:1"};

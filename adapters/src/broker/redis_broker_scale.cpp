@@ -83,7 +83,13 @@ Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
     args.want = want - granted;
     args.journal_maxlen = options_.journal_maxlen;
     args.group = options_.journal_group;
-    args.keys.reserve((journaling ? 3 : 2) * (end - begin));
+    // One count of streams per script: a batch mixing unit categories is not looked at.
+    std::size_t streams = unit_streams(partitions[begin]).size();
+    for (std::size_t i = begin; i < end; ++i) {
+      if (partitions[i].category != partitions[begin].category) streams = 0;
+    }
+    args.streams_per_unit = streams;
+    args.keys.reserve((journaling ? 3 : 2) * (end - begin) + streams * (end - begin));
     for (std::size_t i = begin; i < end; ++i) {
       args.keys.push_back(lease_key_for(partitions[i], scope));
     }
@@ -95,6 +101,10 @@ Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
         args.units.push_back(partitions[i].key);
       }
     }
+    for (std::size_t i = begin; i < end && streams > 0; ++i) {
+      for (std::string& stream : unit_streams(partitions[i]))
+        args.keys.push_back(std::move(stream));
+    }
     ScriptCall call = script::encode<S>(std::move(args));
     Result<Reply> reply = co_await run_script(S::name, std::move(call));
     Result<S::Out> generations = script::decode_reply<S>(reply);
@@ -103,8 +113,11 @@ Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
       co_return make_error(Errc::protocol, "acquire_many: more results than partitions");
     }
     for (std::size_t i = 0; i < generations.value().size(); ++i) {
-      const std::uint64_t generation = generations.value()[i];
+      const std::uint64_t generation = generations.value()[i].generation;
       if (generation == 0) {
+        if (!generations.value()[i].no_partition.empty()) {
+          no_partition(partitions[begin + i], generations.value()[i].no_partition);
+        }
         out.emplace_back();
         continue;
       }
@@ -118,6 +131,24 @@ Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
 }
 
 std::size_t RedisBroker::wake_channels() const { return wake_links_source_ ? kWakeChannelsMax : 1; }
+
+// A partition's own stream; a process manager's stream per category when they are known.
+std::vector<std::string> RedisBroker::unit_streams(const PartitionRef& unit) const {
+  const std::string pm_prefix = pm_lease_category("");
+  if (unit.category.compare(0, pm_prefix.size(), pm_prefix) != 0) return {unit.stream()};
+  std::vector<std::string> streams;
+  streams.reserve(options_.pm_categories.size());
+  for (const std::string& category : options_.pm_categories) {
+    streams.push_back(partition_stream_name(category, unit.key));
+  }
+  return streams;
+}
+
+void RedisBroker::no_partition(const PartitionRef& unit, const std::string& why) {
+  if (no_partition_seen_.size() >= kNoPartitionUnitsMax) return;
+  if (!no_partition_seen_.insert(unit.category + '\n' + unit.key).second) return;
+  if (options_.on_no_partition) options_.on_no_partition(unit, why);
+}
 
 Task<Result<std::vector<std::size_t>>> RedisBroker::wait_for_entries(
     std::string_view unit_category, std::string_view owner_id, std::size_t channel,

@@ -234,7 +234,21 @@ Result<RenewMany::Out> RenewMany::decode_reply(const Reply& reply) {
 }
 
 Result<AcquireMany::Out> AcquireMany::decode_reply(const Reply& reply) {
-  return decode<std::vector<std::uint64_t>>(reply, name);
+  Result<std::vector<AnyReply>> tried = decode<std::vector<AnyReply>>(reply, name);
+  if (!tried.ok()) return tried.error();
+  Out out;
+  out.reserve(tried.value().size());
+  for (const AnyReply& one : tried.value()) {
+    const Reply& value = one.reply;
+    if (value.kind == Reply::Kind::integer && value.integer >= 0) {
+      out.push_back(Tried{static_cast<std::uint64_t>(value.integer), ""});
+    } else if (value.kind == Reply::Kind::bulk && !value.str.empty()) {
+      out.push_back(Tried{0, value.str});
+    } else {
+      return shape_error(name, reply, "array of integer >= 0 or reason");
+    }
+  }
+  return out;
 }
 
 Result<RingWake::Out> RingWake::decode_reply(const Reply& reply) {

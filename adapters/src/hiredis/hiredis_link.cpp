@@ -103,6 +103,10 @@ class HiredisLink::Impl {
 
   void disconnect() { drop(make_error(Errc::closed, "disconnected from " + url_ + " on request")); }
   bool connected() const { return state_ == State::ready; }
+  void set_connection_observer(ConnectionObserver observer) {
+    SEQBY_CHECK(runtime_.on_loop());
+    observer_ = std::move(observer);
+  }
   const Stats& stats() const { return stats_; }
   const RedisConfig& config() const { return config_; }
 
@@ -154,6 +158,8 @@ class HiredisLink::Impl {
     ++epoch_;
     ++stats_.connect_attempts;
     state_ = State::connecting;
+    refused_command_.clear();
+    refusal_.clear();
     const std::string what = "connect to " + url_;
     errno = 0;
     redisAsyncContext* ac = redisAsyncConnect(config_.host.c_str(), config_.port);
@@ -219,7 +225,28 @@ class HiredisLink::Impl {
         std::min(config_.reconnect_backoff_max_ms, config_.reconnect_backoff_min_ms << shift);
     next_attempt_ms_ = runtime_.clock().now_ms() + backoff_ms;
     last_error_ = error.message;
+    ConnectionEvent event;
+    event.kind = ConnectionEvent::Kind::connect_failed;
+    event.error = error.message;
+    event.refused_command = refused_command_;
+    event.refusal = refusal_;
+    event.final = !refused_command_.empty() && refusal_is_final(refused_command_, refusal_);
+    event.failures_in_row = failures_in_row_;
+    event.retry_in_ms = backoff_ms;
+    event.backoff_at_max = backoff_ms >= config_.reconnect_backoff_max_ms;
+    notify(std::move(event));
     fail_waiting(error);
+  }
+
+  // Hands `event` to the observer on the loop's next turn (not from inside hiredis), unless the
+  // link is gone by then.
+  void notify(ConnectionEvent event) {
+    if (!observer_) return;
+    std::weak_ptr<int> alive = alive_;
+    runtime_.defer([this, alive, event = std::move(event)] {
+      if (alive.expired() || !observer_) return;
+      observer_(event);
+    });
   }
 
   // --- hiredis event hooks (called from inside hiredis) -----------------------------------------
@@ -249,6 +276,10 @@ class HiredisLink::Impl {
     state_ = State::idle;
     if (was_ready) {
       last_error_ = reason.message;  // the next command reconnects at once
+      ConnectionEvent event;
+      event.kind = ConnectionEvent::Kind::lost;
+      event.error = reason.message;
+      notify(std::move(event));
     } else {
       connect_failed(pending_handshake_error_ ? *pending_handshake_error_ : reason);
     }
@@ -290,6 +321,10 @@ class HiredisLink::Impl {
     if (error) {
       if (self->pending_handshake_error_) return;  // the first refusal is the one to report
       self->pending_handshake_error_ = *error;
+      if (converted.ok()) {
+        self->refused_command_ = step->name;
+        self->refusal_ = converted.value().str;
+      }
       // Not from inside a hiredis callback: drop on the loop's next turn.
       const std::uint64_t epoch = step->epoch;
       std::weak_ptr<int> alive = self->alive_;
@@ -306,6 +341,12 @@ class HiredisLink::Impl {
     runtime_.cancel_timer(connect_timer_);
     connect_timer_ = 0;
     state_ = State::ready;
+    if (failures_in_row_ > 0) {
+      ConnectionEvent event;
+      event.kind = ConnectionEvent::Kind::connected;
+      event.failures_in_row = failures_in_row_;
+      notify(std::move(event));
+    }
     failures_in_row_ = 0;
     next_attempt_ms_ = 0;
     ++stats_.connects;
@@ -346,6 +387,9 @@ class HiredisLink::Impl {
   RealRuntime::TimerId connect_timer_ = 0;
   std::uint64_t epoch_ = 0;  // connection attempts so far
   std::optional<Error> pending_handshake_error_;
+  std::string refused_command_;  // the handshake command the server refused this attempt, if any
+  std::string refusal_;          // and its error reply
+  ConnectionObserver observer_;
   bool dropping_ = false;
   Error drop_reason_{Errc::closed, ""};
 
@@ -371,6 +415,9 @@ Task<Result<Reply>> HiredisLink::execute(Command command) {
 }
 
 void HiredisLink::disconnect() { impl_->disconnect(); }
+void HiredisLink::set_connection_observer(ConnectionObserver observer) {
+  impl_->set_connection_observer(std::move(observer));
+}
 bool HiredisLink::connected() const { return impl_->connected(); }
 HiredisLink::Stats HiredisLink::stats() const { return impl_->stats(); }
 const RedisConfig& HiredisLink::config() const { return impl_->config(); }
@@ -393,6 +440,30 @@ std::uint64_t HiredisWakeLinks::commands_sent() const {
   std::uint64_t sent = 0;
   for (const std::unique_ptr<HiredisLink>& link : links_) sent += link->stats().commands_sent;
   return sent;
+}
+
+namespace {
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace
+
+bool refusal_is_final(std::string_view command, std::string_view refusal) {
+  if (starts_with(refusal, "NOAUTH") || starts_with(refusal, "WRONGPASS") ||
+      starts_with(refusal, "NOPERM")) {
+    return true;
+  }
+  // "ERR invalid password", "ERR Client sent AUTH, but no password is set", "ERR AUTH <password>
+  // called without any password configured ...": an ERR that is not about the password (the
+  // server's "max number of clients reached" may come as the first reply, AUTH's) is no verdict.
+  if (command == "AUTH" && starts_with(refusal, "ERR") &&
+      refusal.find("password") != std::string_view::npos) {
+    return true;
+  }
+  return command == "SELECT" && starts_with(refusal, "ERR") &&
+         refusal.find("DB index") != std::string_view::npos;
 }
 
 }  // namespace seqby::redis

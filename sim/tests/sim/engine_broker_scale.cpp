@@ -144,7 +144,10 @@ TEST_F(EngineBrokerScale, RenewManySplitsLargeBatchesAndAnswersPerLease) {
 
 TEST_F(EngineBrokerScale, AcquireManyTakesFreeLeasesInOrderUntilWantAndSkipsHeldOnes) {
   std::vector<PartitionRef> partitions;
-  for (int i = 0; i < 6; ++i) partitions.push_back(PartitionRef{"order", "k" + std::to_string(i)});
+  for (int i = 0; i < 6; ++i) {
+    partitions.push_back(PartitionRef{"order", "k" + std::to_string(i)});
+    ASSERT_TRUE(run_now(broker.publish(partitions.back(), "created", "{}")).ok());
+  }
   const Lease held = acquire(partitions[1], "b");
   const Lease own_lost_reply = acquire(partitions[2], "a");  // a's earlier reply was lost
   auto got = run_now(broker.acquire_many(partitions, "", "a", 3000, 3));
@@ -162,6 +165,44 @@ TEST_F(EngineBrokerScale, AcquireManyTakesFreeLeasesInOrderUntilWantAndSkipsHeld
   auto rest = run_now(broker.acquire(partitions[4], "", "b", 3000));
   ASSERT_TRUE(rest.ok());
   EXPECT_TRUE(rest.value().has_value());  // k4 was not touched
+}
+
+// An index member with no stream, or whose key is no stream, is no partition: its lease is not
+// taken (no empty stream is made for it, nothing loops on it), and the broker says why, once.
+TEST_F(EngineBrokerScale, AcquireManyTakesNoLeaseForAMemberWithoutAStreamOrWithAString) {
+  std::vector<std::pair<std::string, std::string>> told;
+  RedisBrokerOptions options;
+  options.on_no_partition = [&told](const PartitionRef& unit, const std::string& why) {
+    told.emplace_back(unit.key, why);
+  };
+  RedisBroker watched(link, options);
+  const PartitionRef good{"order", "good"};
+  const PartitionRef missing{"order", "missing"};
+  const PartitionRef text{"order", "text"};
+  ASSERT_TRUE(run_now(watched.publish(good, "created", "{}")).ok());
+  redis.execute({"SET", text.stream(), "not a stream"});
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    auto got = run_now(watched.acquire_many({missing, text, good}, "", "a", 3000, 3));
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_EQ(got.value().size(), 3u);
+    EXPECT_FALSE(got.value()[0].has_value());
+    EXPECT_FALSE(got.value()[1].has_value());
+    EXPECT_TRUE(got.value()[2].has_value());  // the second time a's own, at a fresh generation
+  }
+  EXPECT_EQ(redis.execute({"EXISTS", missing.stream()}).integer, 0);
+  EXPECT_EQ(redis.execute({"EXISTS", missing.lease()}).integer, 0);
+  EXPECT_EQ(redis.execute({"EXISTS", text.lease()}).integer, 0);
+  EXPECT_EQ(redis.execute({"GET", text.stream()}).str, "not a stream");
+  const std::vector<std::pair<std::string, std::string>> once{
+      {"missing", "no stream order:missing"}, {"text", "order:text is a string, not a stream"}};
+  EXPECT_EQ(told, once);
+  EXPECT_EQ(watched.no_partition_units(), 2u);
+  // Published to at last, the member is a partition.
+  ASSERT_TRUE(run_now(watched.publish(missing, "created", "{}")).ok());
+  auto later = run_now(watched.acquire_many({missing}, "", "a", 3000, 1));
+  ASSERT_TRUE(later.ok()) << later.error().message;
+  ASSERT_EQ(later.value().size(), 1u);
+  EXPECT_TRUE(later.value()[0].has_value());
 }
 
 TEST_F(EngineBrokerScale, WithoutAWakeLinkTheBrokerCannotWait) {

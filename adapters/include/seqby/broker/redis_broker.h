@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,15 @@ struct RedisBrokerOptions {
   // as in a production engine; on in every test, scenario and chaos run on real Redis.
   std::uint64_t journal_maxlen = 0;
   std::string journal_group;  // the group the journal's records name (the engine's group)
+  // A process manager's categories (EngineOptions::pm_categories): acquire_many then takes a
+  // correlation value X only while one of its streams C:X is a stream and none is a key of
+  // another type. Empty: a process manager's units are taken whatever their keys hold. A
+  // partition's own stream C:K is always looked at (docs/ARCHITECTURE.md "Index members that
+  // are no partition").
+  std::vector<std::string> pm_categories;
+  // Told, once per unit for the broker's lifetime, why acquire_many did not take the lease of
+  // an index member that is no partition ("no stream C:K", "C:K is a string, not a stream").
+  std::function<void(const PartitionRef& unit, const std::string& why)> on_no_partition;
 };
 
 // The connections of a broker's wake channels (Broker::wake_channels): the link of channel N,
@@ -126,6 +136,11 @@ class RedisBroker final : public Broker {
   // How long a doorbell outlives its last ring.
   static constexpr std::uint64_t kDoorbellTtlMs = 3'600'000;
 
+  // Index members acquire_many found to be no partition, each counted once (for the metrics).
+  std::uint64_t no_partition_units() const { return no_partition_seen_.size(); }
+  // Distinct units remembered; beyond, one found to be no partition is not told of again.
+  static constexpr std::size_t kNoPartitionUnitsMax = 10'000;
+
   // Runs the embedded script `name` with `call` (encoded by its contract, script_contracts.h):
   // EVALSHA, lazily loaded, EVAL on NOSCRIPT. The reply may be an error reply; only transport
   // failures are Result errors. REQUIRES: the script exists.
@@ -154,6 +169,11 @@ class RedisBroker final : public Broker {
   std::size_t script_index(std::string_view name);
   std::vector<LoadedScript> scripts_;
   bool script_load_refused_ = false;
+  // The streams acquire_many looks at for `unit`: its own stream C:K, or a process manager's
+  // C:X of each of pm_categories (none when they are not given).
+  std::vector<std::string> unit_streams(const PartitionRef& unit) const;
+  void no_partition(const PartitionRef& unit, const std::string& why);
+  std::set<std::string> no_partition_seen_;  // "category\nkey" of units told of
 };
 
 }  // namespace seqby::redis

@@ -393,18 +393,29 @@ struct RenewMany {
 struct AcquireMany {
   static constexpr std::string_view name = "acquire_many";
   struct Args {
-    std::vector<std::string> keys;     // KEYS: lease keys, fence counters, (journaling) journals
-    std::string owner_id;              // ARGV[1]
-    std::uint64_t ttl_ms = 0;          // ARGV[2]
-    std::uint64_t want = 0;            // ARGV[3] >= 1
-    std::uint64_t journal_maxlen = 0;  // ARGV[4] 0: no journal
-    std::string group;                 // ARGV[5]
-    std::vector<std::string> units;    // ARGV[6..] journaling: per partition category, key
+    // KEYS: lease keys, fence counters, (journaling) journals, then streams_per_unit streams of
+    // each unit (C:K, or a process manager's C:X of each category), unit by unit
+    std::vector<std::string> keys;
+    std::string owner_id;                // ARGV[1]
+    std::uint64_t ttl_ms = 0;            // ARGV[2]
+    std::uint64_t want = 0;              // ARGV[3] >= 1
+    std::uint64_t journal_maxlen = 0;    // ARGV[4] 0: no journal
+    std::string group;                   // ARGV[5]
+    std::uint64_t streams_per_unit = 0;  // ARGV[6] 0: the units' streams are not looked at
+    std::vector<std::string> units;      // ARGV[7..] journaling: per partition category, key
   };
   static constexpr auto keys = std::tuple{&Args::keys};
-  static constexpr auto argv = std::tuple{&Args::owner_id,       &Args::ttl_ms, &Args::want,
-                                          &Args::journal_maxlen, &Args::group,  &Args::units};
-  using Out = std::vector<std::uint64_t>;  // per partition tried: its generation, 0 refused
+  static constexpr auto argv =
+      std::tuple{&Args::owner_id, &Args::ttl_ms,           &Args::want, &Args::journal_maxlen,
+                 &Args::group,    &Args::streams_per_unit, &Args::units};
+  // Per partition tried: its new generation (> 0); 0 with `no_partition` empty when another
+  // owner holds the lease; else why the unit is no partition ("no stream C:K", "C:K is a
+  // string, not a stream") and its lease was not taken.
+  struct Tried {
+    std::uint64_t generation = 0;
+    std::string no_partition;
+  };
+  using Out = std::vector<Tried>;
   static Result<Out> decode_reply(const Reply& reply);
 };
 

@@ -4,12 +4,15 @@
 // connection is then recycled, since later replies could no longer be paired) or Errc::closed;
 // a failed command is never retried here (it may have run). It does not do TLS (hiredis 0.14
 // has none) and resolves host names synchronously; it is used on the loop thread only.
+// An observer, when set, hears of every failed connect attempt (with the backoff before the next
+// one), of the first connection after failed ones, and of a lost connection, for the log.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +33,28 @@ class HiredisLink final : public RedisLink {
     std::uint64_t timeouts = 0;       // commands that missed their deadline after being sent
     std::uint64_t in_flight_max = 0;  // most commands ever awaiting replies at once
   };
+
+  // What happened to the connection, as the observer hears it.
+  struct ConnectionEvent {
+    enum class Kind : std::uint8_t {
+      connect_failed,  // an attempt failed: unreachable, no handshake in time, or refused
+      connected,       // a handshake completed after `failures_in_row` failed attempts (>= 1)
+      lost,            // a ready connection failed or was dropped; the next command reconnects
+    };
+    Kind kind = Kind::connect_failed;
+    std::string error;  // connect_failed, lost: what went wrong (no password in it)
+    // connect_failed in the handshake: the command the server refused (AUTH, SELECT, PING) and
+    // its error reply; "" when the server was not reached or did not answer.
+    std::string refused_command;
+    std::string refusal;
+    // connect_failed: the refusal is one retrying cannot fix (refusal_is_final).
+    bool final = false;
+    std::uint64_t failures_in_row = 0;  // connect_failed: this one included
+    std::uint64_t retry_in_ms = 0;      // connect_failed: the backoff before the next attempt
+    bool backoff_at_max = false;        // connect_failed: retry_in_ms is reconnect_backoff_max_ms
+  };
+  // Called on the loop, never from inside hiredis and never after the link is destroyed.
+  using ConnectionObserver = std::function<void(const ConnectionEvent&)>;
 
   // Connects lazily, on the first command, then AUTHs, SELECTs and PINGs within
   // connect_timeout_ms. After a drop the next command reconnects at once; after failed connects
@@ -53,6 +78,8 @@ class HiredisLink final : public RedisLink {
   bool connected() const;
   Stats stats() const;
   const RedisConfig& config() const;
+  // Replaces the observer (none by default). REQUIRES: on the loop thread.
+  void set_connection_observer(ConnectionObserver observer);
 
  private:
   class Impl;
@@ -80,5 +107,11 @@ class HiredisWakeLinks {
   RedisConfig config_;
   std::vector<std::unique_ptr<HiredisLink>> links_;
 };
+
+// True when the server's `refusal` (an error reply) of handshake command `command` (AUTH,
+// SELECT, PING) cannot be cured by connecting again: a wrong or missing password or user
+// (NOAUTH, WRONGPASS, an AUTH refused for its password), an ACL that refuses the command
+// (NOPERM), a database index out of range. A busy, loading or full server is not final.
+bool refusal_is_final(std::string_view command, std::string_view refusal);
 
 }  // namespace seqby::redis

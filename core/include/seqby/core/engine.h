@@ -71,6 +71,9 @@ class Engine {
   const EngineOptions& options() const { return env_.options; }
   // Tasks of this engine still running (0 after a completed stop).
   std::uint32_t tasks_alive() const;
+  // Index members discovery skipped because they cannot be partition keys, once each (for the
+  // metrics; each was warned of in the history).
+  std::uint64_t index_members_skipped() const;
 
  private:
   // Runs one of the engine's loops (discovery, heartbeat, waker) and counts it while it runs.

@@ -1,0 +1,317 @@
+// `seqby worker` when Redis is out of reach or refuses it (issue 15 item 0), on real processes
+// and a real redis-server: a worker pointed at a port nobody listens on says what it cannot
+// reach and that it retries, a line per backoff step, and keeps retrying; a wrong or missing
+// password ends it with exit status 3 and the refusal; under the least-privilege ACL of the
+// README it processes events and records a halt, and an ACL missing one command a script calls
+// (TIME) makes it log the refused script and Redis's error. Index members that are no partition
+// are logged once each and get no lease, a process manager's values too. Servers are the test's
+// own, on free loopback ports, stopped by pid; every wait is bounded.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "redis_server.h"
+#include "seqby/core/keyspace.h"
+#include "seqby/runtime/free_port.h"
+#include "seqby/scenarios/redis_driver.h"
+
+namespace seqby::apps {
+namespace {
+
+using scenarios::PublishSpec;
+using scenarios::RedisScenarioDriver;
+using scenarios::WorkerProcess;
+using scenarios::WorkerSettings;
+using seqby::testing::RedisServer;
+using seqby::testing::RedisServerOptions;
+
+constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
+constexpr int kExitRedisRefused = 3;  // README "seqby worker": exit statuses
+
+// The lines of `log` holding `needle`.
+std::vector<std::string> lines_with(const std::string& log, const std::string& needle) {
+  std::vector<std::string> out;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+// The integer after " name=" in `line`, or -1.
+long long field_of(const std::string& line, const std::string& name) {
+  const std::size_t at = line.find(" " + name + "=");
+  if (at == std::string::npos) return -1;
+  return std::stoll(line.substr(at + name.size() + 2));
+}
+
+// Waits (bounded) until the worker exits by itself; its status, or -100 when it did not.
+int exit_status_of(RedisScenarioDriver& d, WorkerProcess* w) {
+  int status = -100;
+  d.wait_until([&] { return w->exited(&status); }, 15000);
+  return status;
+}
+
+TEST(WorkerRedisAccess, AWorkerThatCannotReachRedisSaysSoAndKeepsRetrying) {
+  RedisServer server;  // the driver's own connection; the worker is pointed elsewhere
+  ASSERT_TRUE(server.ok()) << server.error();
+  RedisScenarioDriver d(server.url(), kSeqby, "unreachable");
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  const std::uint16_t port = redis::free_loopback_port();  // nothing listens there
+  ASSERT_NE(port, 0);
+  const std::string nowhere = "redis://127.0.0.1:" + std::to_string(port);
+  WorkerProcess* w = d.start_worker("w1", nowhere);
+  ASSERT_NE(w, nullptr);
+  const std::string head = "event=redis_unreachable link=commands redis=" + nowhere + " ";
+  // Retrying: the lines of later attempts come too, up to the backoff's maximum (2000 ms after
+  // about 2.5 s), the worker still running.
+  ASSERT_TRUE(d.wait_until([&] {
+    const std::vector<std::string> lines = lines_with(w->log(), head);
+    return !lines.empty() && field_of(lines.back(), "retry_in_ms") == 2000;
+  })) << w->log();
+  EXPECT_TRUE(w->running()) << w->log();
+  const std::string log = w->log();
+  const std::vector<std::string> lines = lines_with(log, head);
+  // What it cannot reach and why, and after which backoff it tries again.
+  EXPECT_NE(lines.front().find(" attempt=1 retry_in_ms=20 error=\"connect to " + nowhere + ": "),
+            std::string::npos)
+      << lines.front();
+  EXPECT_NE(lines.front().find("refused"), std::string::npos) << lines.front();
+  // Not a flood: one line per backoff step, each step longer than the one before (at the
+  // backoff's maximum of 2000 ms, one line a minute).
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_GT(field_of(lines[i], "attempt"), field_of(lines[i - 1], "attempt")) << log;
+    const long long retry_ms = field_of(lines[i], "retry_in_ms");
+    EXPECT_TRUE(retry_ms > field_of(lines[i - 1], "retry_in_ms") ||
+                (retry_ms == 2000 && field_of(lines[i - 1], "retry_in_ms") < 2000))
+        << "two lines for one backoff step\n"
+        << log;
+  }
+  EXPECT_TRUE(lines_with(log, "event=redis_connected").empty()) << log;
+  w->kill_now();  // by pid
+}
+
+TEST(WorkerRedisAccess, AWrongPasswordEndsTheWorkerWithStatus3AndTheRefusal) {
+  RedisServerOptions options;
+  options.own = true;
+  options.password = "right-secret";
+  RedisServer server(options);
+  ASSERT_TRUE(server.ok()) << server.error();
+  RedisScenarioDriver d(server.url(), kSeqby, "wrong_password");
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  const std::string port = std::to_string(server.port());
+
+  WorkerProcess* wrong = d.start_worker("w1", "redis://:wrong-secret@127.0.0.1:" + port);
+  ASSERT_NE(wrong, nullptr);
+  EXPECT_EQ(exit_status_of(d, wrong), kExitRedisRefused) << wrong->log();
+  const std::string log = wrong->log();
+  const std::vector<std::string> refused = lines_with(log, "event=redis_refused link=commands ");
+  ASSERT_FALSE(refused.empty()) << log;
+  EXPECT_NE(refused.front().find("redis=redis://:***@127.0.0.1:" + port +
+                                 " command=AUTH retrying=false error=\""),
+            std::string::npos)
+      << refused.front();
+  EXPECT_NE(refused.front().find("WRONGPASS"), std::string::npos) << refused.front();
+  EXPECT_NE(log.find("event=exit status=3 "), std::string::npos) << log;
+  EXPECT_EQ(log.find("wrong-secret"), std::string::npos) << "the password is never logged\n" << log;
+
+  // No password at all: the server's NOAUTH, the same ending.
+  WorkerProcess* none = d.start_worker("w2", "redis://127.0.0.1:" + port);
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(exit_status_of(d, none), kExitRedisRefused) << none->log();
+  const std::vector<std::string> noauth = lines_with(none->log(), "event=redis_refused ");
+  ASSERT_FALSE(noauth.empty()) << none->log();
+  EXPECT_NE(noauth.front().find("command=PING retrying=false"), std::string::npos) << noauth[0];
+  EXPECT_NE(noauth.front().find("NOAUTH"), std::string::npos) << noauth.front();
+}
+
+// The least-privilege ACL of README.md "seqby worker": what the scripts and the worker call,
+// on the category's keys and the history stream. `without` leaves one command out.
+std::vector<std::string> worker_acl(const std::string& user, const std::string& password,
+                                    const RedisScenarioDriver& d, const std::string& without) {
+  const std::vector<std::string> commands = {"ping",
+                                             "eval",
+                                             "evalsha",
+                                             "script|load",
+                                             "del",
+                                             "exists",
+                                             "get",
+                                             "set",
+                                             "incr",
+                                             "pexpire",
+                                             "type",
+                                             "time",
+                                             "hget",
+                                             "hset",
+                                             "sadd",
+                                             "srem",
+                                             "smembers",
+                                             "xadd",
+                                             "xack",
+                                             "xautoclaim",
+                                             "xgroup|create",
+                                             "xgroup|delconsumer",
+                                             "xinfo|consumers",
+                                             "xinfo|groups",
+                                             "xinfo|stream",
+                                             "xlen",
+                                             "xpending",
+                                             "xrange",
+                                             "xrevrange",
+                                             "xread",
+                                             "xreadgroup"};
+  std::vector<std::string> acl = {"ACL", "SETUSER", user, "reset", "on", ">" + password, "-@all"};
+  for (const std::string& command : commands) {
+    if (command != without) acl.push_back("+" + command);
+  }
+  acl.push_back("~" + d.category() + ":*");
+  acl.push_back("~" + d.history_stream());
+  return acl;
+}
+
+// A poison event halts its partition: the halt record is written, which needs TIME.
+TEST(WorkerRedisAccess, UnderTheLeastPrivilegeAclAWorkerProcessesEventsAndRecordsAHalt) {
+  RedisServerOptions options;
+  options.own = true;  // its own ACL users
+  RedisServer server(options);
+  ASSERT_TRUE(server.ok()) << server.error();
+  RedisScenarioDriver d(server.url(), kSeqby, "least_privilege");
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  const redis::Reply made = d.run(worker_acl("seqby-worker", "w-pass", d, ""));
+  ASSERT_EQ(made.str, "OK") << redis::to_string(made);
+  const std::string url = "redis://seqby-worker:w-pass@127.0.0.1:" + std::to_string(server.port());
+  WorkerProcess* w = d.start_worker("w1", url);
+  ASSERT_NE(w, nullptr);
+  std::vector<PublishSpec> events;
+  for (std::int64_t seq = 1; seq <= 5; ++seq) events.push_back(PublishSpec{"A", seq, 0, false});
+  events.push_back(PublishSpec{"B", 1, 0, false});
+  events.push_back(PublishSpec{"B", 2, 0, true});  // poison: B halts at seq 2
+  ASSERT_TRUE(d.publish(events).ok());
+  const std::string halt_key = halt_key_name(PartitionRef{d.category(), "B"}, d.group());
+  EXPECT_TRUE(d.wait_until([&] {
+    return d.last_seq("A") == 5 && d.run({"EXISTS", halt_key}).integer == 1;
+  })) << "A committed up to "
+      << d.last_seq("A") << "\n"
+      << d.logs();
+  EXPECT_EQ(d.last_seq("B"), 1);
+  EXPECT_FALSE(lines_with(w->log(), "event=halt category=" + d.category() + " key=B ").empty())
+      << w->log();
+  EXPECT_TRUE(lines_with(w->log(), "event=redis_command_refused").empty()) << w->log();
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
+TEST(WorkerRedisAccess, AnAclWithoutTimeMakesTheRefusedHaltScriptALogLine) {
+  RedisServerOptions options;
+  options.own = true;
+  RedisServer server(options);
+  ASSERT_TRUE(server.ok()) << server.error();
+  RedisScenarioDriver d(server.url(), kSeqby, "acl_without_time");
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  const redis::Reply made = d.run(worker_acl("seqby-worker", "w-pass", d, "time"));
+  ASSERT_EQ(made.str, "OK") << redis::to_string(made);
+  WorkerProcess* w = d.start_worker(
+      "w1", "redis://seqby-worker:w-pass@127.0.0.1:" + std::to_string(server.port()));
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false}, PublishSpec{"A", 2, 0, true}}).ok());
+  const std::string refused = "event=redis_command_refused link=commands script=record_halt ";
+  EXPECT_TRUE(d.wait_until([&] { return !lines_with(w->log(), refused).empty(); })) << w->log();
+  const std::vector<std::string> lines = lines_with(w->log(), refused);
+  ASSERT_FALSE(lines.empty());
+  // Redis 7.0 says "ERR The user executing the script can't run this command or subcommand";
+  // later versions answer NOPERM naming the command.
+  EXPECT_TRUE(lines.front().find("can't run this command") != std::string::npos ||
+              lines.front().find("NOPERM") != std::string::npos)
+      << lines.front();
+  EXPECT_EQ(d.last_seq("A"), 1);  // the events before the poison one were processed
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
+// Members of the index that cannot be partitions: a:b and __partitions__ (no partition key), one
+// with no stream, one whose key is a string. Each is logged once, none gets a lease, no empty
+// stream is created, and the good partition is served meanwhile.
+TEST(WorkerRedisAccess, IndexMembersThatAreNoPartitionAreLoggedOnceAndGetNoLease) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  RedisScenarioDriver d(server.url(), kSeqby, "bad_members");
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  const std::string index = partition_index_name(d.category());
+  d.run({"SADD", index, "a:b", "__partitions__", "nostream", "text"});
+  d.run({"SET", partition_stream_name(d.category(), "text"), "a string"});
+  WorkerProcess* w = d.start_worker("w1");
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false}}).ok());
+  ASSERT_TRUE(d.wait_until([&] { return d.last_seq("A") == 1; })) << w->log();
+  // Several discovery cycles (250 ms each) pass: still one line per member.
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 2, 0, false}}).ok());
+  ASSERT_TRUE(d.wait_until([&] { return d.last_seq("A") == 2; })) << w->log();
+  const std::string log = w->log();
+  const std::map<std::string, std::string> why = {
+      {"nostream", "no stream " + d.category() + ":nostream"},
+      {"text", d.category() + ":text is a string, not a stream"}};
+  for (const auto& [key, reason] : why) {
+    const std::vector<std::string> lines =
+        lines_with(log, "event=index_member_skipped category=" + d.category() + " key=\"" + key);
+    ASSERT_EQ(lines.size(), 1u) << log;
+    EXPECT_NE(lines.front().find("reason=\"" + reason), std::string::npos) << lines.front();
+    EXPECT_EQ(d.lease_owner(key), "") << key;
+  }
+  for (const std::string key : {"a:b", "__partitions__"}) {
+    const std::vector<std::string> lines = lines_with(log, "index member of " + index);
+    std::size_t count = 0;
+    for (const std::string& line : lines) {
+      count += line.find("key \"" + key + "\": rule") != std::string::npos;
+    }
+    EXPECT_EQ(count, 1u) << key << "\n" << log;
+  }
+  EXPECT_EQ(d.run({"EXISTS", partition_stream_name(d.category(), "nostream")}).integer, 0);
+  EXPECT_EQ(d.run({"TYPE", partition_stream_name(d.category(), "text")}).str, "string");
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
+// A process manager's correlation value X is served while one of its categories holds a stream
+// C:X; a value in an index with no stream in any category, or whose C:X is a string, gets no
+// lease, and is logged once.
+TEST(WorkerRedisAccess, AProcessManagerTakesNoLeaseForAValueWithoutAnyStream) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  WorkerSettings settings;
+  settings.group = "pmbad" + std::to_string(::getpid());  // __pm__:G is outside the category
+  RedisScenarioDriver d(server.url(), kSeqby, "pm_bad_members", settings);
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  const std::string order = d.category_named("order");
+  const std::string payment = d.category_named("payment");
+  settings.pm_categories = {order, payment};
+  d.set_settings(settings);
+  d.run({"SADD", partition_index_name(order), "ghost", "text"});
+  d.run({"SET", partition_stream_name(payment, "text"), "a string"});
+  WorkerProcess* w = d.start_worker("w1");
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false, payment}}).ok());
+  ASSERT_TRUE(d.wait_until([&] { return d.last_seq("A", payment) == 1; })) << w->log();
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false, order}}).ok());
+  ASSERT_TRUE(d.wait_until([&] { return d.last_seq("A", order) == 1; })) << w->log();
+  const std::string log = w->log();
+  const std::map<std::string, std::string> why = {
+      {"ghost", "no stream " + order + ":ghost, " + payment + ":ghost"},
+      {"text", payment + ":text is a string, not a stream"}};
+  for (const auto& [key, reason] : why) {
+    const std::vector<std::string> lines = lines_with(log, " key=\"" + key + "\" ");
+    ASSERT_EQ(lines.size(), 1u) << log;
+    EXPECT_NE(lines.front().find("event=index_member_skipped category=" +
+                                 pm_lease_category(settings.group)),
+              std::string::npos)
+        << lines.front();
+    EXPECT_NE(lines.front().find("reason=\"" + reason), std::string::npos) << lines.front();
+    EXPECT_EQ(d.lease_owner(key), "") << key;
+  }
+  EXPECT_EQ(d.run({"EXISTS", partition_stream_name(payment, "ghost")}).integer, 0);
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
+}  // namespace
+}  // namespace seqby::apps
