@@ -34,8 +34,9 @@ struct AdminOptions {
   std::string id;
   std::string group;
   std::uint64_t warn_threshold = 1000;
-  std::uint64_t count_max = 100;  // dlq-list --count
-  std::string before_id;          // dlq-purge --before
+  std::uint64_t count_max = 100;    // dlq-list --count
+  std::string before_id;            // dlq-purge --before
+  bool after_later_events = false;  // dlq-replay: the operator accepts the order change
 };
 
 int exit_for(Errc code) {
@@ -446,6 +447,34 @@ int run_dlq_purge(const AdminOptions& o, redis::Admin& admin) {
   return kExitOk;
 }
 
+int run_dlq_replay(const AdminOptions& o, redis::Admin& admin) {
+  if (!o.after_later_events) {
+    return report_error(
+        o, "dlq-replay",
+        make_error(Errc::invalid,
+                   "a replayed entry is appended to the tail of " +
+                       partition_stream_name(o.category, o.key) +
+                       ", after every event published since it was moved, so it is applied "
+                       "out of its original order: give --after-later-events to do that"));
+  }
+  Result<redis::DlqReplayOutcome> done = admin.dlq_replay(o.category, o.key, o.id);
+  if (!done.ok()) return report_error(o, "dlq-replay", done.error());
+  const redis::DlqReplayOutcome& d = done.value();
+  if (o.json) {
+    json out = {{"action", "dlq-replay"},    {"category", o.category}, {"key", o.key},
+                {"dlq_id", d.dlq_id},        {"stream", d.stream},     {"id", d.stream_id},
+                {"after_later_events", true}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf(
+      "replayed %s of %s to the tail of %s as %s, after every later event; deleted it "
+      "from the DLQ\n",
+      d.dlq_id.c_str(), dlq_stream_name(o.category, o.key).c_str(), d.stream.c_str(),
+      d.stream_id.c_str());
+  return kExitOk;
+}
+
 int run_admin(const AdminOptions& o, int (*action)(const AdminOptions&, redis::Admin&)) {
   Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
   if (!config.ok()) {
@@ -528,7 +557,17 @@ void add_admin_command(CLI::App& app, int& exit_code) {
       ->add_option("--before", options->before_id,
                    "Delete only the entries whose id is lower than ID")
       ->type_name("ID");
+  CLI::App* dlq_replay = add_action(
+      *cmd, *options, "dlq-replay",
+      "Append a copy of DLQ entry ID to the tail of C:K and delete it from the DLQ: it is applied "
+      "AFTER every later event of the partition, out of its original order (only with "
+      "--after-later-events)",
+      3, false, "The DLQ entry id (as dlq-list shows it)");
+  dlq_replay->add_flag("--after-later-events", options->after_later_events,
+                       "Required: accept that the entry is applied after the events published "
+                       "since it was moved to the DLQ");
   partitions->callback([&exit_code, options] { exit_code = run_admin(*options, run_partitions); });
+  dlq_replay->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq_replay); });
   halted->callback([&exit_code, options] { exit_code = run_admin(*options, run_halted); });
   dlq_list->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq_list); });
   dlq_show->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq_show); });

@@ -1,8 +1,11 @@
-// Admin's DLQ tools (seqby/hiredis/admin.h): list, show and purge a partition's DLQ `C:K:dlq`.
-// Each reads or writes the DLQ stream only, with one command, so a purge is atomic and a listing
-// is one moment's view; none takes a lease or touches the partition's groups.
+// Admin's DLQ tools (seqby/hiredis/admin.h): list, show, purge and replay a partition's DLQ
+// `C:K:dlq`. List, show and purge are one command each on the DLQ stream (a purge is atomic, a
+// listing one moment's view); replay is one script (admin_dlq_replay.lua). None takes a lease or
+// touches the partition's groups.
 #include <charconv>
 
+#include "seqby/broker/script_contracts.h"
+#include "seqby/broker/scripts.h"
 #include "seqby/core/keys.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/hiredis/admin.h"
@@ -108,6 +111,30 @@ Result<DlqPurgeOutcome> Admin::dlq_purge(std::string_view category, std::string_
     return shape_error("XLEN " + outcome.dlq, left.value());
   }
   outcome.left = static_cast<std::uint64_t>(left.value().integer);
+  return outcome;
+}
+
+}  // namespace seqby::redis
+
+namespace seqby::redis {
+
+Result<DlqReplayOutcome> Admin::dlq_replay(std::string_view category, std::string_view key,
+                                           std::string_view id) {
+  if (Status valid = validate_partition(category, key); !valid.ok()) return valid.error();
+  if (Status valid = validate_id("entry id", id); !valid.ok()) return valid.error();
+  DlqReplayOutcome outcome;
+  outcome.dlq_id = std::string(id);
+  outcome.stream = partition_stream_name(category, key);
+  const script::AdminDlqReplay::Args args{dlq_stream_name(category, key), outcome.stream,
+                                          partition_index_name(category), std::string(id),
+                                          std::string(key)};
+  // An operator's one-off call: EVAL, no SCRIPT LOAD.
+  const char* source = script_source(script::AdminDlqReplay::name);
+  SEQBY_CHECK(source != nullptr);
+  Result<std::string> appended = script::decode_reply<script::AdminDlqReplay>(
+      redis_.execute(eval_command("EVAL", source, script::encode<script::AdminDlqReplay>(args))));
+  if (!appended.ok()) return appended.error();
+  outcome.stream_id = std::move(appended).value();
   return outcome;
 }
 

@@ -222,6 +222,43 @@ TEST_F(CliAdminDlq, DlqListShowAndPurgeAnswerWhatTheDlqHolds) {
   EXPECT_EQ(run({"XLEN", stream("client-B")}).integer, 3);
 }
 
+TEST_F(CliAdminDlq, DlqReplayAppendsAfterLaterEventsOnlyWithTheFlag) {
+  halted("client-B", 2, 5);
+  RunResult moved = admin({"--json", "dlq", category_, "client-B", "1-1"});
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  const std::string dlq_id = nlohmann::json::parse(moved.out)["dlq_id"];
+
+  // Without the flag: exit 2 naming it, nothing changed.
+  const std::vector<std::string> before = snapshot();
+  RunResult refused = admin({"dlq-replay", category_, "client-B", dlq_id});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("give --after-later-events"), std::string::npos) << refused.err;
+  RunResult missing = admin({"dlq-replay", category_, "client-B", "1-99", "--after-later-events"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err,
+            "seqby admin dlq-replay: no entry 1-99 in " + stream("client-B") + ":dlq\n");
+  EXPECT_EQ(snapshot(), before);
+
+  RunResult replayed = admin({"dlq-replay", category_, "client-B", dlq_id, "--after-later-events"});
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+  // The copy is the last entry of C:K, after 1-2, with the original fields only.
+  const redis::Reply last = run({"XREVRANGE", stream("client-B"), "+", "-", "COUNT", "1"});
+  ASSERT_EQ(last.elements.size(), 1u);
+  const std::string new_id = last.elements[0].elements[0].str;
+  EXPECT_EQ(replayed.out, "replayed " + dlq_id + " of " + stream("client-B") +
+                              ":dlq to the tail of " + stream("client-B") + " as " + new_id +
+                              ", after every later event; deleted it from the DLQ\n");
+  std::vector<std::string> fields;
+  for (const redis::Reply& f : last.elements[0].elements[1].elements) fields.push_back(f.str);
+  EXPECT_EQ(fields, (std::vector<std::string>{"type", "charge", "data",
+                                              "{\"client_id\":\"client-B\",\"seq\":1}"}));
+  EXPECT_EQ(run({"XLEN", stream("client-B")}).integer, 3);
+  EXPECT_EQ(run({"XLEN", stream("client-B") + ":dlq"}).integer, 0);
+  EXPECT_EQ(run({"SISMEMBER", category_ + ":__partitions__", "client-B"}).integer, 1);
+  RunResult again = admin({"dlq-replay", category_, "client-B", dlq_id, "--after-later-events"});
+  EXPECT_EQ(again.exit_code, 2);
+}
+
 TEST_F(CliAdminDlq, PartitionsOfACategoryWhosePartitionsWereAllReapedIsZero) {
   // What a reap leaves: the fence counter and the subscribers set, no index, no streams.
   run({"SADD", category_ + ":__subscribers__", kGroup});

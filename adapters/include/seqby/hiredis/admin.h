@@ -126,6 +126,12 @@ struct DlqPurgeOutcome {
   std::uint64_t left = 0;    // entries still there
 };
 
+struct DlqReplayOutcome {
+  std::string dlq_id;     // the DLQ entry replayed (and deleted from the DLQ)
+  std::string stream;     // C:K
+  std::string stream_id;  // the new entry at the tail of C:K, after every later event
+};
+
 // True when `id` has the full stream id form `MS-SEQ`, both decimal.
 bool is_stream_entry_id(std::string_view id);
 
@@ -163,6 +169,11 @@ class Admin {
   // command: an entry added meanwhile is kept or counted, never lost uncounted).
   Result<DlqPurgeOutcome> dlq_purge(std::string_view category, std::string_view key,
                                     std::optional<std::string_view> before_id);
+  // Appends a copy of DLQ entry `id` (its original fields, without the ones admin_dlq added) to
+  // the tail of C:K, after every event published since, indexes K and deletes the DLQ entry, in
+  // one script (admin_dlq_replay.lua). not_found when the DLQ holds no such entry.
+  Result<DlqReplayOutcome> dlq_replay(std::string_view category, std::string_view key,
+                                      std::string_view id);
 
   // The group an action on C:K acts for: `group` when C:K has it, the only group when `group` is
   // empty and there is exactly one; invalid otherwise, naming the groups there are.
