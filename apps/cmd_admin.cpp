@@ -1,5 +1,6 @@
 // seqby admin: operator tooling on a live category (ADR decision 6; DESIGN.md sections 3, 4, 8):
-// list the partitions, inspect a partition's head, skip a halted head or move it to C:K:dlq.
+// list the partitions, inspect a partition's head, skip a halted head or move it to C:K:dlq,
+// list the halted partitions, and list, show, purge (and explicitly replay) a partition's DLQ.
 // Readable tables by default; with --json one JSON object on stdout (on failure too:
 // {"error": {"code", "message"}}). Exit 0 done; 1 the action was refused (the id is not the
 // head), nothing changed; 2 bad usage or bad input (unknown category, key, group or id, a Redis
@@ -9,9 +10,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "options.h"
+#include "seqby/core/keyspace.h"
 #include "seqby/core/naming.h"
 #include "seqby/hiredis/admin.h"
 
@@ -31,6 +34,9 @@ struct AdminOptions {
   std::string id;
   std::string group;
   std::uint64_t warn_threshold = 1000;
+  std::uint64_t count_max = 100;    // dlq-list --count
+  std::string before_id;            // dlq-purge --before
+  bool after_later_events = false;  // dlq-replay: the operator accepts the order change
 };
 
 int exit_for(Errc code) {
@@ -297,6 +303,178 @@ int run_dlq(const AdminOptions& o, redis::Admin& admin) {
   return kExitOk;
 }
 
+// "1 entry", "2 entries".
+std::string counted(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+json fields_json(const std::vector<std::pair<std::string, std::string>>& fields) {
+  json out = json::object();
+  for (const auto& [name, value] : fields) out[name] = value;
+  return out;
+}
+
+std::string field_of(const redis::DlqEntryView& entry, std::string_view name) {
+  for (const auto& [field, value] : entry.fields) {
+    if (field == name) return value;
+  }
+  return "-";
+}
+
+int run_halted(const AdminOptions& o, redis::Admin& admin) {
+  Result<redis::CategoryView> view = admin.partitions(o.category);
+  if (!view.ok()) return report_error(o, "halted", view.error());
+  const redis::CategoryView& v = view.value();
+  struct Halted {
+    const redis::PartitionView* partition;
+    const GroupView* group;
+  };
+  std::vector<Halted> halted;
+  for (const redis::PartitionView& p : v.partitions) {
+    for (const GroupView& g : p.groups) {
+      if (g.halt.has_value()) halted.push_back({&p, &g});
+    }
+  }
+  if (o.json) {
+    json list = json::array();
+    for (const Halted& h : halted) {
+      json entry = {{"key", h.partition->key}, {"group", h.group->name}};
+      entry.update(halt_json(h.group->halt, v.server_time_ms));
+      entry["pending"] = h.group->pending;
+      list.push_back(entry);
+    }
+    json out = {{"category", v.category},
+                {"server_time_ms", v.server_time_ms},
+                {"partition_count", v.partitions.size()},
+                {"halted_count", halted.size()},
+                {"halted", list}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("category %s: %zu halted of %s (server time %s)\n", v.category.c_str(), halted.size(),
+              counted(v.partitions.size(), "partition", "partitions").c_str(),
+              utc_text(v.server_time_ms).c_str());
+  if (halted.empty()) return kExitOk;
+  std::printf("%-16s %-12s %-17s %7s %5s %-24s %s\n", "KEY", "GROUP", "HEAD", "AGE_S", "DELIV",
+              "OWNER:GEN", "REASON");
+  for (const Halted& h : halted) {
+    const HaltView& halt = *h.group->halt;
+    std::printf("%-16s %-12s %-17s %7lld %5llu %-24s %s\n", h.partition->key.c_str(),
+                h.group->name.c_str(), halt.id.c_str(),
+                static_cast<long long>((v.server_time_ms - halt.since_ms) / 1000),
+                static_cast<unsigned long long>(halt.delivery_count), halt.owner.c_str(),
+                halt.reason.c_str());
+  }
+  return kExitOk;
+}
+
+int run_dlq_list(const AdminOptions& o, redis::Admin& admin) {
+  Result<redis::DlqListView> view = admin.dlq_list(o.category, o.key, o.count_max);
+  if (!view.ok()) return report_error(o, "dlq-list", view.error());
+  const redis::DlqListView& v = view.value();
+  if (o.json) {
+    json entries = json::array();
+    for (const redis::DlqEntryView& e : v.entries) {
+      entries.push_back({{"id", e.id}, {"fields", fields_json(e.fields)}});
+    }
+    json out = {{"category", o.category},
+                {"key", o.key},
+                {"dlq", v.dlq},
+                {"length", v.length},
+                {"entries", entries}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("%s: %s", v.dlq.c_str(), counted(v.length, "entry", "entries").c_str());
+  if (v.entries.size() < v.length) std::printf(" (the first %zu shown)", v.entries.size());
+  std::printf("\n");
+  if (v.entries.empty()) return kExitOk;
+  std::printf("%-17s %-17s %-12s %5s %-12s %s\n", "ID", "SOURCE_ID", "GROUP", "DELIV", "TYPE",
+              "REASON");
+  for (const redis::DlqEntryView& e : v.entries) {
+    std::printf("%-17s %-17s %-12s %5s %-12s %s\n", e.id.c_str(), field_of(e, "source_id").c_str(),
+                field_of(e, "group").c_str(), field_of(e, "delivery_count").c_str(),
+                field_of(e, "type").c_str(), field_of(e, "reason").c_str());
+  }
+  return kExitOk;
+}
+
+int run_dlq_show(const AdminOptions& o, redis::Admin& admin) {
+  Result<redis::DlqEntryView> entry = admin.dlq_show(o.category, o.key, o.id);
+  if (!entry.ok()) return report_error(o, "dlq-show", entry.error());
+  const redis::DlqEntryView& e = entry.value();
+  const std::string dlq = dlq_stream_name(o.category, o.key);
+  if (o.json) {
+    const std::string data = field_of(e, "data");
+    json data_value = json::parse(data, nullptr, false);
+    if (data_value.is_discarded()) data_value = data == "-" ? json(nullptr) : json(data);
+    json out = {{"category", o.category},
+                {"key", o.key},
+                {"dlq", dlq},
+                {"id", e.id},
+                {"data", data_value},
+                {"fields", fields_json(e.fields)}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("entry %s of %s\n", e.id.c_str(), dlq.c_str());
+  for (const auto& [name, value] : e.fields) {
+    std::printf("  %-15s %s\n", name.c_str(), value.c_str());
+  }
+  return kExitOk;
+}
+
+int run_dlq_purge(const AdminOptions& o, redis::Admin& admin) {
+  std::optional<std::string_view> before;
+  if (!o.before_id.empty()) before = o.before_id;
+  Result<redis::DlqPurgeOutcome> done = admin.dlq_purge(o.category, o.key, before);
+  if (!done.ok()) return report_error(o, "dlq-purge", done.error());
+  const redis::DlqPurgeOutcome& d = done.value();
+  if (o.json) {
+    json out = {{"action", "dlq-purge"},
+                {"category", o.category},
+                {"key", o.key},
+                {"dlq", d.dlq},
+                {"before", before ? json(o.before_id) : json(nullptr)},
+                {"purged", d.purged},
+                {"left", d.left}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("purged %s from %s%s; %llu left\n", counted(d.purged, "entry", "entries").c_str(),
+              d.dlq.c_str(), before ? (" with an id before " + o.before_id).c_str() : "",
+              static_cast<unsigned long long>(d.left));
+  return kExitOk;
+}
+
+int run_dlq_replay(const AdminOptions& o, redis::Admin& admin) {
+  if (!o.after_later_events) {
+    return report_error(
+        o, "dlq-replay",
+        make_error(Errc::invalid,
+                   "a replayed entry is appended to the tail of " +
+                       partition_stream_name(o.category, o.key) +
+                       ", after every event published since it was moved, so it is applied "
+                       "out of its original order: give --after-later-events to do that"));
+  }
+  Result<redis::DlqReplayOutcome> done = admin.dlq_replay(o.category, o.key, o.id);
+  if (!done.ok()) return report_error(o, "dlq-replay", done.error());
+  const redis::DlqReplayOutcome& d = done.value();
+  if (o.json) {
+    json out = {{"action", "dlq-replay"},    {"category", o.category}, {"key", o.key},
+                {"dlq_id", d.dlq_id},        {"stream", d.stream},     {"id", d.stream_id},
+                {"after_later_events", true}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf(
+      "replayed %s of %s to the tail of %s as %s, after every later event; deleted it "
+      "from the DLQ\n",
+      d.dlq_id.c_str(), dlq_stream_name(o.category, o.key).c_str(), d.stream.c_str(),
+      d.stream_id.c_str());
+  return kExitOk;
+}
+
 int run_admin(const AdminOptions& o, int (*action)(const AdminOptions&, redis::Admin&)) {
   Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
   if (!config.ok()) {
@@ -311,7 +489,8 @@ int run_admin(const AdminOptions& o, int (*action)(const AdminOptions&, redis::A
 // Adds `name` under admin with the arguments every action shares: the category, and the key
 // (and entry id) when it acts on one partition, as positional arguments.
 CLI::App* add_action(CLI::App& admin, AdminOptions& options, const char* name, const char* about,
-                     int arity) {
+                     int arity, bool with_group = true,
+                     const char* id_about = "The head entry id (as inspect shows it)") {
   CLI::App* action = admin.add_subcommand(name, about);
   action->add_option("category", options.category, "The stream category C")
       ->type_name("C")
@@ -320,11 +499,9 @@ CLI::App* add_action(CLI::App& admin, AdminOptions& options, const char* name, c
     action->add_option("key", options.key, "The partition key K")->type_name("K")->required();
   }
   if (arity >= 3) {
-    action->add_option("id", options.id, "The head entry id (as inspect shows it)")
-        ->type_name("ID")
-        ->required();
+    action->add_option("id", options.id, id_about)->type_name("ID")->required();
   }
-  if (arity >= 2) {
+  if (arity >= 2 && with_group) {
     action
         ->add_option("--group", options.group,
                      "The handler group G (may be left out when C:K has exactly one group)")
@@ -360,7 +537,41 @@ void add_admin_command(CLI::App& app, int& exit_code) {
                              "Move head ID to C:K:dlq and acknowledge it, only while ID is still "
                              "the head",
                              3);
+  CLI::App* halted =
+      add_action(*cmd, *options, "halted",
+                 "List the halted partitions: key, group, head, how long ago, owner, reason", 1);
+  CLI::App* dlq_list =
+      add_action(*cmd, *options, "dlq-list", "List the entries of C:K:dlq, oldest first", 2, false);
+  dlq_list->add_option("--count", options->count_max, "Show at most N entries")
+      ->type_name("N")
+      ->default_val(100)
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
+  CLI::App* dlq_show =
+      add_action(*cmd, *options, "dlq-show", "Show every field of entry ID of C:K:dlq", 3, false,
+                 "The DLQ entry id (as dlq-list shows it)");
+  CLI::App* dlq_purge = add_action(
+      *cmd, *options, "dlq-purge",
+      "Delete every entry of C:K:dlq (with --before ID, those with a lower id), atomically", 2,
+      false);
+  dlq_purge
+      ->add_option("--before", options->before_id,
+                   "Delete only the entries whose id is lower than ID")
+      ->type_name("ID");
+  CLI::App* dlq_replay = add_action(
+      *cmd, *options, "dlq-replay",
+      "Append a copy of DLQ entry ID to the tail of C:K and delete it from the DLQ: it is applied "
+      "AFTER every later event of the partition, out of its original order (only with "
+      "--after-later-events)",
+      3, false, "The DLQ entry id (as dlq-list shows it)");
+  dlq_replay->add_flag("--after-later-events", options->after_later_events,
+                       "Required: accept that the entry is applied after the events published "
+                       "since it was moved to the DLQ");
   partitions->callback([&exit_code, options] { exit_code = run_admin(*options, run_partitions); });
+  dlq_replay->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq_replay); });
+  halted->callback([&exit_code, options] { exit_code = run_admin(*options, run_halted); });
+  dlq_list->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq_list); });
+  dlq_show->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq_show); });
+  dlq_purge->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq_purge); });
   inspect->callback([&exit_code, options] { exit_code = run_admin(*options, run_inspect); });
   skip->callback([&exit_code, options] { exit_code = run_admin(*options, run_skip); });
   dlq->callback([&exit_code, options] { exit_code = run_admin(*options, run_dlq); });

@@ -1,8 +1,10 @@
 // seqby publish: append events to a partition stream and index the partition, atomically
 // (DESIGN.md sections 3, 8). The key is validated first (exit 2 naming the rule, nothing
-// written). The payload is --data (a flat JSON object) plus --field name=value pairs (integers,
-// true/false and null keep their JSON type; anything else is a string). With --count N it
-// publishes N events, adding "seq": 1..N unless the payload has a seq (then seq, seq+1, ...).
+// written). The payload is --data (any JSON object: nested objects, arrays and floats are carried
+// verbatim) plus --field name=value pairs (integers, true/false and null keep their JSON type;
+// anything else is a string). The key is --key, or with --key-field F the data's top-level
+// attribute F (a string or an integer, ADR decision 2; both given, they must agree). With --count N
+// it publishes N events, adding "seq": 1..N unless the payload has a seq (then seq, seq+1, ...).
 // With --history-stream it also appends each publish record to that stream, in the same script.
 // Prints each entry id on its own line.
 #include <charconv>
@@ -16,6 +18,7 @@
 #include "seqby/broker/redis_broker.h"
 #include "seqby/core/json_flat.h"
 #include "seqby/core/keys.h"
+#include "seqby/core/outbox.h"
 #include "seqby/hiredis/hiredis_link.h"
 #include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/redis_history.h"
@@ -28,6 +31,8 @@ struct PublishOptions {
   std::string redis_url;
   std::string category;
   std::string key;
+  bool key_given = false;  // --key was on the command line
+  std::string key_field;   // non-empty: the key is this top-level attribute of the payload
   std::string type = "event";
   std::string data;
   std::vector<std::string> fields;
@@ -46,10 +51,16 @@ JsonValue field_value(const std::string& text) {
   return text;
 }
 
-int run_publish(const PublishOptions& o) {
-  if (Status key = validate_partition_key(o.key); !key.ok()) {
-    std::fprintf(stderr, "seqby publish: --key: %s\n", key.error().message.c_str());
+int run_publish(PublishOptions o) {
+  if (!o.key_given && o.key_field.empty()) {
+    std::fprintf(stderr, "seqby publish: give --key K or --key-field FIELD\n");
     return kExitUsage;
+  }
+  if (o.key_given) {
+    if (Status key = validate_partition_key(o.key); !key.ok()) {
+      std::fprintf(stderr, "seqby publish: --key: %s\n", key.error().message.c_str());
+      return kExitUsage;
+    }
   }
   if (Status category = validate_category_name(o.category); !category.ok()) {
     std::fprintf(stderr, "seqby publish: --category: %s\n", category.error().message.c_str());
@@ -72,6 +83,27 @@ int run_publish(const PublishOptions& o) {
       return kExitUsage;
     }
     payload[field.substr(0, eq)] = field_value(field.substr(eq + 1));
+  }
+  if (!o.key_field.empty()) {
+    const std::string where = "seqby publish: --key-field " + o.key_field + ": ";
+    Result<std::optional<std::string>> value = extract_key_value(payload, o.key_field);
+    if (!value.ok()) {
+      std::fprintf(stderr, "%s%s\n", where.c_str(), value.error().message.c_str());
+      return kExitUsage;
+    }
+    const std::optional<std::string>& key = value.value();
+    Status valid =
+        validate_partition_key(key ? std::optional<std::string_view>(*key) : std::nullopt);
+    if (!valid.ok()) {
+      std::fprintf(stderr, "%s%s\n", where.c_str(), valid.error().message.c_str());
+      return kExitUsage;
+    }
+    if (o.key_given && o.key != *key) {
+      std::fprintf(stderr, "%sthe data's key \"%s\" is not --key \"%s\"\n", where.c_str(),
+                   key->c_str(), o.key.c_str());
+      return kExitUsage;
+    }
+    o.key = *key;
   }
   std::int64_t first_seq = 1;
   if (!o.history_stream.empty() && o.journal_maxlen > 0) {
@@ -132,10 +164,16 @@ void add_publish_command(CLI::App& app, int& exit_code) {
       "publish", "Publish events to partition C:K and add K to C:__partitions__");
   add_redis_option(cmd, options->redis_url);
   add_category_option(cmd, options->category);
-  cmd->add_option("--key", options->key, "The partition key K")->type_name("K")->required();
+  CLI::Option* key = cmd->add_option("--key", options->key, "The partition key K")->type_name("K");
+  cmd->add_option("--key-field", options->key_field,
+                  "Take K from this top-level attribute of the data (a string or an integer, as "
+                  "the worker's --sequential-by); with --key, the two must agree")
+      ->type_name("FIELD");
   cmd->add_option("--type", options->type, "The event type name (the entry's type field)")
       ->type_name("TYPE");
-  cmd->add_option("--data", options->data, "The event's fields as a flat JSON object")
+  cmd->add_option("--data", options->data,
+                  "The event's fields: any JSON object (nested objects, arrays and floats are "
+                  "carried verbatim)")
       ->type_name("JSON");
   cmd->add_option("--field", options->fields, "One more data field, name=value (repeatable)")
       ->type_name("NAME=VALUE");
@@ -149,7 +187,10 @@ void add_publish_command(CLI::App& app, int& exit_code) {
                   "Journal each publish in its partition's decision journal, kept to about N "
                   "records (as the workers' --journal-maxlen)")
       ->type_name("N");
-  cmd->callback([&exit_code, options] { exit_code = run_publish(*options); });
+  cmd->callback([&exit_code, options, key] {
+    options->key_given = key->count() > 0;
+    exit_code = run_publish(*options);
+  });
 }
 
 }  // namespace seqby::apps

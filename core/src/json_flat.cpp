@@ -1,8 +1,9 @@
 #include "seqby/core/json_flat.h"
 
+#include <charconv>
 #include <cstdio>
-#include <limits>
 #include <optional>
+#include <system_error>
 
 namespace seqby {
 namespace {
@@ -40,13 +41,40 @@ class Parser {
     }
   }
 
+  // One value that decoding keeps raw, and nothing around it (make_json_raw).
+  Result<JsonRaw> parse_raw() {
+    const std::size_t start = at_;
+    const char c = peek();
+    if (c == '{' || c == '[') {
+      Status s = skip_composite(2);  // as deep as a field value of the top-level object
+      if (!s.ok()) return s.error();
+    } else if (c == '-' || is_digit(c)) {
+      Result<JsonValue> number = parse_number();
+      if (!number.ok()) return number.error();
+      if (!std::holds_alternative<JsonRaw>(number.value())) {
+        at_ = start;
+        return fail(kNotRaw);
+      }
+    } else {
+      return fail(kNotRaw);
+    }
+    if (at_ != text_.size()) return fail("unexpected text after the value");
+    return JsonRaw{std::string(text_.substr(start))};
+  }
+
  private:
+  static constexpr std::string_view kNotRaw =
+      "a raw value is an object, an array or a non-integer number";
+  static constexpr std::string_view kExpectedValue =
+      "expected a value (null, true, false, a number, a string, an object or an array)";
+
   Result<JsonObject> finish(JsonObject object) {
     skip_space();
     if (at_ != text_.size()) return fail("unexpected text after the object");
     return object;
   }
 
+  // A field value of the top-level object (depth 1).
   Result<JsonValue> parse_value() {
     const char c = peek();
     if (c == '"') {
@@ -54,45 +82,103 @@ class Parser {
       if (!s.ok()) return s.error();
       return JsonValue(std::move(s).value());
     }
-    if (c == '-' || (c >= '0' && c <= '9')) return parse_integer();
+    if (c == '-' || is_digit(c)) return parse_number();
     if (eat_word("null")) return JsonValue(nullptr);
     if (eat_word("true")) return JsonValue(true);
     if (eat_word("false")) return JsonValue(false);
-    if (c == '{' || c == '[') return fail("nested objects and arrays are not supported");
+    if (c == '{' || c == '[') {
+      const std::size_t start = at_;
+      Status s = skip_composite(2);
+      if (!s.ok()) return s.error();
+      return JsonValue(JsonRaw{std::string(text_.substr(start, at_ - start))});
+    }
     if (at_ == text_.size()) return fail("unexpected end of input, expected a value");
-    return fail("expected a value (null, true, false, an integer or a string)");
+    return fail(kExpectedValue);
   }
 
-  Result<JsonValue> parse_integer() {
+  // Validates the object or array at the cursor, at nesting depth `depth`, and steps past it.
+  // Recursion is bounded by kJsonDepthMax.
+  Status skip_composite(std::size_t depth) {
+    SEQBY_CHECK(peek() == '{' || peek() == '[');
+    if (depth > kJsonDepthMax) {
+      return fail("nesting deeper than " + std::to_string(kJsonDepthMax) + " levels");
+    }
+    const bool is_object = text_[at_] == '{';
+    const char close = is_object ? '}' : ']';
+    ++at_;
+    skip_space();
+    if (eat(close)) return Status::Ok();
+    for (;;) {  // bounded: each turn consumes at least one member's bytes
+      skip_space();
+      if (is_object) {
+        if (peek() != '"') return fail("expected '\"' to start a field name");
+        Result<std::string> name = parse_string();
+        if (!name.ok()) return name.error();
+        skip_space();
+        if (!eat(':')) return fail("expected ':' after field name");
+        skip_space();
+      }
+      Status member = skip_value(depth);
+      if (!member.ok()) return member;
+      skip_space();
+      if (eat(',')) continue;
+      if (eat(close)) return Status::Ok();
+      return fail(is_object ? "expected ',' or '}' after a field"
+                            : "expected ',' or ']' after an array element");
+    }
+  }
+
+  // Validates any value inside a composite at depth `depth` and steps past it.
+  Status skip_value(std::size_t depth) {
+    const char c = peek();
+    if (c == '"') {
+      Result<std::string> s = parse_string();
+      return s.ok() ? Status::Ok() : Status(s.error());
+    }
+    if (c == '-' || is_digit(c)) {
+      Result<JsonValue> n = parse_number();
+      return n.ok() ? Status::Ok() : Status(n.error());
+    }
+    if (eat_word("null") || eat_word("true") || eat_word("false")) return Status::Ok();
+    if (c == '{' || c == '[') return skip_composite(depth + 1);
+    if (at_ == text_.size()) return fail("unexpected end of input, expected a value");
+    return fail(kExpectedValue);
+  }
+
+  // An RFC 8259 number: an integer in the 64-bit range as such, any other number as its text.
+  Result<JsonValue> parse_number() {
     const std::size_t start = at_;
-    const bool negative = eat('-');
-    if (at_ == text_.size() || !is_digit(peek())) return fail("expected a digit");
+    eat('-');
+    if (!is_digit(peek())) return fail("expected a digit");
     if (peek() == '0' && at_ + 1 < text_.size() && is_digit(text_[at_ + 1])) {
       return fail("leading zeros are not allowed");
     }
-    // Accumulate as a negative number so that INT64_MIN fits.
-    std::int64_t value = 0;
-    constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-    while (at_ < text_.size() && is_digit(peek())) {
-      const int digit = peek() - '0';
-      if (value < (kMin + digit) / 10) {
-        at_ = start;
-        return fail("integer out of the 64-bit range");
-      }
-      value = value * 10 - digit;
+    skip_digits();
+    bool integer = true;
+    if (eat('.')) {
+      integer = false;
+      if (!is_digit(peek())) return fail("expected a digit after '.'");
+      skip_digits();
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      integer = false;
       ++at_;
+      if (!eat('+')) eat('-');
+      if (!is_digit(peek())) return fail("expected a digit in the exponent");
+      skip_digits();
     }
-    if (at_ < text_.size() && (peek() == '.' || peek() == 'e' || peek() == 'E')) {
-      return fail("only integers are supported");
+    const std::string_view number = text_.substr(start, at_ - start);
+    if (integer) {
+      std::int64_t value = 0;
+      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+      if (ec == std::errc{} && end == number.data() + number.size()) return JsonValue(value);
+      SEQBY_CHECK(ec == std::errc::result_out_of_range);
     }
-    if (!negative) {
-      if (value == kMin) {
-        at_ = start;
-        return fail("integer out of the 64-bit range");
-      }
-      value = -value;
-    }
-    return JsonValue(value);
+    return JsonValue(JsonRaw{std::string(number)});
+  }
+
+  void skip_digits() {
+    while (is_digit(peek())) ++at_;
   }
 
   Result<std::string> parse_string() {
@@ -303,6 +389,12 @@ void append_json_value(std::string& out, const JsonValue& value) {
     case 3:
       append_json_string(out, std::get<std::string>(value));
       break;
+    case 4: {
+      const std::string& text = std::get<JsonRaw>(value).text;
+      SEQBY_CHECK(!text.empty());
+      out += text;
+      break;
+    }
     default:
       SEQBY_CHECK(false);
   }
@@ -329,6 +421,22 @@ Result<JsonObject> decode_json_object(std::string_view text) {
                           " bytes exceeds kJsonTextBytesMax=" + std::to_string(kJsonTextBytesMax));
   }
   return Parser(text).parse_object();
+}
+
+Result<JsonRaw> make_json_raw(std::string_view text) {
+  if (text.size() > kJsonTextBytesMax) {
+    return make_error(Errc::invalid,
+                      "json: input of " + std::to_string(text.size()) +
+                          " bytes exceeds kJsonTextBytesMax=" + std::to_string(kJsonTextBytesMax));
+  }
+  return Parser(text).parse_raw();
+}
+
+const char* json_raw_kind(const JsonRaw& raw) {
+  SEQBY_CHECK(!raw.text.empty());
+  if (raw.text[0] == '{') return "an object";
+  if (raw.text[0] == '[') return "an array";
+  return "a number that is not a 64-bit integer";
 }
 
 }  // namespace seqby

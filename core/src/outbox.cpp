@@ -35,6 +35,12 @@ Result<std::optional<std::string>> extract_key_value(const JsonObject& payload,
                       "invalid partition key (a boolean): rule not_null: a key is a string or an "
                       "integer");
   }
+  if (const JsonRaw* raw = std::get_if<JsonRaw>(&value)) {
+    // An object, an array or a float is carried verbatim but is never a key (ADR decision 2:
+    // the key is a direct top-level attribute): refused as an absent one is.
+    return make_error(Errc::invalid, std::string("invalid partition key (") + json_raw_kind(*raw) +
+                                         "): rule not_null: a key is a string or an integer");
+  }
   return std::optional<std::string>();  // null
 }
 

@@ -423,6 +423,10 @@ class Generator {
       // Its own stream: a `*` id differs between the two sides, so nothing else reads it.
       *keys = {"pub:1", key(kSets)};
       *argv = {one_of({"k1", "k2"}), "t1", one_of(kValues)};
+    } else if (name == "admin_dlq_replay") {
+      // A DLQ of its own that nothing writes: the refusal (NOENTRY) is compared.
+      *keys = {"pubdlq:1", "pub:1", key(kSets)};
+      *argv = {one_of({"1-1", "0-1"}), one_of({"k1", "k2"})};
     } else if (name == "announce_member") {
       *keys = {key(kStrings), key(kSets)};
       *argv = {owner, ttl};
@@ -469,8 +473,9 @@ class Generator {
     if (rng_.chance(0.005)) c[2] = std::to_string(keys.size() + argv.size() + 1);
     c.insert(c.end(), keys.begin(), keys.end());
     c.insert(c.end(), argv.begin(), argv.end());
-    add(c, script.name == "publish" || script.name == "ring_wake" ? Normalise::id_shape
-                                                                  : Normalise::none);
+    const bool new_id =
+        script.name == "publish" || script.name == "ring_wake" || script.name == "admin_dlq_replay";
+    add(c, new_id ? Normalise::id_shape : Normalise::none);
   }
 
   sim::Rng rng_;

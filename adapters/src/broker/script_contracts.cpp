@@ -295,6 +295,11 @@ Result<AdminDlq::Out> AdminDlq::decode_reply(const Reply& reply) {
   return Out{std::move(dlq_id), halted};
 }
 
+Result<AdminDlqReplay::Out> AdminDlqReplay::decode_reply(const Reply& reply) {
+  if (reply.is_error()) return admin_refusal(reply);
+  return decode<std::string>(reply, name);
+}
+
 Result<HandlerEnter::Out> HandlerEnter::decode_reply(const Reply& reply) {
   return decode<std::optional<std::string>>(reply, name);
 }
@@ -305,6 +310,7 @@ Result<HandlerExit::Out> HandlerExit::decode_reply(const Reply& reply) {
 
 std::span<const std::string_view> contract_names() {
   static constexpr std::string_view kNames[] = {AdminDlq::name,
+                                                AdminDlqReplay::name,
                                                 AdminSkip::name,
                                                 Acquire::name,
                                                 AcquireMany::name,

@@ -225,7 +225,10 @@ Result<CategoryView> Admin::partitions(std::string_view category) {
   if (!members.ok()) return members.error();
   std::vector<std::string> keys = std::move(members).value();
   if (keys.empty()) {
-    Result<std::int64_t> exists = read<std::int64_t>({"EXISTS", std::string(category)});
+    // A category whose partitions were all reaped keeps its subscribers set (never removed by
+    // itself): it is known, with 0 partitions.
+    Result<std::int64_t> exists =
+        read<std::int64_t>({"EXISTS", std::string(category), subscribers_set_name(category)});
     if (!exists.ok()) return exists.error();
     if (exists.value() == 0) {
       return make_error(Errc::not_found, "unknown category " + printable(category) + ": " + index +

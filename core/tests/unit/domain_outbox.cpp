@@ -70,6 +70,9 @@ TEST_F(DomainOutbox, UnsafeKeyFailsTheCallerAndCreatesNoRecord) {
       {"absent", JsonObject{{"n", std::int64_t{1}}}, "not_null"},
       {"null", order(nullptr), "not_null"},
       {"boolean", order(true), "not_null"},
+      {"object", order(JsonRaw{"{\"id\":1}"}), "not_null"},
+      {"array", order(JsonRaw{"[1]"}), "not_null"},
+      {"float", order(JsonRaw{"1.5e3"}), "not_null"},
       {"empty", order(std::string()), "not_empty"},
       {"colon", order(std::string("client:1")), "no_colon"},
       {"dlq", order(std::string("dlq")), "not_reserved"},
@@ -110,6 +113,10 @@ TEST_F(DomainOutbox, RejectionTextNamesRuleAndValue) {
   EXPECT_EQ(s.error().message,
             "raise 'OrderPlaced': field 'client_id' of category 'order': invalid partition key (a "
             "boolean): rule not_null: a key is a string or an integer");
+  s = uow.raise("OrderPlaced", order(JsonRaw{"{\"id\":\"k1\"}"}));
+  EXPECT_EQ(s.error().message,
+            "raise 'OrderPlaced': field 'client_id' of category 'order': invalid partition key (an "
+            "object): rule not_null: a key is a string or an integer");
   s = uow.raise("Nope", {});
   EXPECT_EQ(s.error().message, "raise 'Nope': unknown type");
 }

@@ -523,6 +523,22 @@ struct AdminDlq {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
+// The operator's explicit replay of a DLQ entry to the tail of its partition (after later events).
+struct AdminDlqReplay {
+  static constexpr std::string_view name = "admin_dlq_replay";
+  struct Args {
+    std::string dlq;       // KEYS[1] C:K:dlq
+    std::string stream;    // KEYS[2] C:K
+    std::string index;     // KEYS[3] C:__partitions__
+    std::string entry_id;  // ARGV[1] the DLQ entry
+    std::string key;       // ARGV[2] K
+  };
+  static constexpr auto keys = std::tuple{&Args::dlq, &Args::stream, &Args::index};
+  static constexpr auto argv = std::tuple{&Args::entry_id, &Args::key};
+  using Out = std::string;  // the new entry id on C:K
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
 // The `record` test handler's in-progress marker (seqby::testing RecordHandler), a script so
 // that its enter and exit are journaled exactly.
 struct HandlerEnter {

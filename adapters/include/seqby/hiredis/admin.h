@@ -107,6 +107,31 @@ struct DlqOutcome {
   bool halted = false;  // a halt record was deleted with it
 };
 
+// One entry of a partition's DLQ `C:K:dlq`: the head's fields as admin_dlq copied them, then
+// source_id, group, reason and delivery_count (admin_dlq.lua).
+struct DlqEntryView {
+  std::string id;
+  std::vector<std::pair<std::string, std::string>> fields;  // in stream order
+};
+
+struct DlqListView {
+  std::string dlq;                    // C:K:dlq
+  std::uint64_t length = 0;           // XLEN (0 when there is no DLQ)
+  std::vector<DlqEntryView> entries;  // oldest first, at most the count asked for
+};
+
+struct DlqPurgeOutcome {
+  std::string dlq;           // C:K:dlq
+  std::uint64_t purged = 0;  // entries deleted
+  std::uint64_t left = 0;    // entries still there
+};
+
+struct DlqReplayOutcome {
+  std::string dlq_id;     // the DLQ entry replayed (and deleted from the DLQ)
+  std::string stream;     // C:K
+  std::string stream_id;  // the new entry at the tail of C:K, after every later event
+};
+
 // True when `id` has the full stream id form `MS-SEQ`, both decimal.
 bool is_stream_entry_id(std::string_view id);
 
@@ -116,7 +141,9 @@ class Admin {
   explicit Admin(BlockingRedis& redis) : redis_(redis) {}
 
   // The partitions of `category` listed in `C:__partitions__`, sorted by key, with each one's
-  // lease, length and groups. not_found when the index is empty and there is no stream `C`.
+  // lease, length and groups. not_found when the index is empty and there is neither a stream `C`
+  // nor a subscribers set `C:__subscribers__` (a category whose partitions were all reaped keeps
+  // it: 0 partitions).
   Result<CategoryView> partitions(std::string_view category);
 
   // The head of `group` on C:K. `group` may be empty when C:K has exactly one group.
@@ -130,6 +157,23 @@ class Admin {
   // Copies head `id` to C:K:dlq, acknowledges it and deletes the halt record (admin_dlq.lua).
   Result<DlqOutcome> dlq(std::string_view category, std::string_view key, std::string_view group,
                          std::string_view id);
+
+  // The DLQ tools (admin_dlq_tools.cpp). None takes a lease or touches C:K's groups.
+  // The entries of C:K:dlq, oldest first, at most `count_max` of them (REQUIRES: > 0).
+  Result<DlqListView> dlq_list(std::string_view category, std::string_view key,
+                               std::uint64_t count_max);
+  // Entry `id` of C:K:dlq; not_found when it holds no such entry.
+  Result<DlqEntryView> dlq_show(std::string_view category, std::string_view key,
+                                std::string_view id);
+  // Deletes every entry of C:K:dlq, or with `before_id` those whose id is lower (XTRIM, one
+  // command: an entry added meanwhile is kept or counted, never lost uncounted).
+  Result<DlqPurgeOutcome> dlq_purge(std::string_view category, std::string_view key,
+                                    std::optional<std::string_view> before_id);
+  // Appends a copy of DLQ entry `id` (its original fields, without the ones admin_dlq added) to
+  // the tail of C:K, after every event published since, indexes K and deletes the DLQ entry, in
+  // one script (admin_dlq_replay.lua). not_found when the DLQ holds no such entry.
+  Result<DlqReplayOutcome> dlq_replay(std::string_view category, std::string_view key,
+                                      std::string_view id);
 
   // The group an action on C:K acts for: `group` when C:K has it, the only group when `group` is
   // empty and there is exactly one; invalid otherwise, naming the groups there are.

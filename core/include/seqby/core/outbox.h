@@ -37,7 +37,8 @@ struct OutboxRecord {
 };
 
 // The key value of `payload[field]` as text: a string as is, an integer in decimal; nullopt
-// when the field is absent or null. A boolean is not a key: Errc::invalid.
+// when the field is absent or null. A boolean, an object, an array or a non-integer number is not
+// a key: Errc::invalid naming what it is (rule not_null).
 Result<std::optional<std::string>> extract_key_value(const JsonObject& payload,
                                                      std::string_view field);
 
