@@ -57,6 +57,7 @@ struct ExecHandler::Child {
   std::thread err_copier;  // copies the child's stderr to ours until it closes
 
   bool running() const { return pid > 0; }
+  bool started = false;  // said hello (false after a fault until the next hello)
 };
 
 ExecHandler::ExecHandler(Runtime& runtime, ExecHandlerOptions options)
@@ -210,23 +211,25 @@ std::string write_all(int fd, std::string_view text) {
 
 }  // namespace
 
-HandlerResult ExecHandler::exchange(Child& child, const std::string& line, std::uint64_t n,
-                                    const std::string& event_id) {
+ExecHandler::Outcome ExecHandler::exchange(Child& child, const std::string& line, std::uint64_t n,
+                                           const std::string& event_id) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (closing_) return HandlerResult::failed("exec handler: the worker is stopping");
+    if (closing_)
+      return Outcome{HandlerResult::failed("exec handler: the worker is stopping"), true};
     ++exchanges_;
   }
+  child.started = child.running();
   HandlerResult result = exchange_with(child, line, n, event_id);
   std::lock_guard<std::mutex> lock(mutex_);
   if (result.ok) {
     ++stats_.handled;
-  } else {
+  } else if (child.started) {
     ++stats_.failed;
   }
   --exchanges_;
   exchanges_done_.notify_all();
-  return result;
+  return Outcome{std::move(result), child.started};
 }
 
 HandlerResult ExecHandler::exchange_with(Child& child, const std::string& line, std::uint64_t n,
@@ -342,6 +345,7 @@ HandlerResult ExecHandler::exchange_with(Child& child, const std::string& line, 
       return fault("speaks protocol " + std::to_string(std::get<std::int64_t>(version->second)) +
                    "; this worker speaks " + std::to_string(kExecProtocolVersion));
     }
+    child.started = true;
   }
 
   const std::string sent = write_all(child.in, line + "\n");
@@ -390,16 +394,29 @@ Task<HandlerResult> ExecHandler::handle(const Event& event, HandlerContext& cont
     std::uint64_t n = 0;
     std::string line;
     std::string event_id;
-    HandlerResult result;
+    Outcome outcome;
   };
   auto turn = std::make_shared<Turn>();
   turn->n = ++next_n_;
   turn->line = request_line(turn->n, event, context.owner_id(), context.generation());
   turn->event_id = event.id;
-  co_await runtime_.run_blocking([this, &child, turn] {
-    turn->result = exchange(child, turn->line, turn->n, turn->event_id);
-  });
-  const HandlerResult result = turn->result;
+  // A child that does not start (no hello: a mistyped command, a crash on start, another
+  // protocol) fails no event: the event waits, and the start is tried again after a backoff.
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    std::function<void()> work = [this, &child, turn] {
+      turn->outcome = exchange(child, turn->line, turn->n, turn->event_id);
+    };
+    Task<void> blocking = runtime_.run_blocking(std::move(work));
+    co_await blocking;
+    if (turn->outcome.started) break;
+    const std::uint64_t backoff_ms =
+        std::min<std::uint64_t>(kStartBackoffMaxMs, kStartBackoffMs << std::min(attempt - 1, 6u));
+    log("event=handler_not_started child=" + std::to_string(child.number) +
+        " event_id=" + event.id + " attempt=" + std::to_string(attempt) + " retry_in_ms=" +
+        std::to_string(backoff_ms) + " (the event waits; its partition does not halt)");
+    co_await runtime_.sleep_ms(backoff_ms);
+  }
+  const HandlerResult result = turn->outcome.result;
   free_.push_back(index);
   if (!waiting_.empty()) {
     Alarm* next = waiting_.front();

@@ -171,25 +171,55 @@ TEST(ExecHandler, AReplyOutOfTurnFailsItsEventAndTheChildIsStartedAgain) {
   expect_fault_then_recovery(R"({"do":"out_of_turn"})", "replied out of turn");
 }
 
-TEST(ExecHandler, AChildOfAnotherProtocolVersionIsRefused) {
+// A child that does not start fails no event (a mistyped command must not halt partitions): the
+// event waits while the start is tried again after a backoff, each attempt logged with why.
+void expect_start_retried_and_event_waiting(const std::string& command, const std::string& why) {
+  SCOPED_TRACE(command);
   Fixture f;
-  ExecHandlerOptions o = options_for(f);
-  o.command = "echo '{\"protocol\":2}'; cat";
-  ExecHandler handler(f.runtime, o);
-  const HandlerResult r = f.runtime.block_on(handle_one(f, handler, event_of("k", "1-0", "{}")));
-  EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.reason.find("speaks protocol 2; this worker speaks 1"), std::string::npos)
-      << r.reason;
+  std::vector<std::string> logged;
+  bool returned = false;
+  {
+    ExecHandlerOptions o = options_for(f, 1, &logged);
+    o.command = command;
+    ExecHandler handler(f.runtime, o);
+    auto one = [&]() -> Task<void> {
+      const Event e = event_of("k", "1-0", "{}");
+      HandlerResult r = co_await handle_one(f, handler, e);
+      (void)r;
+      returned = true;
+    };
+    f.runtime.block_on([&]() -> Task<void> {
+      f.runtime.spawn("event", one());
+      co_await f.runtime.sleep_ms(2000);  // the first start, 0.5 s, the second, 1 s, the third
+    }());
+    EXPECT_FALSE(returned) << "the event must wait, not fail";
+    EXPECT_EQ(handler.stats().failed, 0u);
+    EXPECT_GE(handler.stats().starts, 2u);
+  }
+  std::size_t faults = 0;
+  std::size_t waits = 0;
+  for (const std::string& line : logged) {
+    if (line.find("event=handler_fault child=1") != std::string::npos &&
+        line.find(why) != std::string::npos) {
+      ++faults;
+    }
+    if (line.find("event=handler_not_started child=1 event_id=1-0 attempt=1 retry_in_ms=500") !=
+        std::string::npos) {
+      ++waits;
+    }
+  }
+  EXPECT_GE(faults, 2u);
+  EXPECT_EQ(waits, 1u);
 }
 
-TEST(ExecHandler, AChildThatCannotStartFailsTheEventWithNoHello) {
-  Fixture f;
-  ExecHandlerOptions o = options_for(f);
-  o.command = "exec /nonexistent/handler";
-  ExecHandler handler(f.runtime, o);
-  const HandlerResult r = f.runtime.block_on(handle_one(f, handler, event_of("k", "1-0", "{}")));
-  EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.reason.find("sent no hello line (end of output)"), std::string::npos) << r.reason;
+TEST(ExecHandler, AChildOfAnotherProtocolVersionFailsNoEventAndIsTriedAgain) {
+  expect_start_retried_and_event_waiting("echo '{\"protocol\":2}'; cat",
+                                         "speaks protocol 2; this worker speaks 1");
+}
+
+TEST(ExecHandler, ACommandThatCannotStartFailsNoEventAndIsTriedAgain) {
+  expect_start_retried_and_event_waiting("exec /nonexistent/handler",
+                                         "sent no hello line (end of output)");
 }
 
 // Two children: one hangs inside partition A's event; partition B's events are served by the

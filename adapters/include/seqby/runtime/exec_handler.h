@@ -5,10 +5,12 @@
 // the engine already keeps one event at a time per partition (and per process-manager unit).
 //
 // A child's failure is its event's failure, never the worker's: a child that exits, writes a
-// line that is not valid JSON or not a reply to the event it was given, or whose hello is
-// missing or of another protocol version, fails its event with a reason saying what it wrote,
-// is logged, and is started again for the next event (the engine retries the event, then halts
-// the partition, as for any failure). A child that hangs holds only its own event's partition:
+// line that is not valid JSON or not a reply to the event it was given fails its event with a
+// reason saying what it wrote, is logged, and is started again for the next event (the engine
+// retries the event, then halts the partition, as for any failure). A child that does not start
+// (no hello within hello_timeout_ms, a bad hello, another protocol version) fails no event: it
+// is logged and started again after a backoff (0.5 s doubling to 30 s) while the event waits, so
+// a mistyped command halts no partition. A child that hangs holds only its own event's partition:
 // the ADR gives a handler no timeout. Its stderr is copied to the worker's stderr line by line,
 // prefixed with the child's number and pid. The children are SIGKILLed (their process groups)
 // when the handler is destroyed.
@@ -71,10 +73,18 @@ class ExecHandler final : public Handler {
 
  private:
   struct Child;
+  struct Outcome {
+    HandlerResult result;
+    bool started = true;  // false: the child did not start (no valid hello); result says why
+  };
+  // The first retry of a child that did not start, doubling up to the max.
+  static constexpr std::uint64_t kStartBackoffMs = 500;
+  static constexpr std::uint64_t kStartBackoffMaxMs = 30'000;
+
   // Gives the event to child `child` (starting it first when it does not run) and waits for its
   // reply: runs on a blocking thread, one per child at a time; counts it in the stats.
-  HandlerResult exchange(Child& child, const std::string& line, std::uint64_t n,
-                         const std::string& event_id);
+  Outcome exchange(Child& child, const std::string& line, std::uint64_t n,
+                   const std::string& event_id);
   HandlerResult exchange_with(Child& child, const std::string& line, std::uint64_t n,
                               const std::string& event_id);
   // Kills the child's process group, reaps it, closes its pipes; what its wait status says.
