@@ -13,6 +13,8 @@
 //
 //   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
 //       [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--fenced-only]
+//   scripts/with-redis build/bench_redis_throughput --exec 'python3 bench/exec_ok_child.py'
+//       [--exec-concurrency 8]     # only: a handler that does nothing, in-process vs exec child
 #include <hiredis/hiredis.h>
 #include <unistd.h>
 
@@ -31,6 +33,7 @@
 #include "seqby/core/engine.h"
 #include "seqby/hiredis/hiredis_link.h"
 #include "seqby/hiredis/journal.h"
+#include "seqby/runtime/exec_handler.h"
 
 namespace seqby::redis::bench {
 namespace {
@@ -44,6 +47,18 @@ struct Options {
   std::uint64_t poll_interval_ms = 1;
   std::uint32_t plain_count = 100;  // XREADGROUP COUNT of the plain consumer's batched variant
   bool fenced_only = false;         // skip the plain consumers (for profiling the engine)
+  // Non-empty: only what a process boundary costs: the engine with an in-process handler that
+  // does nothing against `seqby worker --exec`'s ExecHandler running this command (neither
+  // commits), `exec_concurrency` children per instance.
+  std::string exec;
+  std::uint32_t exec_concurrency = 8;
+};
+
+// What the instances' handler does.
+enum class HandlerKind : std::uint8_t {
+  commit,   // TrivialHandler: one fenced commit
+  nothing,  // in-process, returns success at once
+  exec,     // ExecHandler over Options::exec
 };
 
 // Commits the event's seq (effect: its id) through the fenced sink; nothing else.
@@ -67,10 +82,30 @@ class TrivialHandler final : public Handler {
   std::atomic<std::uint64_t>* committed_;
 };
 
+// Counts the events `inner` handled ok (for `nothing`: returns success at once).
+class CountingHandler final : public Handler {
+ public:
+  CountingHandler(Handler* inner, std::atomic<std::uint64_t>* handled)
+      : inner_(inner), handled_(handled) {}
+
+  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override {
+    HandlerResult result;
+    if (inner_ != nullptr) result = co_await inner_->handle(event, context);
+    if (result.ok) handled_->fetch_add(1, std::memory_order_relaxed);
+    co_return result;
+  }
+
+ private:
+  Handler* inner_;
+  std::atomic<std::uint64_t>* handled_;
+};
+
 // --- fenced: two engine instances ---------------------------------------------------------
 
 struct Instance {
   EngineOptions options;
+  HandlerKind handler = HandlerKind::commit;
+  const Options* bench = nullptr;
   std::uint64_t journal_maxlen = 0;  // the decision journal's retention (0: off)
   std::atomic<bool> stop{false};
   std::uint64_t commands_sent = 0;  // by the instance's links (both), from go to stop
@@ -94,13 +129,27 @@ void run_instance(const RedisConfig& config, Instance* instance,
                   const std::atomic<bool>* all_committed, std::atomic<std::uint32_t>* ready) {
   RealRuntimeOptions runtime_options;
   runtime_options.worker_count = 1;  // the trivial handler never calls run_blocking
+  // Each exec child's exchange holds a pool thread while its event runs.
+  if (instance->handler == HandlerKind::exec) {
+    runtime_options.worker_count += instance->bench->exec_concurrency;
+  }
   RealRuntime runtime(runtime_options);
   RedisBrokerOptions broker_options;
   broker_options.journal_maxlen = instance->journal_maxlen;
   broker_options.journal_group = instance->options.group;
   InstanceBroker connections(runtime, config, broker_options);
   NullHistorySink history;
-  TrivialHandler handler(committed);
+  TrivialHandler trivial(committed);
+  std::unique_ptr<ExecHandler> exec;
+  if (instance->handler == HandlerKind::exec) {
+    ExecHandlerOptions exec_options;
+    exec_options.command = instance->bench->exec;
+    exec_options.concurrency = instance->bench->exec_concurrency;
+    exec = std::make_unique<ExecHandler>(runtime, exec_options);
+  }
+  CountingHandler counting(exec.get(), committed);
+  Handler& handler = instance->handler == HandlerKind::commit ? static_cast<Handler&>(trivial)
+                                                              : static_cast<Handler&>(counting);
   Engine engine(runtime, *connections.broker, history, handler, instance->options);
   Command ping{"PING"};
   (void)runtime.block_on(connections.link.execute(ping));  // connected before the clock starts
@@ -125,7 +174,7 @@ struct RunFigures {
 };
 
 RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::string& prefix,
-                      std::uint64_t journal_maxlen) {
+                      std::uint64_t journal_maxlen, HandlerKind handler = HandlerKind::commit) {
   const std::string category = prefix + "fenced";
   const std::string group = "bench";
   const std::uint64_t total = std::uint64_t{o.partitions} * o.events_per_partition;
@@ -145,6 +194,8 @@ RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::st
   Instance instances[2];
   for (int i = 0; i < 2; ++i) {
     instances[i].journal_maxlen = journal_maxlen;
+    instances[i].handler = handler;
+    instances[i].bench = &o;
     EngineOptions& e = instances[i].options;
     e.owner_id = prefix + (i == 0 ? "a" : "b");
     e.category = category;
@@ -382,6 +433,14 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->fenced_only = true;
       continue;
     }
+    if (flag == "--exec") {
+      if (i + 1 >= argc || std::string(argv[i + 1]).empty()) {
+        std::fprintf(stderr, "%s: --exec needs a command\n", kProgram);
+        return false;
+      }
+      o->exec = argv[++i];
+      continue;
+    }
     std::uint64_t value = 0;
     if (i + 1 >= argc || !parse_u64(argv[i + 1], &value) || value == 0) {
       std::fprintf(stderr, "%s: %s needs a positive number\n", kProgram, flag.c_str());
@@ -398,6 +457,8 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->poll_interval_ms = value;
     } else if (flag == "--plain-count") {
       o->plain_count = static_cast<std::uint32_t>(value);
+    } else if (flag == "--exec-concurrency" && value <= 256) {
+      o->exec_concurrency = static_cast<std::uint32_t>(value);
     } else {
       std::fprintf(stderr, "%s: unknown option %s\n", kProgram, flag.c_str());
       return false;
@@ -441,6 +502,28 @@ int run(int argc, char** argv) {
   std::vector<double> ratios[3];
   std::vector<double> journal_rates;   // fenced with the decision journal on
   std::vector<double> journal_ratios;  // with journal / without, per repetition
+  if (!o.exec.empty()) {
+    // What a process boundary costs: the same engine, a handler that does nothing, in-process
+    // and through ExecHandler's children.
+    std::vector<double> exec_ratios;
+    for (std::uint32_t rep = 1; rep <= o.repetitions; ++rep) {
+      const std::string prefix = run_prefix + std::to_string(rep);
+      const RunFigures in_process = run_fenced(*config, o, prefix + "n", 0, HandlerKind::nothing);
+      const RunFigures exec = run_fenced(*config, o, prefix + "x", 0, HandlerKind::exec);
+      print_row(rep, "in-process, no commit", in_process);
+      print_row(rep, "exec child, no commit", exec);
+      const double ratio = in_process.rate() > 0 ? exec.rate() / in_process.rate() : 0.0;
+      exec_ratios.push_back(ratio);
+      std::printf("%3u  ratio exec/in-process: %.2fx (%u children per instance: %s)\n", rep, ratio,
+                  o.exec_concurrency, o.exec.c_str());
+      std::fflush(stdout);
+      (void)unlink_matching(admin, prefix + "*");
+    }
+    std::sort(exec_ratios.begin(), exec_ratios.end());
+    std::printf("\nmedian ratio exec/in-process over %u repetitions: %.2fx\n", o.repetitions,
+                exec_ratios[exec_ratios.size() / 2]);
+    return 0;
+  }
   for (std::uint32_t rep = 1; rep <= o.repetitions; ++rep) {
     const std::string prefix = run_prefix + std::to_string(rep);
     const RunFigures fenced = run_fenced(*config, o, prefix, 0);
