@@ -48,6 +48,7 @@ World::World(const SimCase& c, WorldOptions options)
       if (events.empty() && is_process_manager(case_)) continue;  // X has no events on C
       target_seq_[{category, key}] =
           poison > 0 ? poison - 1 : static_cast<std::int64_t>(events.size());
+      if (poison > 0) poisoned_.insert({category, key});
     }
   }
   std::vector<SimRuntime*> runtimes;
@@ -155,6 +156,11 @@ bool World::all_committed() const {
   if (!publisher_done_) return false;
   for (const auto& [stream, target] : target_seq_) {
     if (accepted_seq(stream.second, stream.first) < target) return false;
+  }
+  // A poisoned stream is done once its poison head halted it, not when the events before it
+  // were committed (with the poison event first, that is at once: nothing would be checked).
+  for (const StreamRef& stream : poisoned_) {
+    if (halted_.count(stream) == 0) return false;
   }
   return true;
 }

@@ -260,6 +260,9 @@ void World::StampObserver::on_fault(FaultKind kind, std::string_view node,
 // --- sink -----------------------------------------------------------------------------------
 
 void World::Sink::record(HistoryRecord record) {
+  if (record.op == HistoryOp::halt || record.op == HistoryOp::dlq) {
+    world_.halted_.insert({record.category, record.key});
+  }
   std::uint64_t sort_key = 2 * stamp_count_;
   if (is_decision(record.op)) {
     auto it = decision_stamp_.find(record.node);

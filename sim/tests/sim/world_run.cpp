@@ -95,5 +95,27 @@ TEST(WorldRun, DecisionsWhoseRepliesWereLostAreRecordedWhereTheServerMadeThem) {
   EXPECT_GT(by_world, 0u) << "no ack or commit decided without its reply arriving";
 }
 
+// Found by rapidcheck (CaseProps.NoLossHolds): the only instance crashes at once and stays down
+// until the liveness phase, and the only event is poison. Everything before the poison event
+// (nothing) was committed, so the liveness phase used to end at once: no instance ever worked on
+// the category. A poisoned stream is done only when its poison head halted it.
+TEST(WorldRun, APoisonFirstEventIsHaltedEvenWhenItsOnlyInstanceIsDownUntilLiveness) {
+  sim::SimCase c = sim::generate_case(1);
+  c.instance_count = 1;
+  c.keys = {c.keys.front()};
+  sim::CaseEvent poison = sim::events_of(c, c.keys.front()).front();
+  poison.behaviour = sim::EventBehaviour{};
+  poison.behaviour.poison = true;
+  c.events = {poison};
+  c.swarm = sim::SwarmConfig::none();
+  c.schedule.faults = {sim::TimedFault{sim::FaultKind::crash, 0, 0, 0, 0, 0}};
+  const RunResult r = run_case(c);
+  EXPECT_TRUE(r.passed) << r.summary;
+  EXPECT_TRUE(r.liveness_reached);
+  std::size_t halts = 0;
+  for (const HistoryRecord& rec : r.history) halts += rec.op == HistoryOp::halt ? 1 : 0;
+  EXPECT_EQ(halts, 1u) << r.summary;
+}
+
 }  // namespace
 }  // namespace seqby::scenarios

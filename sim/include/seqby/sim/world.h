@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,6 +142,10 @@ class World {
   using StreamRef = std::pair<std::string, std::string>;
   std::map<StreamRef, std::int64_t> accepted_seq_;
   std::map<StreamRef, std::int64_t> target_seq_;
+  // The streams whose target ends at a poison event, and those of them whose head was halted on
+  // (or moved to the DLQ, by a variant that does): the liveness phase waits for both.
+  std::set<StreamRef> poisoned_;
+  std::set<StreamRef> halted_;
   std::uint64_t events_published_ = 0;
   std::uint64_t restarts_ = 0;
   std::uint64_t liveness_ms_used_ = 0;
