@@ -137,14 +137,13 @@ std::string ExecHandler::request_line(std::uint64_t n, const Event& event, const
   append_json_string(line, event.id);
   line += ",\"type\":";
   append_json_string(line, event.type);
-  // The data as the publisher wrote it when it is a JSON object on one line; re-encoded when it
-  // spans lines; as a string (data_text) when it is not a JSON object at all.
+  // The data as the publisher wrote it when it is a JSON object, on one line: in valid JSON a
+  // raw CR or LF can only be whitespace between tokens (inside a string it is escaped), so each
+  // becomes a space. As a string (data_text) when it is not a JSON object at all.
   Result<JsonObject> data = decode_json_object(event.data);
   if (data.ok()) {
     line += ",\"data\":";
-    line += event.data.find_first_of("\r\n") == std::string::npos
-                ? event.data
-                : encode_json_object(data.value());
+    for (const char c : event.data) line += c == '\n' || c == '\r' ? ' ' : c;
   } else {
     line += ",\"data\":null,\"data_text\":";
     append_json_string(line, event.data);

@@ -112,6 +112,15 @@ TEST(ExecHandler, AnOkReplyIsASuccessAndTheRequestCarriesTheEventAndTheLease) {
   EXPECT_EQ(handler.stats().starts, 1u);
 }
 
+TEST(ExecHandler, NestedDataOnSeveralLinesIsPassedVerbatimOnOneLine) {
+  const Event e =
+      event_of("k", "1-0", "{\"a\": {\n  \"b\": [1, 2.5,\r\n null]},\n\"s\":\"x\\ny\"}");
+  EXPECT_EQ(ExecHandler::request_line(1, e, "o", 2),
+            R"({"n":1,"event":{"category":"billing","key":"k","id":"1-0","type":"Charged",)"
+            R"("data":{"a": {   "b": [1, 2.5,   null]}, "s":"x\ny"},"delivery_count":1},)"
+            R"("lease":{"owner":"o","generation":2,"token":"o:2"}})");
+}
+
 TEST(ExecHandler, DataThatIsNotAJsonObjectIsPassedAsText) {
   const Event e = event_of("k", "1-0", "not {json");
   EXPECT_EQ(ExecHandler::request_line(4, e, "o", 2),
