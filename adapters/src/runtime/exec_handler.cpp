@@ -238,13 +238,16 @@ HandlerResult ExecHandler::exchange_with(Child& child, const std::string& line, 
   auto fault = [&](const std::string& what) {
     const pid_t pid = child.pid;
     const std::string status = stop_child(child);
+    bool closing = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.faults;
+      closing = closing_;
     }
     const std::string reason = "exec handler " + who + " pid=" + std::to_string(pid) + " " + what;
     log("event=handler_fault " + who + " pid=" + std::to_string(pid) + " event_id=" + event_id +
-        " what=" + shown(what) + " then=" + shown(status) + "; it is started again");
+        " what=" + shown(what) + " then=" + shown(status) +
+        (closing ? "; the worker stops" : "; it is started again"));
     return HandlerResult::failed(reason);
   };
 

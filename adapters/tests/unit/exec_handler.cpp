@@ -237,8 +237,9 @@ TEST(ExecHandler, AHungChildHoldsOnlyItsOwnEvent) {
   Fixture f;
   bool a_returned = false;
   std::vector<bool> b_ok;
+  std::vector<std::string> logged;
   {
-    ExecHandler handler(f.runtime, options_for(f, 2));
+    ExecHandler handler(f.runtime, options_for(f, 2, &logged));
     auto a = [&]() -> Task<void> {
       const Event hang = event_of("A", "1-0", R"({"do":"hang"})");
       HandlerResult r = co_await handle_one(f, handler, hang);
@@ -262,6 +263,10 @@ TEST(ExecHandler, AHungChildHoldsOnlyItsOwnEvent) {
   }
   const std::string handled = f.log();
   EXPECT_EQ(std::count(handled.begin(), handled.end(), '\n'), 3) << handled;
+  // The hung child was killed by the handler's end, which its fault line says (not a restart).
+  ASSERT_FALSE(logged.empty());
+  EXPECT_NE(logged.back().find("event=handler_fault"), std::string::npos) << logged.back();
+  EXPECT_NE(logged.back().find("; the worker stops"), std::string::npos) << logged.back();
 }
 
 }  // namespace
