@@ -21,6 +21,7 @@
 
 #include "redis_server.h"
 #include "seqby/runtime/subprocess.h"
+#include "seqby/scenarios/redis_driver.h"
 
 namespace seqby::apps {
 namespace {
@@ -89,18 +90,6 @@ struct Dir {
   std::string path;
 };
 
-int run_seqby(const std::vector<std::string>& args, const std::string& err_path) {
-  std::vector<std::string> argv{kSeqby};
-  argv.insert(argv.end(), args.begin(), args.end());
-  SpawnOptions o;
-  o.in = Redirect::null();
-  o.out = Redirect::null();
-  o.err = Redirect::file(err_path);
-  Result<Subprocess> p = Subprocess::spawn(argv, o);
-  if (!p.ok()) return -2;
-  return p.value().wait(30'000);
-}
-
 bool wait_for(const std::function<bool()>& done, std::uint64_t max_ms) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
   while (std::chrono::steady_clock::now() < until) {
@@ -120,24 +109,18 @@ TEST(WorkerExec, ChildrenHandleEachPartitionInOrderOnceAndAFaultFailsOnlyItsEven
   std::ofstream(script) << kChild;
   ::setenv("EXEC_LOG", handled.c_str(), 1);  // the worker's children inherit it
 
-  const std::string publish_err = dir.path + "/publish.err";
-  for (const char* key : {"c1", "c2"}) {
-    ASSERT_EQ(run_seqby({"publish", "--redis", server.url(), "--category", "billing", "--key", key,
-                         "--count", "20"},
-                        publish_err),
-              0)
-        << read_file(publish_err);
+  const std::vector<std::vector<std::string>> publishes{
+      {"--key", "c1", "--count", "20"},
+      {"--key", "c2", "--count", "20"},
+      {"--key", "c3", "--data", R"({"do":"exit_once","n":1})"},
+      {"--key", "c4", "--data", R"({"do":"fail"})"},
+  };
+  for (const std::vector<std::string>& what : publishes) {
+    std::vector<std::string> args{"publish", "--redis", server.url(), "--category", "billing"};
+    args.insert(args.end(), what.begin(), what.end());
+    const scenarios::CommandRun published = scenarios::run_command(kSeqby, args);
+    ASSERT_EQ(published.exit_code, 0) << published.err;
   }
-  ASSERT_EQ(run_seqby({"publish", "--redis", server.url(), "--category", "billing", "--key", "c3",
-                       "--data", R"({"do":"exit_once","n":1})"},
-                      publish_err),
-            0)
-      << read_file(publish_err);
-  ASSERT_EQ(run_seqby({"publish", "--redis", server.url(), "--category", "billing", "--key", "c4",
-                       "--data", R"({"do":"fail"})"},
-                      publish_err),
-            0)
-      << read_file(publish_err);
 
   SpawnOptions o;
   o.in = Redirect::null();
@@ -219,8 +202,6 @@ TEST(WorkerExec, ChildrenHandleEachPartitionInOrderOnceAndAFaultFailsOnlyItsEven
 }
 
 TEST(WorkerExec, BadHandlerFlagsExitTwoNamingTheFlag) {
-  Dir dir;
-  const std::string err = dir.path + "/err";
   const std::vector<std::string> base{"worker",     "--redis",         "redis://127.0.0.1:1",
                                       "--category", "billing",         "--group",
                                       "g",          "--sequential-by", "client_id"};
@@ -233,8 +214,9 @@ TEST(WorkerExec, BadHandlerFlagsExitTwoNamingTheFlag) {
   for (const auto& [extra, message] : cases) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
-    EXPECT_EQ(run_seqby(args, err), 2) << message;
-    EXPECT_NE(read_file(err).find(message), std::string::npos) << read_file(err);
+    const scenarios::CommandRun run = scenarios::run_command(kSeqby, args);
+    EXPECT_EQ(run.exit_code, 2) << message;
+    EXPECT_NE(run.err.find(message), std::string::npos) << run.err;
   }
 }
 
