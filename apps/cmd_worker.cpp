@@ -116,15 +116,11 @@ class ReportedLinks {
   struct WakeChannel {
     WakeChannel(redis::RealRuntime& runtime, redis::RedisConfig config, const std::string& name,
                 const std::string& owner)
-        : link(runtime, wake_config(config)),
+        : link(runtime, redis::HiredisWakeLinks::wake_config(config)),
           report(runtime.clock(), name, redis::redacted_url(config), logger(owner)),
           reported(link, runtime.clock(), name, logger(owner)) {
       link.set_connection_observer(
           [this](const redis::HiredisLink::ConnectionEvent& e) { report.on_event(e); });
-    }
-    static redis::RedisConfig wake_config(redis::RedisConfig config) {
-      config.command_timeout_ms += kWakeBlockMsMax;
-      return config;
     }
     redis::HiredisLink link;
     redis::ConnectionReport report;

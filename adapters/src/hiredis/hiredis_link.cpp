@@ -422,10 +422,13 @@ bool HiredisLink::connected() const { return impl_->connected(); }
 HiredisLink::Stats HiredisLink::stats() const { return impl_->stats(); }
 const RedisConfig& HiredisLink::config() const { return impl_->config(); }
 
-HiredisWakeLinks::HiredisWakeLinks(RealRuntime& runtime, RedisConfig config)
-    : runtime_(runtime), config_(std::move(config)) {
-  config_.command_timeout_ms += kWakeBlockMsMax;
+RedisConfig HiredisWakeLinks::wake_config(RedisConfig config) {
+  config.command_timeout_ms += kWakeBlockMsMax;
+  return config;
 }
+
+HiredisWakeLinks::HiredisWakeLinks(RealRuntime& runtime, RedisConfig config)
+    : runtime_(runtime), config_(wake_config(std::move(config))) {}
 
 std::function<RedisLink*(std::size_t)> HiredisWakeLinks::source() {
   return [this](std::size_t channel) -> RedisLink* {

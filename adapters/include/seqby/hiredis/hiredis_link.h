@@ -96,6 +96,9 @@ class HiredisWakeLinks {
   HiredisWakeLinks(const HiredisWakeLinks&) = delete;
   HiredisWakeLinks& operator=(const HiredisWakeLinks&) = delete;
 
+  // `config` as a wake link needs it: command_timeout_ms lengthened by kWakeBlockMsMax.
+  static RedisConfig wake_config(RedisConfig config);
+
   // What RedisBroker takes as its WakeLinks: the link of channel N, made on first use.
   std::function<RedisLink*(std::size_t channel)> source();
   // The links made so far, and the commands they sent together.
