@@ -7,7 +7,9 @@
 // - 4 scripts: fenced_read, check_lease, fenced_commit, fenced_ack (the engine's steps before it
 //   dropped check_lease, no Engine);
 // - 3 scripts: the same without check_lease (the read has just checked the lease);
-// - 2 scripts: fenced_commit, then one script that acks this event and reads the next, fenced.
+// - 2 scripts: fenced_commit, then one script that acks this event and reads the next, fenced;
+// - 1 script: one fenced script per event that commits this event's effect (as fenced_commit
+//   does), acks it and reads the next: issue 14's "commit, ack and next read in one script".
 // The bare loops record no history and handle no failure: they bound what the engine could reach
 // with that many round trips. Prints a table; asserts nothing.
 //
@@ -59,18 +61,53 @@ end
 return {entry[1], data}
 )lua";
 
-enum class Shape : std::uint8_t { engine, four, three, two };
+// Fenced: commits seq ARGV[4] (effect ARGV[5]) for entry ARGV[3] as fenced_commit does (only
+// last + 1 accepted), acknowledges it, then reads the next new entry. ARGV[3] = "" on the first
+// call: nothing committed or acknowledged. KEYS[1] = lease key, KEYS[2] = C:K, KEYS[3] = sink,
+// KEYS[4] = effects; ARGV[1] = token O:N, ARGV[2] = group. Returns {id, data} or nil; FENCED;
+// OUT_OF_ORDER when the commit is not last + 1.
+constexpr const char* kCommitAckReadScript = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+end
+if ARGV[3] ~= '' then
+  local last = tonumber(redis.call('HGET', KEYS[3], 'last_seq') or '0')
+  if tonumber(ARGV[4]) ~= last + 1 then
+    return redis.error_reply('OUT_OF_ORDER last=' .. last)
+  end
+  redis.call('HSET', KEYS[3], 'last_seq', ARGV[4], 'last_token', ARGV[1])
+  redis.call('HSET', KEYS[4], ARGV[4], ARGV[5])
+  redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
+end
+local reply = redis.call('XREADGROUP', 'GROUP', ARGV[2], ARGV[1], 'COUNT', 1,
+                         'STREAMS', KEYS[2], '>')
+if not reply or not reply[1] or #reply[1][2] == 0 then
+  return false
+end
+local entry = reply[1][2][1]
+local data = ''
+for i = 1, #entry[2], 2 do
+  if entry[2][i] == 'data' then data = entry[2][i + 1] end
+end
+return {entry[1], data}
+)lua";
+
+enum class Shape : std::uint8_t { engine, four, three, two, one };
+
+constexpr std::size_t kShapes = 5;
 
 const char* shape_name(Shape shape) {
   switch (shape) {
     case Shape::engine:
-      return "engine (3 scripts)";
+      return "engine (2 scripts)";
     case Shape::four:
       return "bare loop, 4 scripts";
     case Shape::three:
       return "bare loop, 3 scripts";
     case Shape::two:
       return "bare loop, 2 scripts";
+    case Shape::one:
+      return "bare loop, 1 script";
   }
   return "?";
 }
@@ -109,6 +146,36 @@ struct Shared {
 };
 
 // One partition's loop until its stream has nothing new. Stops at the first failure.
+struct Shas {
+  std::string ack_read;
+  std::string commit_ack_read;
+};
+
+// One partition's loop of the 1-script shape: every call commits and acks the entry before and
+// reads the next; the last call commits the last entry and finds nothing new.
+Task<void> one_script_partition(RedisLink& link, Lease lease, std::string sha, Shared* shared,
+                                std::size_t* finished) {
+  const std::string sink = sink_key_name(lease.partition, kGroup);
+  const std::string effects = effects_hash_name(lease.partition, kGroup);
+  std::string previous_id;
+  std::int64_t previous_seq = 0;
+  for (std::uint32_t step = 0; step < (1u << 30); ++step) {
+    Command command{
+        "EVALSHA", sha,           "4",    lease.key(), lease.partition.stream(),     sink,
+        effects,   lease.token(), kGroup, previous_id, std::to_string(previous_seq), previous_id};
+    Result<Reply> reply = co_await link.execute(std::move(command));
+    if (!reply.ok() || reply.value().is_error()) {
+      shared->failures.fetch_add(1);
+      break;
+    }
+    if (!previous_id.empty()) shared->committed.fetch_add(1, std::memory_order_relaxed);
+    if (reply.value().kind != Reply::Kind::array) break;  // nothing new: done
+    previous_id = reply.value().elements[0].str;
+    previous_seq = seq_of(reply.value().elements[1].str);
+  }
+  ++*finished;
+}
+
 Task<void> bare_partition(RedisLink& link, RedisBroker& broker, Lease lease, Shape shape,
                           std::string ack_read_sha, Shared* shared, std::size_t* finished) {
   std::string previous_id;
@@ -175,8 +242,7 @@ struct InstanceFigures {
 };
 
 void run_instance(const RedisConfig& config, Shape shape, std::vector<Lease> leases,
-                  EngineOptions options, const std::string& ack_read_sha, Shared* shared,
-                  InstanceFigures* out) {
+                  EngineOptions options, const Shas& shas, Shared* shared, InstanceFigures* out) {
   RealRuntimeOptions runtime_options;
   runtime_options.worker_count = 1;
   RealRuntime runtime(runtime_options);
@@ -200,10 +266,15 @@ void run_instance(const RedisConfig& config, Shape shape, std::vector<Lease> lea
   std::size_t finished = 0;
   if (shape == Shape::engine) {
     engine.start();
+  } else if (shape == Shape::one) {
+    for (const Lease& lease : leases) {
+      runtime.spawn("worker",
+                    one_script_partition(link, lease, shas.commit_ack_read, shared, &finished));
+    }
   } else {
     for (const Lease& lease : leases) {
       runtime.spawn("worker",
-                    bare_partition(link, broker, lease, shape, ack_read_sha, shared, &finished));
+                    bare_partition(link, broker, lease, shape, shas.ack_read, shared, &finished));
     }
   }
   runtime.block_on(wait_flag(runtime, shared->done));
@@ -239,9 +310,13 @@ Figures run_shape(const RedisConfig& config, const Options& o, const std::string
                                           o.events_per_partition, &errors, &published));
   }
   setup_runtime.block_on(detail::wait_count(setup_runtime, &published, o.partitions));
+  Shas shas;
   Command load{"SCRIPT", "LOAD", kAckAndReadScript};
   Result<Reply> loaded = setup_runtime.block_on(setup_link.execute(load));
-  const std::string sha = loaded.ok() ? loaded.value().str : "";
+  shas.ack_read = loaded.ok() ? loaded.value().str : "";
+  Command load_one{"SCRIPT", "LOAD", kCommitAckReadScript};
+  Result<Reply> loaded_one = setup_runtime.block_on(setup_link.execute(load_one));
+  shas.commit_ack_read = loaded_one.ok() ? loaded_one.value().str : "";
 
   std::vector<Lease> leases[2];
   EngineOptions options[2];
@@ -270,7 +345,7 @@ Figures run_shape(const RedisConfig& config, const Options& o, const std::string
   std::vector<std::thread> threads;
   for (int i = 0; i < 2; ++i) {
     threads.emplace_back(run_instance, std::cref(config), shape, leases[i], options[i],
-                         std::cref(sha), &shared, &instance[i]);
+                         std::cref(shas), &shared, &instance[i]);
   }
   while (shared.ready.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const Window window = measure_window(admin, shared.go, [&] {
@@ -334,11 +409,11 @@ int run(int argc, char** argv) {
       "too), client CPU (both threads), server CPU\n");
   std::printf("%3s  %-22s %9s %7s %7s %8s %8s  %-15s %s\n", "rep", "shape", "events/s", "cmds",
               "calls", "cli_us", "srv_us", "load avg", "note");
-  const Shape shapes[] = {Shape::engine, Shape::four, Shape::three, Shape::two};
-  std::vector<double> rates[4];
-  std::vector<double> cpu[4];
+  const Shape shapes[kShapes] = {Shape::engine, Shape::four, Shape::three, Shape::two, Shape::one};
+  std::vector<double> rates[kShapes];
+  std::vector<double> cpu[kShapes];
   for (std::uint32_t rep = 1; rep <= o.repetitions; ++rep) {
-    for (int s = 0; s < 4; ++s) {
+    for (std::size_t s = 0; s < kShapes; ++s) {
       const std::string prefix = "whatif" + std::to_string(::getpid()) + "r" + std::to_string(rep);
       const std::string load = load_average();
       const Figures f = run_shape(*config, o, prefix, shapes[s]);
@@ -356,7 +431,7 @@ int run(int argc, char** argv) {
     return values.empty() ? 0.0 : values[values.size() / 2];
   };
   std::printf("\nmedian over %u repetitions\n", o.repetitions);
-  for (int s = 0; s < 4; ++s) {
+  for (std::size_t s = 0; s < kShapes; ++s) {
     std::printf(
         "  %-22s %9.0f events/s  %6.1f us CPU per event (client + server)  %.2fx the "
         "engine's rate\n",
