@@ -69,6 +69,9 @@ void add_chaos_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--process-manager", args->process_manager,
                 "The workers are one process manager over two categories; keys are correlation "
                 "values");
+  cmd->add_option("--junit", args->junit_path,
+                  "Also write a JUnit XML report to FILE: one test case per seed")
+      ->type_name("FILE");
   cmd->callback([&exit_code, args, seed, seed_value] {
     scenarios::ChaosArgs a = *args;
     if (seed->count() > 0) a.seed = *seed_value;

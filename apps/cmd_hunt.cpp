@@ -21,6 +21,7 @@ struct HuntOptions {
   bool json = false;
   bool process_manager = false;
   std::string save_dir;
+  std::string junit;
 };
 
 }  // namespace
@@ -45,6 +46,9 @@ void add_hunt_command(CLI::App& app, int& exit_code) {
                   "Save the shrunk case, its history and the original case in DIR "
                   "(default seqby-failures)")
       ->type_name("DIR");
+  cmd->add_option("--junit", options->junit,
+                  "Also write a JUnit XML report to FILE: one test case per searched seed")
+      ->type_name("FILE");
   cmd->callback([&exit_code, options] {
     scenarios::HuntArgs args;
     args.variant = options->variant;
@@ -53,6 +57,7 @@ void add_hunt_command(CLI::App& app, int& exit_code) {
     args.json = options->json;
     args.process_manager = options->process_manager;
     args.save_dir = options->save_dir;
+    args.junit_path = options->junit;
     args.progress = isatty(STDERR_FILENO) != 0;
     exit_code = scenarios::hunt_main(args, std::cout, std::cerr);
   });

@@ -5,15 +5,18 @@
 // name or a scenario without a real-Redis form.
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "options.h"
 #include "seqby/scenarios/catalog.h"
+#include "seqby/scenarios/junit.h"
 #include "seqby/scenarios/ops_reap_race.h"
 
 namespace seqby::apps {
@@ -24,7 +27,32 @@ struct ScenarioOptions {
   std::string redis_url;
   std::uint64_t seed = 1;
   std::string seeds;  // A..B: cold_partition_reaping's reap race campaign on the simulator
+  std::string junit;  // --junit FILE
 };
+
+// --junit: the run as one test case "NAME (WHERE)", its failed assertions as the failure. false
+// (said on stderr) when the file could not be written.
+bool write_scenario_junit(const ScenarioOptions& options, const std::string& where,
+                          const std::vector<std::string>& failures, double seconds) {
+  if (options.junit.empty()) return true;
+  scenarios::JunitSuite suite;
+  suite.name = "seqby scenario run " + options.name;
+  suite.classname = "seqby.scenario";
+  suite.seconds = seconds;
+  scenarios::JunitCase c{options.name + " (" + where + ")", seconds, !failures.empty(), "", ""};
+  for (const std::string& failure : failures) {
+    if (c.message.empty()) c.message = failure;
+    c.details += "FAILED: " + failure + "\n";
+  }
+  suite.cases.push_back(std::move(c));
+  const Status written = scenarios::write_junit(options.junit, suite);
+  if (!written.ok()) std::cerr << "seqby scenario run: " << written.error().message << "\n";
+  return written.ok();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // The reap race campaign over a seed range (cold_partition_reaping --seeds A..B).
 int run_reap_race(const ScenarioOptions& options) {
@@ -35,11 +63,20 @@ int run_reap_race(const ScenarioOptions& options) {
                  "campaign, on the simulator\n";
     return kExitUsage;
   }
+  const auto start = std::chrono::steady_clock::now();
   const scenarios::ReapRaceResult r = scenarios::run_reap_race(range.first, range.last, 2);
   std::cout << scenarios::render_reap_race(r);
   const bool passed = r.failed_seeds.empty() && r.generation_reuses == 0 && r.reaps > 0;
   std::cout << "scenario cold_partition_reaping (sim, seeds " << options.seeds
             << "): " << (passed ? "passed" : "failed") << "\n";
+  std::vector<std::string> failures = r.failures;
+  if (!passed && failures.empty()) {
+    failures.push_back(r.reaps == 0 ? "no reap happened" : "a (key, generation) acquired twice");
+  }
+  if (!write_scenario_junit(options, "sim, seeds " + options.seeds, failures,
+                            seconds_since(start))) {
+    return kExitUsage;
+  }
   return passed ? kExitOk : kExitFailed;
 }
 
@@ -68,6 +105,13 @@ int list_scenarios() {
 }
 
 int run_scenario(const ScenarioOptions& options) {
+  if (!options.junit.empty()) {
+    const Status writable = scenarios::check_junit_path(options.junit);
+    if (!writable.ok()) {
+      std::cerr << "seqby scenario run: " << writable.error().message << "\n";
+      return kExitUsage;
+    }
+  }
   if (!options.seeds.empty()) return run_reap_race(options);
   const scenarios::Scenario* scenario = scenarios::find_scenario(options.name);
   if (scenario == nullptr) {
@@ -81,6 +125,7 @@ int run_scenario(const ScenarioOptions& options) {
               << " has no real-Redis form yet; run it on the simulator (without --redis)\n";
     return kExitUsage;
   }
+  const auto start = std::chrono::steady_clock::now();
   scenarios::ScenarioContext context{std::cout, options.redis_url, options.seed, self_path()};
   const scenarios::ScenarioResult result =
       on_redis ? scenario->run_redis(context) : scenario->run_sim(context);
@@ -90,6 +135,9 @@ int run_scenario(const ScenarioOptions& options) {
   const std::string where = on_redis ? "redis" : "sim, seed " + std::to_string(options.seed);
   std::cout << "scenario " << scenario->name << " (" << where
             << "): " << (result.passed() ? "passed" : "failed") << "\n";
+  if (!write_scenario_junit(options, where, result.failures, seconds_since(start))) {
+    return kExitUsage;
+  }
   return result.passed() ? kExitOk : kExitFailed;
 }
 
@@ -116,6 +164,9 @@ void add_scenario_command(CLI::App& app, int& exit_code) {
   run->add_option("--seeds", options->seeds,
                   "cold_partition_reaping only: the reap race campaign over seeds A..B")
       ->type_name("A..B");
+  run->add_option("--junit", options->junit,
+                  "Also write a JUnit XML report to FILE: the scenario as one test case")
+      ->type_name("FILE");
   run->callback([&exit_code, options] { exit_code = run_scenario(*options); });
 }
 

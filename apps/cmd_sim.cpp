@@ -24,6 +24,8 @@ struct SimOptions {
   std::string save_failures_dir;
   bool check_determinism = false;
   bool process_manager = false;
+  std::string junit;
+  std::string shard;
 };
 
 }  // namespace
@@ -57,6 +59,12 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->type_name("DIR");
   cmd->add_flag("--check-determinism", options->check_determinism,
                 "Run each seed twice and compare history hashes");
+  cmd->add_option("--junit", options->junit,
+                  "Also write a JUnit XML report to FILE: one test case per seed")
+      ->type_name("FILE");
+  cmd->add_option("--shard", options->shard,
+                  "Run only part I of N equal, contiguous parts of the seed range (1 <= I <= N)")
+      ->type_name("I/N");
   cmd->callback([&exit_code, options, seed] {
     scenarios::SimArgs args;
     if (seed->count() > 0) args.seed = options->seed;
@@ -68,6 +76,8 @@ void add_sim_command(CLI::App& app, int& exit_code) {
     args.json = options->json;
     args.save_failures_dir = options->save_failures_dir;
     args.check_determinism = options->check_determinism;
+    args.junit_path = options->junit;
+    args.shard = options->shard;
     args.progress = isatty(STDERR_FILENO) != 0;
     exit_code = scenarios::sim_main(args, std::cout, std::cerr);
   });

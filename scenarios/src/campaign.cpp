@@ -21,10 +21,12 @@ struct SeedResult {
   RunResult run;  // history dropped after saving
   std::string determinism_failure;
   std::string saved_case;
+  std::uint64_t wall_us = 0;
 };
 
 // `hash`: whether the run's history_sha256 is wanted (only a one-seed campaign reports it).
 SeedResult run_seed(const CampaignOptions& o, std::uint64_t seed, bool hash) {
+  const auto start = std::chrono::steady_clock::now();
   SeedResult s;
   s.seed = seed;
   const sim::SimCase c = o.make_case ? o.make_case(seed) : sim::generate_case(seed);
@@ -49,6 +51,9 @@ SeedResult run_seed(const CampaignOptions& o, std::uint64_t seed, bool hash) {
   }
   s.run.history.clear();
   s.run.history.shrink_to_fit();
+  s.wall_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                             std::chrono::steady_clock::now() - start)
+                                             .count());
   return s;
 }
 
@@ -111,8 +116,9 @@ CampaignResult run_campaign(const CampaignOptions& o) {
       out.violations.push_back(
           CampaignViolation{properties::property_name(f.property), f.key, s.seed, f.explanation});
     }
-    if (!s.determinism_failure.empty()) out.determinism_failures.push_back(s.determinism_failure);
+    if (!s.determinism_failure.empty()) out.determinism_failures[s.seed] = s.determinism_failure;
     if (!s.saved_case.empty()) out.saved_cases[s.seed] = s.saved_case;
+    out.seed_wall_us[s.seed] = s.wall_us;
     if (total == 1) out.history_sha256 = r.history_sha256;
   }
   out.wall_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -158,18 +164,22 @@ std::string render_campaign_text(const CampaignResult& r) {
       static_cast<unsigned long long>(r.redis_commands));
   out += line;
   if (!r.history_sha256.empty()) out += "history_sha256: " + r.history_sha256 + "\n";
-  for (const auto& v : r.violations) {
-    out += "violation: seed " + std::to_string(v.seed) + " " + v.property +
-           (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation + "\n";
-  }
-  for (const auto& d : r.determinism_failures) out += "nondeterminism: " + d + "\n";
-  for (std::uint64_t seed : r.failed_seeds) {
-    auto saved = r.saved_cases.find(seed);
-    if (saved != r.saved_cases.end()) {
-      out += "replay: seqby replay " + saved->second + "\n";
-    }
-    out += "rerun:  seqby sim --seed " + std::to_string(seed) + r.rerun_args + "\n";
-  }
+  for (const auto& v : r.violations) out += render_violation(v);
+  for (const auto& [seed, d] : r.determinism_failures) out += "nondeterminism: " + d + "\n";
+  for (std::uint64_t seed : r.failed_seeds) out += render_seed_replay(r, seed);
+  return out;
+}
+
+std::string render_violation(const CampaignViolation& v) {
+  return "violation: seed " + std::to_string(v.seed) + " " + v.property +
+         (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation + "\n";
+}
+
+std::string render_seed_replay(const CampaignResult& r, std::uint64_t seed) {
+  std::string out;
+  auto saved = r.saved_cases.find(seed);
+  if (saved != r.saved_cases.end()) out += "replay: seqby replay " + saved->second + "\n";
+  out += "rerun:  seqby sim --seed " + std::to_string(seed) + r.rerun_args + "\n";
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/chaos.h"
+#include "seqby/scenarios/junit.h"
 #include "seqby/scenarios/sim_commands.h"
 #include "seqby/testing/variant.h"
 
@@ -19,6 +20,10 @@ namespace {
 constexpr std::uint64_t kDurationSMax = 24 * 3600;
 constexpr std::uint32_t kWorkersMax = 32;
 constexpr std::uint32_t kKeysMax = 10000;
+
+CampaignViolation as_campaign_violation(const ChaosViolation& v) {
+  return CampaignViolation{v.property, v.key, v.seed, v.explanation};
+}
 
 struct Campaign {
   std::uint64_t runs = 0;
@@ -126,10 +131,7 @@ std::string render_text(const Campaign& c) {
            (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation +
            (more > 0 ? " (+" + std::to_string(more) + " more on this key)" : "") + "\n";
   }
-  for (const auto& v : c.violations) {
-    out += "violation: seed " + std::to_string(v.seed) + " " + v.property +
-           (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation + "\n";
-  }
+  for (const auto& v : c.violations) out += render_violation(as_campaign_violation(v));
   for (std::uint64_t seed : c.failed_seeds) {
     auto saved = c.saved.find(seed);
     if (saved != c.saved.end()) out += "saved: " + saved->second + "\n";
@@ -251,6 +253,10 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
     }
   }
   if (args.seqby_binary.empty()) return bad("cannot find the seqby binary to run workers with");
+  if (!args.junit_path.empty()) {
+    const Status writable = check_junit_path(args.junit_path);
+    if (!writable.ok()) return bad(writable.error().message);
+  }
 
   c.rerun_args = " --duration-s " + std::to_string(args.duration_s) + " --workers " +
                  std::to_string(args.workers) + " --keys " + std::to_string(args.keys);
@@ -267,7 +273,11 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
   ChaosServerChoice server{args.redis_url};
   const auto wall_start = std::chrono::steady_clock::now();
   const std::uint64_t total = range.last - range.first + 1;
+  JunitSuite junit;
+  junit.name = "seqby chaos" + c.rerun_args;
+  junit.classname = "seqby.chaos";
   for (std::uint64_t seed = range.first;; ++seed) {
+    const auto seed_start = std::chrono::steady_clock::now();
     ChaosRunResult r = run_chaos_seed(params, server, args.seqby_binary, seed, err);
     if (r.setup_failed) {
       err << "seqby chaos: seed " << seed << ": " << r.setup_error << "\n";
@@ -299,6 +309,28 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
       std::filesystem::create_directories(dir, ec);
       if (!ec) c.saved[seed] = save_failure(dir, r);
     }
+    JunitCase& run_case = junit.cases.emplace_back();
+    run_case.name = "seed " + std::to_string(seed);
+    run_case.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - seed_start).count();
+    run_case.failed = !r.passed;
+    if (run_case.failed) {
+      for (const ChaosViolation& v : r.violations) {
+        if (run_case.message.empty()) {
+          run_case.message =
+              v.property + (v.key.empty() ? "" : " key " + v.key) + ": " + v.explanation;
+        }
+        run_case.details += render_violation(as_campaign_violation(v));
+      }
+      if (run_case.message.empty()) run_case.message = "seed " + std::to_string(seed) + " failed";
+      for (const std::string& e : r.unexpected_exits) {
+        run_case.details += "unexpected exit: " + e + "\n";
+      }
+      auto saved = c.saved.find(seed);
+      if (saved != c.saved.end()) run_case.details += "saved: " + saved->second + "\n";
+      run_case.details +=
+          "rerun:  seqby chaos --seed " + std::to_string(seed) + c.rerun_args + "\n";
+    }
     if (args.progress) {
       err << "\r" << c.runs << "/" << total << " seeds" << (c.failed > 0 ? " (a failure)" : "")
           << std::flush;
@@ -315,6 +347,11 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
       err << "seqby chaos: seed " << seed << " failed; rerun: seqby chaos --seed " << seed
           << c.rerun_args << "\n";
     }
+  }
+  if (!args.junit_path.empty()) {
+    junit.seconds = static_cast<double>(c.wall_ms) / 1e3;
+    const Status written = write_junit(args.junit_path, junit);
+    if (!written.ok()) return bad(written.error().message);
   }
   return c.failed == 0 ? kExitHeld : kExitPropertyFailed;
 }

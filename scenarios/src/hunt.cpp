@@ -12,6 +12,7 @@
 #include "seqby/core/check.h"
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
+#include "seqby/scenarios/junit.h"
 #include "seqby/scenarios/sim_commands.h"
 #include "seqby/testing/variant.h"
 
@@ -379,6 +380,13 @@ int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
     options.seed_first = range.value().first;
     options.seed_last = range.value().last;
   }
+  if (!args.junit_path.empty()) {
+    const Status writable = check_junit_path(args.junit_path);
+    if (!writable.ok()) {
+      err << "seqby hunt: " << writable.error().message << "\n";
+      return kExitBadInput;
+    }
+  }
   if (args.progress) {
     const std::uint64_t total = options.seed_last - options.seed_first + 1;
     options.progress = [&err, total, first = options.seed_first](std::uint64_t seed, bool passed) {
@@ -387,16 +395,47 @@ int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
       if (!passed || seed - first + 1 == total) err << "\n";
     };
   }
+  // Every searched seed with its wall time, for --junit (the search reports each in order).
+  JunitSuite junit;
+  junit.name = "seqby hunt --variant " + args.variant;
+  junit.classname = "seqby.hunt." + args.variant;
+  auto searched_from = std::chrono::steady_clock::now();
+  if (!args.junit_path.empty()) {
+    options.progress = [&, report = options.progress](std::uint64_t seed, bool passed) {
+      const auto now = std::chrono::steady_clock::now();
+      junit.cases.push_back(JunitCase{"seed " + std::to_string(seed),
+                                      std::chrono::duration<double>(now - searched_from).count(),
+                                      !passed, "", ""});
+      searched_from = now;
+      if (report) report(seed, passed);
+    };
+  }
   const HuntResult result = hunt(options);
+  // Writes --junit when asked; false (said on `err`) when the file could not be written.
+  const auto write_report = [&](const SavedHunt* saved) {
+    if (args.junit_path.empty()) return true;
+    junit.seconds = static_cast<double>(result.wall_ms) / 1e3;
+    for (JunitCase& c : junit.cases) {
+      if (!c.failed) continue;
+      c.message = result.variant + " violates " + properties::property_name(result.property) +
+                  ": " + result.explanation;
+      c.details = "violation: " + result.explanation + "\n";
+      if (saved != nullptr) c.details += "replay: seqby replay " + saved->case_path + "\n";
+    }
+    const Status written = write_junit(args.junit_path, junit);
+    if (!written.ok()) err << "seqby hunt: " << written.error().message << "\n";
+    return written.ok();
+  };
   if (!result.found) {
     out << (args.json ? render_hunt_json(result, nullptr) : render_hunt_text(result, nullptr));
-    return kExitHeld;
+    return write_report(nullptr) ? kExitHeld : kExitBadInput;
   }
   const std::string dir = args.save_dir.empty() ? kDefaultFailuresDir : args.save_dir;
   Result<SavedHunt> saved = save_hunt(result, dir);
   if (!saved.ok()) {
     err << "seqby hunt: --save: " << saved.error().message << "\n";
     out << (args.json ? render_hunt_json(result, nullptr) : render_hunt_text(result, nullptr));
+    (void)write_report(nullptr);
     return kExitPropertyFailed;
   }
   out << (args.json ? render_hunt_json(result, &saved.value())
@@ -406,7 +445,7 @@ int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
         << properties::property_name(result.property) << " at seed " << result.seed
         << "; replay: seqby replay " << saved.value().case_path << "\n";
   }
-  return kExitPropertyFailed;
+  return write_report(&saved.value()) ? kExitPropertyFailed : kExitBadInput;
 }
 
 }  // namespace seqby::scenarios

@@ -1,10 +1,13 @@
 // One short `seqby chaos` run as CI runs it (make test, label redis): real worker processes on a
 // private redis-server chaos starts itself, every nemesis striking at least once, then healing,
 // the liveness phase and the judges. The run must hold (exit 0) with every nemesis fired, and
-// commit every committable event it published.
+// commit every committable event it published; its --junit report is that one passing seed.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "../unit/cli_run.h"
@@ -16,9 +19,17 @@ using testing::run_seqby;
 
 TEST(CliChaosRun, EveryNemesisFiresAndTheRunHolds) {
   const std::string failures = std::string(SEQBY_BINARY_DIR) + "/chaos-failures";
-  const auto run = run_seqby(
-      {"chaos", "--seed", "1", "--duration-s", "15", "--json", "--save-failures", failures});
+  const std::string junit = std::string(SEQBY_BINARY_DIR) + "/chaos-junit.xml";
+  std::filesystem::remove(junit);
+  const auto run = run_seqby({"chaos", "--seed", "1", "--duration-s", "15", "--json",
+                              "--save-failures", failures, "--junit", junit});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::ifstream report(junit);
+  std::ostringstream xml;
+  xml << report.rdbuf();
+  EXPECT_NE(xml.str().find("tests=\"1\" failures=\"0\""), std::string::npos) << xml.str();
+  EXPECT_NE(xml.str().find("classname=\"seqby.chaos\" name=\"seed 1\""), std::string::npos)
+      << xml.str();
   const auto summary = nlohmann::json::parse(run.out);
   EXPECT_EQ(summary["runs"], 1);
   EXPECT_EQ(summary["failed"], 0);

@@ -168,6 +168,7 @@ struct ChaosArgs {
   bool process_manager = false;
   std::string seqby_binary;  // the binary workers run (`seqby worker`)
   bool progress = false;
+  std::string junit_path;  // --junit FILE: a JUnit XML report, one test case per seed
 };
 int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err);
 

@@ -127,8 +127,9 @@ struct HuntArgs {
   std::string property;          // "" : any property
   bool process_manager = false;  // hunt on process-manager cases (process_manager_template)
   bool json = false;
-  std::string save_dir;   // "" : kDefaultFailuresDir
-  bool progress = false;  // print progress on `err`
+  std::string save_dir;    // "" : kDefaultFailuresDir
+  bool progress = false;   // print progress on `err`
+  std::string junit_path;  // --junit FILE: a JUnit XML report, one test case per searched seed
 };
 // `seqby hunt`: 1 a counterexample was found (and saved), 0 none in the range, 2 bad usage.
 int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err);

@@ -108,8 +108,10 @@ struct CampaignResult {
   std::vector<CampaignViolation> violations;  // by seed, then as the checker lists them
   std::map<std::string, std::uint64_t> properties_checked;  // property -> runs that judged it
   std::map<std::uint64_t, std::string> saved_cases;         // seed -> case file path
-  std::vector<std::string> determinism_failures;            // one line per seed that differed
-  std::string history_sha256;                               // set when the campaign is one seed
+  std::map<std::uint64_t, std::uint64_t> seed_wall_us;      // seed -> wall time of its run(s)
+  std::map<std::uint64_t, std::string>
+      determinism_failures;    // seed -> where its histories differed
+  std::string history_sha256;  // set when the campaign is one seed
   unsigned jobs = 1;
   std::string rerun_args;  // from CampaignOptions
 };
@@ -119,6 +121,11 @@ CampaignResult run_campaign(const CampaignOptions& options);
 // Readable summary: runs, events, faults fired per kind (and kinds that never fired), properties
 // checked, wall and simulated time; on failure each violation and the replay commands.
 std::string render_campaign_text(const CampaignResult& result);
+// One violation's line: "violation: seed N PROPERTY key K: EXPLANATION\n".
+std::string render_violation(const CampaignViolation& violation);
+// A failing seed's lines that reproduce it: "replay: seqby replay CASE" (when the case was saved)
+// and "rerun:  seqby sim --seed N ..." (each ending in a newline).
+std::string render_seed_replay(const CampaignResult& result, std::uint64_t seed);
 // One JSON object with the fields of DESIGN.md section 8.
 std::string render_campaign_json(const CampaignResult& result);
 

@@ -39,8 +39,15 @@ struct SimArgs {
   bool json = false;
   std::string save_failures_dir;  // "" : kDefaultFailuresDir, only written on failure
   bool check_determinism = false;
-  bool progress = false;  // print progress on `err` (the caller knows if it is a tty)
+  bool progress = false;   // print progress on `err` (the caller knows if it is a tty)
+  std::string junit_path;  // --junit FILE: a JUnit XML report, one test case per seed
+  std::string shard;       // --shard I/N: run only the I-th of N equal parts of the seed range
 };
+
+// The I-th (1-based) of N contiguous, near-equal parts of `range`: shards 1..N of one range are
+// disjoint and together the whole range, whatever machine runs each. Errc::invalid naming the
+// value when it is not I/N with 1 <= I <= N, or when N exceeds the seeds in the range.
+Result<SeedRange> shard_of(const SeedRange& range, const std::string& shard);
 
 int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err);
 // Re-runs a saved case; writes its history as JSON lines to `history_out_path` when not empty.
