@@ -22,6 +22,7 @@ struct SeedResult {
   std::string determinism_failure;
   std::string saved_case;
   std::uint64_t wall_us = 0;
+  properties::ReachedCounts reached;
 };
 
 // `hash`: whether the run's history_sha256 is wanted (only a one-seed campaign reports it).
@@ -34,6 +35,7 @@ SeedResult run_seed(const CampaignOptions& o, std::uint64_t seed, bool hash) {
   run.compute_history_sha256 = run.compute_history_sha256 && hash;
   s.run = run_case(c, run);
   s.passed = s.run.passed;
+  s.reached = properties::count_reached(s.run.history);
   if (o.check_determinism) {
     const RunResult again = run_case(c, run);
     if (auto diff = properties::first_difference(s.run.history, again.history)) {
@@ -103,6 +105,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     out.scheduler_steps += r.scheduler_steps;
     out.redis_commands += r.redis_commands;
     out.faults.merge(r.faults);
+    out.reached.merge(s.reached);
     for (std::size_t p = 0; p < properties::kPropertyCount; ++p) {
       const auto property = static_cast<properties::Property>(p);
       if (r.report.status(property).checked)
@@ -146,6 +149,16 @@ std::string render_campaign_text(const CampaignResult& r) {
   }
   out += "faults fired: " + (fired.empty() ? std::string("none") : fired) + "\n";
   if (!never.empty()) out += "faults never fired: " + never + "\n";
+  std::string reached;
+  std::string unreached;
+  for (properties::Reached what : properties::all_reached()) {
+    const std::uint64_t n = r.reached.count(what);
+    std::string& list = n > 0 ? reached : unreached;
+    list += std::string(list.empty() ? "" : " ") + properties::reached_name(what) +
+            (n > 0 ? "=" + std::to_string(n) : "");
+  }
+  out += "reached: " + (reached.empty() ? std::string("none") : reached) + "\n";
+  if (!unreached.empty()) out += "reached never: " + unreached + "\n";
   std::string checked;
   for (const auto& [name, runs] : r.properties_checked) {
     checked += std::string(checked.empty() ? "" : " ") + name + "(" + std::to_string(runs) + ")";
@@ -195,6 +208,11 @@ std::string render_campaign_json(const CampaignResult& r) {
   nlohmann::ordered_json faults = nlohmann::ordered_json::object();
   for (const auto& [name, count] : r.faults.by_name()) faults[name] = count;
   j["faults"] = faults;
+  nlohmann::ordered_json reached = nlohmann::ordered_json::object();
+  for (properties::Reached what : properties::all_reached()) {
+    reached[properties::reached_name(what)] = r.reached.count(what);
+  }
+  j["reached"] = reached;
   nlohmann::ordered_json violations = nlohmann::ordered_json::array();
   for (const auto& v : r.violations) {
     nlohmann::ordered_json item;

@@ -82,29 +82,17 @@ struct SeedFigures {
   std::uint64_t reuses = 0;
 };
 
-// Instances' clocks may be skewed (a swarm fault), the publisher's is global time and history
-// order is the order the server decided things. A reap of K lies, in global time, between the
-// publisher's record just before it and the next publish of K after it: their distance bounds
-// how far that publish landed from the reap.
+// The reap races (properties::count_reap_races, which the campaigns' reached states count too)
+// and any (key, generation) acquired twice.
 SeedFigures measure(const std::vector<HistoryRecord>& history) {
   SeedFigures f;
+  const properties::ReapRaces races = properties::count_reap_races(history);
+  f.reaps = races.reaps;
+  f.raced = races.raced;
+  f.closest_ms = races.closest_ms;
   std::set<std::pair<std::string, std::uint64_t>> acquired;
-  std::map<std::string, std::uint64_t> reaped_after;  // key -> publisher time before its reap
-  std::uint64_t last_publish_ms = 0;
   for (const HistoryRecord& r : history) {
     if (r.op == HistoryOp::acquire && !acquired.insert({r.key, r.generation}).second) ++f.reuses;
-    if (r.op == HistoryOp::reap) {
-      ++f.reaps;
-      reaped_after[r.key] = last_publish_ms;
-    }
-    if (r.op != HistoryOp::publish) continue;
-    last_publish_ms = r.time_ms;
-    auto it = reaped_after.find(r.key);
-    if (it == reaped_after.end()) continue;
-    const std::uint64_t bound_ms = r.time_ms - it->second;
-    f.closest_ms = std::min(f.closest_ms, bound_ms);
-    if (bound_ms <= kReapRaceWindowMs) ++f.raced;
-    reaped_after.erase(it);
   }
   return f;
 }

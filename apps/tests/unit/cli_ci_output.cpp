@@ -198,6 +198,33 @@ TEST_F(CliCiOutput, ScenarioRunJunitIsOneCase) {
   EXPECT_EQ(count_of(xml, "<failure"), 0u);
 }
 
+// What the runs reached (properties/reached.h), in --json and in the text summary; what the
+// default generator never reaches (no operator acts in its cases, no partition is reaped) is
+// said under "reached never", as faults that never fired are.
+TEST_F(CliCiOutput, SummaryCountsTheReachedSituationsAndNamesTheUnreached) {
+  const auto json = run_seqby({"sim", "--seeds", "0..2", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json reached = nlohmann::json::parse(json.out)["reached"];
+  for (const char* name : {"stale_owner_refused", "reclaim_moved", "commit_reply_lost",
+                           "rerun_after_failover", "halt_resolved_by_skip", "halt_resolved_by_dlq",
+                           "reap_raced_publish", "pm_switched_streams", "instances_in_parallel"}) {
+    ASSERT_TRUE(reached.contains(name)) << name << " missing from " << reached.dump();
+  }
+  EXPECT_GT(reached["stale_owner_refused"].get<int>(), 0) << reached.dump();
+  EXPECT_GT(reached["instances_in_parallel"].get<int>(), 0) << reached.dump();
+  EXPECT_EQ(reached["pm_switched_streams"].get<int>(), 0) << "no process manager in these cases";
+
+  const auto text = run_seqby({"sim", "--seeds", "0..2"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\nreached: stale_owner_refused=" +
+                          std::to_string(reached["stale_owner_refused"].get<int>()) + " "),
+            std::string::npos)
+      << text.out;
+  EXPECT_TRUE(
+      std::regex_search(text.out, std::regex("\nreached never: [a-z_ ]*pm_switched_streams")))
+      << text.out;
+}
+
 // Through a pseudo-terminal (script(1), util-linux): the progress line with seeds done, failures
 // so far and an ETA. Without a terminal, stderr stays empty and stdout is the summary alone.
 TEST_F(CliCiOutput, ProgressLineOnATerminalOnlyWithSeedsFailuresAndEta) {

@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "seqby/properties/reached.h"
 #include "seqby/sim/sim_case.h"
 
 namespace seqby::scenarios {
 
 inline constexpr std::uint64_t kReapRaceIdleMs = 1000;
-inline constexpr std::uint64_t kReapRaceWindowMs = 100;  // "close to a reap": within this
+using properties::kReapRaceWindowMs;  // "close to a reap": within this (reached.h)
 
 // The case of `seed`: 3 instances, 3 keys, bursts of 1..3 events per key with idle gaps drawn in
 // [reap_idle_ms, reap_idle_ms + 400] or [reap_idle_ms / 2, 3 * reap_idle_ms] (half each), swarm

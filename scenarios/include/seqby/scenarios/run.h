@@ -14,6 +14,7 @@
 
 #include "seqby/core/history.h"
 #include "seqby/properties/checker.h"
+#include "seqby/properties/reached.h"
 #include "seqby/sim/faults.h"
 #include "seqby/sim/sim_case.h"
 
@@ -105,6 +106,7 @@ struct CampaignResult {
   std::uint64_t scheduler_steps = 0;
   std::uint64_t redis_commands = 0;
   sim::FaultCounters faults;
+  properties::ReachedCounts reached;          // situations the runs reached (properties/reached.h)
   std::vector<CampaignViolation> violations;  // by seed, then as the checker lists them
   std::map<std::string, std::uint64_t> properties_checked;  // property -> runs that judged it
   std::map<std::uint64_t, std::string> saved_cases;         // seed -> case file path

@@ -1,0 +1,60 @@
+// What a run reached: situations the design must survive, counted from its history in the spirit
+// of "sometimes" assertions (Antithesis, FoundationDB's TEST macros): a campaign where one never
+// happened tested nothing about it, and says so (`reached never: ...`), as it does for faults that
+// never fired. Counting judges nothing: the property checker (checker.h) does that.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "seqby/core/history.h"
+
+namespace seqby::properties {
+
+enum class Reached : std::uint8_t {
+  stale_owner_refused,    // a step (read, ack, commit) refused FENCED under a generation that a
+                          // later acquire of its unit had already replaced
+  reclaim_moved,          // a reclaim moved at least one pending entry of an older consumer
+  commit_reply_lost,      // a commit accepted whose reply was lost (found again on a retry)
+  rerun_after_failover,   // an event entered again under a newer generation of its unit (the
+                          // at-least-once residue of a failover)
+  halt_resolved_by_skip,  // an operator's skip of a halted head
+  halt_resolved_by_dlq,   // an operator's move of a halted head to the DLQ
+  reap_raced_publish,     // a publish re-created its key within kReapRaceWindowMs of its reap
+  pm_switched_streams,    // a process manager went from one category's stream of a correlation
+                          // value to another's between two events
+  instances_in_parallel,  // an instance entered a key while another instance was inside a
+                          // different key
+};
+inline constexpr std::size_t kReachedCount = 9;
+
+const char* reached_name(Reached what);
+// Every situation, in declaration order.
+const std::array<Reached, kReachedCount>& all_reached();
+
+// "Close to a reap": a publish of the reaped key within this many milliseconds of the reap.
+inline constexpr std::uint64_t kReapRaceWindowMs = 100;
+
+struct ReachedCounts {
+  std::array<std::uint64_t, kReachedCount> counts{};
+  std::uint64_t count(Reached what) const { return counts[static_cast<std::size_t>(what)]; }
+  void merge(const ReachedCounts& other);
+};
+
+ReachedCounts count_reached(const std::vector<HistoryRecord>& history);
+
+// Reaps and the publishes that raced them. Instances' clocks may be skewed (a swarm fault), the
+// publisher's is global time and history order is the order the server decided things: a reap of
+// K lies, in global time, between the publisher's record just before it and the next publish of
+// K after it, and their distance bounds how far that publish landed from the reap.
+struct ReapRaces {
+  std::uint64_t reaps = 0;
+  std::uint64_t raced = 0;           // publishes within kReapRaceWindowMs of their key's reap
+  std::uint64_t closest_ms = ~0ull;  // the smallest bound seen (~0: no publish after a reap)
+};
+ReapRaces count_reap_races(const std::vector<HistoryRecord>& history);
+
+}  // namespace seqby::properties

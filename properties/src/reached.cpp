@@ -1,0 +1,156 @@
+// count_reached (reached.h): one pass over the history index, one rule per situation.
+#include "seqby/properties/reached.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "seqby/core/check.h"
+#include "seqby/properties/history_index.h"
+
+namespace seqby::properties {
+namespace {
+
+constexpr std::array<Reached, kReachedCount> kAll = {
+    Reached::stale_owner_refused,  Reached::reclaim_moved,         Reached::commit_reply_lost,
+    Reached::rerun_after_failover, Reached::halt_resolved_by_skip, Reached::halt_resolved_by_dlq,
+    Reached::reap_raced_publish,   Reached::pm_switched_streams,   Reached::instances_in_parallel,
+};
+
+// The lost-reply commit the engine records (core/src/engine_context.cpp).
+constexpr std::string_view kCommitAfterLostReply = "accepted after a lost reply";
+
+bool is_fenced_refusal(HistoryOp op) {
+  return op == HistoryOp::read_fenced || op == HistoryOp::ack_fenced ||
+         op == HistoryOp::commit_fenced;
+}
+
+// The N of a reclaim's "count=N" detail (0 when absent).
+std::uint64_t reclaim_count(const std::string& detail) {
+  const std::size_t at = detail.find("count=");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(detail.c_str() + at + 6, nullptr, 10);
+}
+
+}  // namespace
+
+const char* reached_name(Reached what) {
+  switch (what) {
+    case Reached::stale_owner_refused:
+      return "stale_owner_refused";
+    case Reached::reclaim_moved:
+      return "reclaim_moved";
+    case Reached::commit_reply_lost:
+      return "commit_reply_lost";
+    case Reached::rerun_after_failover:
+      return "rerun_after_failover";
+    case Reached::halt_resolved_by_skip:
+      return "halt_resolved_by_skip";
+    case Reached::halt_resolved_by_dlq:
+      return "halt_resolved_by_dlq";
+    case Reached::reap_raced_publish:
+      return "reap_raced_publish";
+    case Reached::pm_switched_streams:
+      return "pm_switched_streams";
+    case Reached::instances_in_parallel:
+      return "instances_in_parallel";
+  }
+  return "?";
+}
+
+const std::array<Reached, kReachedCount>& all_reached() { return kAll; }
+
+void ReachedCounts::merge(const ReachedCounts& other) {
+  for (std::size_t i = 0; i < kReachedCount; ++i) counts[i] += other.counts[i];
+}
+
+ReapRaces count_reap_races(const std::vector<HistoryRecord>& history) {
+  ReapRaces out;
+  std::map<std::string, std::uint64_t> reaped_after;  // "C:K" -> publisher time before its reap
+  std::uint64_t last_publish_ms = 0;
+  for (const HistoryRecord& r : history) {
+    const std::string stream = r.category + ":" + r.key;
+    if (r.op == HistoryOp::reap) {
+      ++out.reaps;
+      reaped_after[stream] = last_publish_ms;
+    }
+    if (r.op != HistoryOp::publish) continue;
+    last_publish_ms = r.time_ms;
+    auto it = reaped_after.find(stream);
+    if (it == reaped_after.end()) continue;
+    const std::uint64_t bound_ms = r.time_ms - std::min(r.time_ms, it->second);
+    out.closest_ms = std::min(out.closest_ms, bound_ms);
+    if (bound_ms <= kReapRaceWindowMs) ++out.raced;
+    reaped_after.erase(it);
+  }
+  return out;
+}
+
+ReachedCounts count_reached(const std::vector<HistoryRecord>& history) {
+  ReachedCounts out;
+  auto& counts = out.counts;
+  const auto reach = [&counts](Reached what) { ++counts[static_cast<std::size_t>(what)]; };
+  HistoryIndex index(history);
+  std::map<std::pair<int, std::string>, std::uint64_t> entered;  // (unit, event) -> generation
+  std::map<int, int> last_stream_of_unit;                        // pm unit -> stream last entered
+  std::set<std::tuple<std::string, std::string, std::string>> halted;  // lanes (C, K, G)
+  // Lease unit (C or "" for a process manager, K, G) -> the newest generation acquired.
+  std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> newest_generation;
+  while (!index.complete()) {
+    const IndexedStep& step = index.add();
+    const HistoryRecord& r = index.record(step.position);
+    // A lease unit: a lane, or a process manager's (group, correlation value) in every category.
+    const bool pm = index.process_managers().count(r.group) > 0;
+    const auto unit_key = std::make_tuple(pm ? std::string() : r.category, r.key, r.group);
+    if (r.op == HistoryOp::acquire) {
+      std::uint64_t& newest = newest_generation[unit_key];
+      newest = std::max(newest, r.generation);
+    }
+    if (is_fenced_refusal(r.op) && newest_generation[unit_key] > r.generation) {
+      reach(Reached::stale_owner_refused);
+    }
+    if (r.op == HistoryOp::reclaim && reclaim_count(r.detail) > 0) reach(Reached::reclaim_moved);
+    if (r.op == HistoryOp::commit && r.detail == kCommitAfterLostReply) {
+      reach(Reached::commit_reply_lost);
+    }
+    if (r.op == HistoryOp::halt) halted.insert({r.category, r.key, r.group});
+    if ((r.op == HistoryOp::skip || r.op == HistoryOp::dlq) &&
+        halted.erase({r.category, r.key, r.group}) > 0) {
+      reach(r.op == HistoryOp::skip ? Reached::halt_resolved_by_skip
+                                    : Reached::halt_resolved_by_dlq);
+    }
+    if (r.op != HistoryOp::enter || step.execution < 0) continue;
+    const IndexedExecution& execution =
+        index.executions()[static_cast<std::size_t>(step.execution)];
+    const IndexedUnit& unit = index.units()[static_cast<std::size_t>(execution.unit)];
+    auto [first, fresh] = entered.emplace(std::make_pair(execution.unit, r.event_id), r.generation);
+    if (!fresh && r.generation > first->second) {
+      reach(Reached::rerun_after_failover);
+      first->second = r.generation;
+    }
+    if (unit.pm) {
+      auto [last, first_enter] = last_stream_of_unit.emplace(execution.unit, execution.stream);
+      if (!first_enter && last->second != execution.stream) reach(Reached::pm_switched_streams);
+      last->second = execution.stream;
+    }
+    for (const IndexedUnit& other : index.units()) {
+      const bool another_inside = std::any_of(other.open.begin(), other.open.end(), [&](int e) {
+        const IndexedExecution& open = index.executions()[static_cast<std::size_t>(e)];
+        return open.spot != execution.spot && index.record(open.enter).node != r.node;
+      });
+      if (another_inside) {
+        reach(Reached::instances_in_parallel);
+        break;
+      }
+    }
+  }
+  const ReapRaces races = count_reap_races(history);
+  counts[static_cast<std::size_t>(Reached::reap_raced_publish)] = races.raced;
+  return out;
+}
+
+}  // namespace seqby::properties
