@@ -75,6 +75,8 @@ struct WorkerOptions {
 // lag of the streams it holds.
 constexpr std::uint64_t kFiguresSampleMs = 500;
 constexpr std::uint64_t kLagSampleMs = 2000;
+// How long a stopping worker waits for its samplers to end.
+constexpr std::uint32_t kSamplersEndWaitMs = 5000;
 
 // --- the worker's Redis connections, reported (issue 15 item 0) -------------------------------
 
@@ -487,10 +489,10 @@ int run_worker(const WorkerOptions& o) {
                  " history_dropped=" + std::to_string(h.dropped()) +
                  " history_unwritten=" + std::to_string(h.unwritten()));
       }
-      // The samplers end at their next round (a lag read in flight is answered or times out).
+      // The samplers end within 50 ms (a lag read in flight is answered or times out first).
       sampling_stop.store(true);
       for (std::uint32_t waited_ms = 0;
-           metrics != nullptr && !metrics->samplers_ended() && waited_ms < kLagSampleMs + 5000;
+           metrics != nullptr && !metrics->samplers_ended() && waited_ms < kSamplersEndWaitMs;
            waited_ms += 10) {
         co_await rt.sleep_ms(10);
       }

@@ -294,7 +294,8 @@ void WorkerMetrics::on_command_sent(const Command& command) {
   index_answered_.assign(index_names_.size(), false);
 }
 
-void WorkerMetrics::on_command_done(const Command& command, bool answered, bool array_reply) {
+void WorkerMetrics::on_command_done(const std::string& smembers_key, bool answered,
+                                    bool array_reply) {
   if (answered) {
     // A reply came: the link is connected (a connection without failed attempts before it
     // emits no event, a reconnect after a loss included).
@@ -306,9 +307,9 @@ void WorkerMetrics::on_command_done(const Command& command, bool answered, bool 
     commands_gauge_->Set(1);
     commands_connected_.store(true);
   }
-  if (!answered || !array_reply || command.size() != 2 || command[0] != "SMEMBERS") return;
+  if (!answered || !array_reply || smembers_key.empty()) return;
   for (std::size_t i = 0; i < index_names_.size(); ++i) {
-    if (command[1] == index_names_[i]) index_answered_[i] = true;
+    if (smembers_key == index_names_[i]) index_answered_[i] = true;
   }
 }
 
@@ -415,10 +416,12 @@ MetricsLink::MetricsLink(RedisLink& inner, WorkerMetrics& metrics)
 
 Task<Result<Reply>> MetricsLink::execute(Command command) {
   metrics_.on_command_sent(command);
-  Command sent = command;
-  Result<Reply> reply = co_await inner_.execute(std::move(sent));
+  // Only an SMEMBERS's key is needed once the reply is back (a discovery's index read).
+  const std::string smembers_key =
+      command.size() == 2 && command[0] == "SMEMBERS" ? command[1] : std::string();
+  Result<Reply> reply = co_await inner_.execute(std::move(command));
   const bool array = reply.ok() && reply.value().kind == Reply::Kind::array;
-  metrics_.on_command_done(command, reply.ok(), array);
+  metrics_.on_command_done(smembers_key, reply.ok(), array);
   co_return reply;
 }
 
@@ -453,6 +456,17 @@ Task<WorkerMetrics::StreamLag> read_stream_lag(RedisLink& link, PartitionRef str
   co_return out;
 }
 
+// Sleeps `duration_ms`, or less once `stop` is raised (it looks every 50 ms), so that a stopping
+// worker never waits a whole sampling interval for its samplers.
+Task<void> sleep_unless_stopped(Runtime& runtime, std::uint64_t duration_ms,
+                                const std::atomic<bool>& stop) {
+  constexpr std::uint64_t kStopCheckMs = 50;
+  for (std::uint64_t slept_ms = 0; slept_ms < duration_ms && !stop.load();
+       slept_ms += kStopCheckMs) {
+    co_await runtime.sleep_ms(std::min(kStopCheckMs, duration_ms - slept_ms));
+  }
+}
+
 }  // namespace
 
 Task<void> sample_worker_figures(Runtime& runtime, WorkerMetrics& metrics,
@@ -462,7 +476,7 @@ Task<void> sample_worker_figures(Runtime& runtime, WorkerMetrics& metrics,
   metrics.sampler_started();
   while (!stop.load()) {
     metrics.sample_figures(figures(), runtime.clock().now_ms());
-    co_await runtime.sleep_ms(interval_ms);
+    co_await sleep_unless_stopped(runtime, interval_ms, stop);
   }
   metrics.sampler_ended();
 }
@@ -485,7 +499,7 @@ Task<void> sample_worker_lag(Runtime& runtime, RedisLink& link, WorkerMetrics& m
     }
     if (stop.load()) break;
     metrics.sample_lag(lags, omitted);
-    co_await runtime.sleep_ms(interval_ms);
+    co_await sleep_unless_stopped(runtime, interval_ms, stop);
   }
   metrics.sampler_ended();
 }

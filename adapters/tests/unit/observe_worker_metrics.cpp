@@ -84,15 +84,15 @@ TEST(WorkerMetrics, ReadyOnlyWhileConnectedAndAfterAWholeDiscoveryCycle) {
   EXPECT_EQ(m.readyz().status, 503);
   EXPECT_NE(m.readyz().body.find("not connected"), std::string::npos);
   m.on_command_sent(first);
-  m.on_command_done(first, true, true);
+  m.on_command_done(first[1], true, true);
   EXPECT_NE(m.readyz().body.find("discovery"), std::string::npos) << m.readyz().body;
   m.on_command_sent(second);
-  m.on_command_done(second, false, false);  // the second index read got no answer
-  m.on_command_sent(first);                 // the next cycle: the one before was not whole
+  m.on_command_done(second[1], false, false);  // the second index read got no answer
+  m.on_command_sent(first);                    // the next cycle: the one before was not whole
   EXPECT_EQ(m.readyz().status, 503);
-  m.on_command_done(first, true, true);
+  m.on_command_done(first[1], true, true);
   m.on_command_sent(second);
-  m.on_command_done(second, true, true);
+  m.on_command_done(second[1], true, true);
   EXPECT_EQ(m.readyz().status, 503);  // the cycle may still be taking its share
   m.on_command_sent(first);           // ... now it is done
   EXPECT_EQ(m.readyz().status, 200) << m.readyz().body;
@@ -104,7 +104,7 @@ TEST(WorkerMetrics, ReadyOnlyWhileConnectedAndAfterAWholeDiscoveryCycle) {
   EXPECT_EQ(m.readyz().status, 503);
   EXPECT_NE(m.readyz().body.find("not connected to Redis"), std::string::npos);
   EXPECT_EQ(sample(m.scrape(), "seqby_redis_connected{link=\"commands\"}"), 0);
-  m.on_command_done({"PING"}, true, false);  // a reply after the loss: reconnected
+  m.on_command_done("", true, false);  // a reply after the loss: reconnected
   EXPECT_EQ(m.readyz().status, 200);
   const std::string text = m.scrape();
   EXPECT_EQ(sample(text, "seqby_redis_reconnects_total{link=\"commands\"}"), 1) << text;

@@ -85,9 +85,9 @@ class WorkerMetrics {
   // A connection event of link `link` ("commands", "wake", "wake#1", ...).
   void on_connection_event(const std::string& link, const HiredisLink::ConnectionEvent& event);
   // A command of the commands link was sent / came back (`answered`: a reply, error replies
-  // included; false: timeout or closed).
+  // included; false: timeout or closed). `smembers_key`: the key of an SMEMBERS, else "".
   void on_command_sent(const Command& command);
-  void on_command_done(const Command& command, bool answered, bool array_reply);
+  void on_command_done(const std::string& smembers_key, bool answered, bool array_reply);
   // The loop's figures, and that the loop answers (at `now_ms`, the worker's monotonic clock).
   void sample_figures(const WorkerFigures& figures, std::uint64_t now_ms);
   // Per-stream pending and lag (-1: Redis did not say); streams not listed lose their gauges.
