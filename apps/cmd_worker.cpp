@@ -13,14 +13,20 @@
 // redis_unreachable, once per backoff step), and every command Redis refuses (event=
 // redis_command_refused: an ACL's NOPERM inside a script, ...); a refusal of its credentials or
 // permissions in the handshake, which retrying cannot fix, ends it with exit status 3.
+// --metrics-addr HOST:PORT serves /metrics (Prometheus text), /healthz and /readyz
+// (seqby/observe/metrics_server.h); --log-format json writes each log line as a JSON object
+// (seqby/observe/log_format.h). A bad address, or one nothing can listen on, exits 2 before
+// anything starts.
 #include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +42,9 @@
 #include "seqby/hiredis/link_report.h"
 #include "seqby/hiredis/redis_history.h"
 #include "seqby/hiredis/worker.h"
+#include "seqby/observe/log_format.h"
+#include "seqby/observe/metrics_server.h"
+#include "seqby/observe/worker_metrics.h"
 #include "seqby/runtime/exec_handler.h"
 #include "seqby/runtime/real_runtime.h"
 #include "seqby/testing/record_handler.h"
@@ -58,12 +67,16 @@ struct WorkerOptions {
   std::string history_stream = std::string(redis::kDefaultHistoryStream);
   std::uint64_t journal_maxlen = 0;           // 0: no decision journal (the history stream instead)
   std::optional<std::string> unsafe_variant;  // a KNOWN-BROKEN variant's name; none: the design
+  std::string metrics_addr;                   // HOST:PORT of /metrics, /healthz, /readyz; "": none
+  std::string log_format = "text";            // text | json
 };
 
-void log_line(const std::string& owner, const std::string& text) {
-  std::fprintf(stderr, "component=worker owner=%s %s\n", owner.c_str(), text.c_str());
-  std::fflush(stderr);
-}
+// How often the loop samples its figures (and tells /healthz it answers), and reads pending and
+// lag of the streams it holds.
+constexpr std::uint64_t kFiguresSampleMs = 500;
+constexpr std::uint64_t kLagSampleMs = 2000;
+// How long a stopping worker waits for its samplers to end.
+constexpr std::uint32_t kSamplersEndWaitMs = 5000;
 
 // --- the worker's Redis connections, reported (issue 15 item 0) -------------------------------
 
@@ -75,16 +88,20 @@ constexpr int kExitRedisRefused = 3;
 // ReportingLink, with their connection reports; every line goes to stderr.
 class ReportedLinks {
  public:
+  // `metrics`, when not null, hears every connection event too.
   ReportedLinks(redis::RealRuntime& runtime, const redis::RedisConfig& config,
-                const std::string& owner)
+                const redis::LogWriter& log, redis::WorkerMetrics* metrics)
       : runtime_(runtime),
         config_(config),
-        owner_(owner),
+        log_(log),
+        metrics_(metrics),
         commands_(runtime, config),
-        commands_report_(runtime.clock(), "commands", redis::redacted_url(config), logger(owner)),
-        commands_reported_(commands_, runtime.clock(), "commands", logger(owner)) {
-    commands_.set_connection_observer(
-        [this](const redis::HiredisLink::ConnectionEvent& e) { commands_report_.on_event(e); });
+        commands_report_(runtime.clock(), "commands", redis::redacted_url(config), logger(log)),
+        commands_reported_(commands_, runtime.clock(), "commands", logger(log)) {
+    commands_.set_connection_observer([this](const redis::HiredisLink::ConnectionEvent& e) {
+      commands_report_.on_event(e);
+      if (metrics_ != nullptr) metrics_->on_connection_event("commands", e);
+    });
   }
 
   redis::RedisLink& commands() { return commands_reported_; }
@@ -94,7 +111,7 @@ class ReportedLinks {
       while (wake_.size() <= channel) {
         const std::string name =
             wake_.empty() ? std::string("wake") : "wake#" + std::to_string(wake_.size());
-        wake_.push_back(std::make_unique<WakeChannel>(runtime_, config_, name, owner_));
+        wake_.push_back(std::make_unique<WakeChannel>(runtime_, config_, name, log_, metrics_));
       }
       return &wake_[channel]->reported;
     };
@@ -107,21 +124,33 @@ class ReportedLinks {
     }
     return "";
   }
+  // Commands Redis refused, by link (for the metrics).
+  std::map<std::string, std::uint64_t> refusals() const {
+    std::map<std::string, std::uint64_t> out{{"commands", commands_reported_.refusals()}};
+    for (const std::unique_ptr<WakeChannel>& channel : wake_) {
+      out[channel->name] = channel->reported.refusals();
+    }
+    return out;
+  }
 
  private:
-  static redis::LogLine logger(const std::string& owner) {
-    return [owner](const std::string& line) { log_line(owner, line); };
+  static redis::LogLine logger(const redis::LogWriter& log) {
+    return [&log](const std::string& line) { log.line(line); };
   }
   // A connection of its own for one blocking read that wakes idle partitions.
   struct WakeChannel {
-    WakeChannel(redis::RealRuntime& runtime, redis::RedisConfig config, const std::string& name,
-                const std::string& owner)
-        : link(runtime, redis::HiredisWakeLinks::wake_config(config)),
-          report(runtime.clock(), name, redis::redacted_url(config), logger(owner)),
-          reported(link, runtime.clock(), name, logger(owner)) {
-      link.set_connection_observer(
-          [this](const redis::HiredisLink::ConnectionEvent& e) { report.on_event(e); });
+    WakeChannel(redis::RealRuntime& runtime, redis::RedisConfig config, std::string name_,
+                const redis::LogWriter& log, redis::WorkerMetrics* metrics)
+        : name(std::move(name_)),
+          link(runtime, redis::HiredisWakeLinks::wake_config(config)),
+          report(runtime.clock(), name, redis::redacted_url(config), logger(log)),
+          reported(link, runtime.clock(), name, logger(log)) {
+      link.set_connection_observer([this, metrics](const redis::HiredisLink::ConnectionEvent& e) {
+        report.on_event(e);
+        if (metrics != nullptr) metrics->on_connection_event(name, e);
+      });
     }
+    std::string name;
     redis::HiredisLink link;
     redis::ConnectionReport report;
     redis::ReportingLink reported;
@@ -129,7 +158,8 @@ class ReportedLinks {
 
   redis::RealRuntime& runtime_;
   redis::RedisConfig config_;
-  std::string owner_;
+  const redis::LogWriter& log_;
+  redis::WorkerMetrics* metrics_;
   redis::HiredisLink commands_;
   redis::ConnectionReport commands_report_;
   redis::ReportingLink commands_reported_;
@@ -137,11 +167,12 @@ class ReportedLinks {
 };
 
 // The line for an index member acquire_many found to be no partition (told once per member).
-void log_no_partition(const std::string& owner, const PartitionRef& unit, const std::string& why) {
-  log_line(owner, "event=index_member_skipped category=" + unit.category +
-                      " key=" + redis::quoted_log_value(unit.key) + " reason=" +
-                      redis::quoted_log_value(why + "; no lease taken, looked at again each "
-                                                    "discovery cycle"));
+void log_no_partition(const redis::LogWriter& log, const PartitionRef& unit,
+                      const std::string& why) {
+  log.line("event=index_member_skipped category=" + unit.category +
+           " key=" + redis::quoted_log_value(unit.key) + " reason=" +
+           redis::quoted_log_value(why + "; no lease taken, looked at again each "
+                                         "discovery cycle"));
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -168,9 +199,10 @@ void wait_for_signal(std::atomic<bool>* stop, std::atomic<bool>* done) {
   }
 }
 
-Task<void> log_halt_figures(redis::RedisLink& link, HistoryRecord halt, std::string owner) {
+Task<void> log_halt_figures(redis::RedisLink& link, HistoryRecord halt,
+                            const redis::LogWriter& log) {
   const std::string line = co_await redis::halt_figures_line(link, std::move(halt));
-  log_line(owner, line);
+  log.line(line);
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -280,31 +312,65 @@ int run_worker(const WorkerOptions& o) {
     std::fprintf(stderr, "seqby worker: %s\n", valid.error().message.c_str());
     return kExitUsage;
   }
-
+  redis::LogFormat log_format = redis::LogFormat::text;
+  if (!redis::parse_log_format(o.log_format, &log_format)) {
+    std::fprintf(stderr, "seqby worker: --log-format: '%s' is no log format; known: text, json\n",
+                 o.log_format.c_str());
+    return kExitUsage;
+  }
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts: all inherit it
+  // The metrics endpoint listens before anything else starts (its threads, started after the
+  // mask, never take SIGTERM): an address nothing can listen on is a usage error, like a bad one.
+  std::unique_ptr<redis::WorkerMetrics> metrics;
+  std::unique_ptr<redis::MetricsServer> metrics_server;
+  if (!o.metrics_addr.empty()) {
+    Result<redis::ListenAddress> address = redis::parse_listen_address(o.metrics_addr);
+    if (!address.ok()) {
+      std::fprintf(stderr, "seqby worker: --metrics-addr: %s\n", address.error().message.c_str());
+      return kExitUsage;
+    }
+    redis::WorkerMetricsOptions metrics_options;
+    metrics_options.categories = o.categories;
+    metrics_options.group = o.group;
+    metrics_options.process_manager = o.process_manager;
+    metrics = std::make_unique<redis::WorkerMetrics>(std::move(metrics_options));
+    Result<std::unique_ptr<redis::MetricsServer>> server =
+        redis::MetricsServer::start(address.value(), *metrics);
+    if (!server.ok()) {
+      std::fprintf(stderr, "seqby worker: --metrics-addr: %s\n", server.error().message.c_str());
+      return kExitUsage;
+    }
+    metrics_server = std::move(server).value();
+  }
+
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> done{false};
   std::thread signals(wait_for_signal, &stop_requested, &done);
 
   const std::string owner = options.owner_id;
+  const redis::LogWriter log(log_format, owner);
   std::string refusal;  // the refusal that ended the worker, if one did
   {
     redis::RealRuntimeOptions runtime_options;
     // Every exec child's exchange blocks a pool thread while its event runs.
     runtime_options.worker_count += o.exec_concurrency;
     redis::RealRuntime runtime(runtime_options);
-    ReportedLinks links(runtime, config.value(), owner);
-    redis::RedisLink& link = links.commands();
+    ReportedLinks links(runtime, config.value(), log, metrics.get());
+    std::optional<redis::MetricsLink> measured_link;
+    if (metrics) measured_link.emplace(links.commands(), *metrics);
+    redis::RedisLink& link = measured_link.has_value()
+                                 ? static_cast<redis::RedisLink&>(*measured_link)
+                                 : links.commands();
     redis::RedisBrokerOptions broker_options = testing::redis_broker_options_for(variant);
     broker_options.journal_maxlen = o.journal_maxlen;
     broker_options.journal_group = o.group;
     if (o.process_manager) broker_options.pm_categories = o.categories;
-    broker_options.on_no_partition = [&owner](const PartitionRef& unit, const std::string& why) {
-      log_no_partition(owner, unit, why);
+    broker_options.on_no_partition = [&log](const PartitionRef& unit, const std::string& why) {
+      log_no_partition(log, unit, why);
     };
     redis::RedisBroker broker(link, broker_options, links.wake_links());
     // With a journal the scripts record every decision themselves; the engine's other records
@@ -317,72 +383,129 @@ int run_worker(const WorkerOptions& o) {
                                                  : static_cast<HistorySink&>(history);
     // warn, halt, resume and reap records also go to stderr, for operators; a halt is followed
     // by the group's pending count and lag, read by a task of its own.
-    auto log = [&owner, &runtime, &link](const HistoryRecord& r, const std::string& line) {
-      log_line(owner, line);
-      if (r.op == HistoryOp::halt) runtime.spawn("halt_figures", log_halt_figures(link, r, owner));
+    auto log_record = [&log, &runtime, &link](const HistoryRecord& r, const std::string& line) {
+      log.line(line);
+      if (r.op == HistoryOp::halt) runtime.spawn("halt_figures", log_halt_figures(link, r, log));
     };
-    redis::LoggedHistorySink logged(recorded, log);
+    redis::LoggedHistorySink logged(recorded, log_record);
+    // With metrics, every record is counted on its way (it changes none).
+    std::optional<redis::MetricsHistorySink> measured_history;
+    if (metrics) {
+      measured_history.emplace(logged, *metrics, [] {
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                              std::chrono::steady_clock::now().time_since_epoch())
+                                              .count());
+      });
+    }
+    HistorySink& engine_history = measured_history.has_value()
+                                      ? static_cast<HistorySink&>(*measured_history)
+                                      : static_cast<HistorySink&>(logged);
     std::unique_ptr<Handler> handler;
+    redis::ExecHandler* exec_handler = nullptr;
     if (!o.exec.empty()) {
       redis::ExecHandlerOptions exec;
       exec.command = o.exec;
       exec.concurrency = std::max<std::uint32_t>(o.exec_concurrency, 1);
-      exec.log = [&owner](const std::string& line) { log_line(owner, line); };
-      handler = std::make_unique<redis::ExecHandler>(runtime, std::move(exec));
+      exec.log = [&log](const std::string& line) { log.line(line); };
+      auto made = std::make_unique<redis::ExecHandler>(runtime, std::move(exec));
+      exec_handler = made.get();
+      handler = std::move(made);
     } else {
-      handler = std::make_unique<testing::RecordHandler>(runtime, broker, logged, owner,
+      handler = std::make_unique<testing::RecordHandler>(runtime, broker, engine_history, owner,
                                                          options.lease_ttl_ms, o.journal_maxlen);
     }
-    Engine engine(runtime, broker, logged, *handler, options, testing::make_engine_steps(variant));
+    Engine engine(runtime, broker, engine_history, *handler, options,
+                  testing::make_engine_steps(variant));
 
     const std::string serving =
         o.process_manager ? " process_manager=" + o.group + " categories=" + joined(o.categories) +
                                 " sequential_by=true"
                           : " category=" + o.categories.front() + " group=" + o.group +
                                 " sequential_by=" + o.sequential_by;
-    if (variant != testing::Variant::correct) log_line(owner, unsafe_variant_line(variant));
-    log_line(owner,
-             "event=start redis=" + redis::redacted_url(config.value()) + serving +
-                 " handler=" + (o.exec.empty() ? o.handler : "exec") +
-                 (o.exec.empty() ? ""
-                                 : " exec_concurrency=" + std::to_string(std::max<std::uint32_t>(
-                                                              o.exec_concurrency, 1))) +
-                 " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
-                 " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
-                 " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
-                 (o.journal_maxlen > 0 ? " journal_maxlen=" + std::to_string(o.journal_maxlen)
-                                       : " history_stream=" + o.history_stream) +
-                 " variant=" + std::string(testing::variant_name(variant)));
+    if (variant != testing::Variant::correct) log.line(unsafe_variant_line(variant));
+    log.line("event=start redis=" + redis::redacted_url(config.value()) + serving +
+             " handler=" + (o.exec.empty() ? o.handler : "exec") +
+             (o.exec.empty() ? ""
+                             : " exec_concurrency=" +
+                                   std::to_string(std::max<std::uint32_t>(o.exec_concurrency, 1))) +
+             " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
+             " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
+             " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
+             (o.journal_maxlen > 0 ? " journal_maxlen=" + std::to_string(o.journal_maxlen)
+                                   : " history_stream=" + o.history_stream) +
+             " variant=" + std::string(testing::variant_name(variant)) +
+             (metrics_server ? " metrics_addr=" + metrics_server->address().text() : ""));
+    std::atomic<bool> sampling_stop{false};
+    if (metrics) {
+      auto figures = [&engine, &broker, &links, exec_handler] {
+        redis::WorkerFigures f;
+        for (const PartitionStatus& unit : engine.held()) {
+          ++f.units_owned;
+          if (unit.halted) ++f.units_halted;
+        }
+        f.index_members_skipped = engine.index_members_skipped();
+        f.no_partition_units = broker.no_partition_units();
+        f.command_refusals = links.refusals();
+        if (exec_handler != nullptr) {
+          const redis::ExecHandler::Stats stats = exec_handler->stats();
+          f.exec = true;
+          f.exec_starts = stats.starts;
+          f.exec_faults = stats.faults;
+        }
+        return f;
+      };
+      auto held_keys = [&engine] {
+        std::vector<std::string> keys;
+        for (const PartitionStatus& unit : engine.held()) keys.push_back(unit.key);
+        return keys;
+      };
+      runtime.spawn("metrics_figures",
+                    redis::sample_worker_figures(runtime, *metrics, figures, sampling_stop,
+                                                 kFiguresSampleMs));
+      runtime.spawn("metrics_lag", redis::sample_worker_lag(runtime, link, *metrics, held_keys,
+                                                            sampling_stop, kLagSampleMs));
+    }
     const bool journal = o.journal_maxlen > 0;
     runtime.block_on([](Engine& e, redis::RealRuntime& rt, redis::RedisHistorySink& h,
                         redis::JournalNoteSink& n, bool journal, std::atomic<bool>& stop,
-                        const ReportedLinks& links, const std::string& id) -> Task<void> {
+                        const ReportedLinks& links, const redis::LogWriter& log,
+                        redis::WorkerMetrics* metrics,
+                        std::atomic<bool>& sampling_stop) -> Task<void> {
       e.start();
       while (!stop.load() && links.final_refusal().empty()) co_await rt.sleep_ms(50);
-      log_line(id, "event=stopping");
+      log.line("event=stopping");
+      if (metrics != nullptr) metrics->stopping();
       co_await e.stop();
       // What a stop could not write is counted, never lost silently.
       if (journal) {
         co_await n.flush(5000);
-        log_line(id, "event=stopped journal_notes_written=" + std::to_string(n.written()) +
-                         " journal_notes_failed=" + std::to_string(n.failed()) +
-                         " journal_notes_dropped=" + std::to_string(n.dropped()) +
-                         " journal_notes_unwritten=" + std::to_string(n.unwritten()));
+        log.line("event=stopped journal_notes_written=" + std::to_string(n.written()) +
+                 " journal_notes_failed=" + std::to_string(n.failed()) +
+                 " journal_notes_dropped=" + std::to_string(n.dropped()) +
+                 " journal_notes_unwritten=" + std::to_string(n.unwritten()));
       } else {
         co_await h.flush(5000);
-        log_line(id, "event=stopped history_failed=" + std::to_string(h.failed()) +
-                         " history_dropped=" + std::to_string(h.dropped()) +
-                         " history_unwritten=" + std::to_string(h.unwritten()));
+        log.line("event=stopped history_failed=" + std::to_string(h.failed()) +
+                 " history_dropped=" + std::to_string(h.dropped()) +
+                 " history_unwritten=" + std::to_string(h.unwritten()));
       }
-    }(engine, runtime, history, notes, journal, stop_requested, links, owner));
+      // The samplers end within 50 ms (a lag read in flight is answered or times out first).
+      sampling_stop.store(true);
+      for (std::uint32_t waited_ms = 0;
+           metrics != nullptr && !metrics->samplers_ended() && waited_ms < kSamplersEndWaitMs;
+           waited_ms += 10) {
+        co_await rt.sleep_ms(10);
+      }
+    }(engine, runtime, history, notes, journal, stop_requested, links, log, metrics.get(),
+                                                          sampling_stop));
     refusal = links.final_refusal();
   }
   done.store(true);
   signals.join();
   if (!refusal.empty()) {
-    log_line(owner, "event=exit status=" + std::to_string(kExitRedisRefused) +
-                        " reason=\"Redis refused this worker's credentials or permissions; "
-                        "retrying cannot fix that\"");
+    log.line("event=exit status=" + std::to_string(kExitRedisRefused) +
+             " reason=\"Redis refused this worker's credentials or permissions; "
+             "retrying cannot fix that\"");
     return kExitRedisRefused;
   }
   return kExitOk;
@@ -442,6 +565,14 @@ void add_worker_command(CLI::App& app, int& exit_code) {
                   "Keep a decision journal: every deciding script appends its decision to its "
                   "partition's journal stream, trimmed to about N records (0, the default: off)")
       ->type_name("N");
+  cmd->add_option("--metrics-addr", options->metrics_addr,
+                  "Serve Prometheus metrics at http://HOST:PORT/metrics, and /healthz and "
+                  "/readyz (HOST an IPv4 address, e.g. 127.0.0.1:9464; default: no endpoint)")
+      ->type_name("HOST:PORT");
+  cmd->add_option("--log-format", options->log_format,
+                  "The log lines on stderr: text (key=value, the default) or json (one JSON "
+                  "object per line, with ts)")
+      ->type_name("text|json");
   cmd->add_option("--unsafe-variant", options->unsafe_variant,
                   "UNSAFE: run a KNOWN-BROKEN engine variant instead of the design, to test the "
                   "real-Redis harness only (" +

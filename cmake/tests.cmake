@@ -30,6 +30,9 @@ foreach(src IN LISTS SEQBY_TEST_SOURCES)
   target_compile_definitions(${target} PRIVATE
     SEQBY_SOURCE_DIR="${CMAKE_SOURCE_DIR}" SEQBY_BINARY_DIR="${CMAKE_BINARY_DIR}")
   seqby_warnings(${target})
+  if(name MATCHES "^observe_")
+    target_link_libraries(${target} PRIVATE seqby_observe)  # the worker's metrics and log format
+  endif()
   if(name MATCHES "^(cli_|two_instance_)" AND TARGET seqby)
     add_dependencies(${target} seqby)  # these tests run the built seqby command
   endif()
