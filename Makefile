@@ -11,7 +11,8 @@ SEEDS ?= 0..299
 # Every Debian package the build, the tests and the default campaign need (README.md says why).
 DEBIAN_PACKAGES := build-essential cmake git pkg-config libgtest-dev libgmock-dev \
   libbenchmark-dev librapidcheck-dev libhiredis-dev nlohmann-json3-dev liblua5.1-0-dev \
-  libcli11-dev redis-server jq clang-format python3
+  libcli11-dev redis-server jq clang-format python3 \
+  prometheus-cpp-dev libcivetweb-dev
 
 .PHONY: all deps configure build run test bench install clean format
 
