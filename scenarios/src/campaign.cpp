@@ -11,6 +11,7 @@
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/run.h"
+#include "seqby/scenarios/timeline.h"
 
 namespace seqby::scenarios {
 namespace {
@@ -21,6 +22,7 @@ struct SeedResult {
   RunResult run;  // history dropped after saving
   std::string determinism_failure;
   std::string saved_case;
+  std::string saved_timeline;
 };
 
 // `hash`: whether the run's history_sha256 is wanted (only a one-seed campaign reports it).
@@ -46,6 +48,10 @@ SeedResult run_seed(const CampaignOptions& o, std::uint64_t seed, bool hash) {
     if (save_case(c, base + ".json").ok()) s.saved_case = base + ".json";
     std::ofstream history(base + ".jsonl", std::ios::binary | std::ios::trunc);
     properties::write_history(history, s.run.history);
+    const std::string page = base + ".html";
+    if (write_timeline(s.run.history, s.run.report, page, "seed-" + std::to_string(seed)).ok()) {
+      s.saved_timeline = page;
+    }
   }
   s.run.history.clear();
   s.run.history.shrink_to_fit();
@@ -113,6 +119,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     }
     if (!s.determinism_failure.empty()) out.determinism_failures.push_back(s.determinism_failure);
     if (!s.saved_case.empty()) out.saved_cases[s.seed] = s.saved_case;
+    if (!s.saved_timeline.empty()) out.saved_timelines[s.seed] = s.saved_timeline;
     if (total == 1) out.history_sha256 = r.history_sha256;
   }
   out.wall_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -167,6 +174,9 @@ std::string render_campaign_text(const CampaignResult& r) {
     auto saved = r.saved_cases.find(seed);
     if (saved != r.saved_cases.end()) {
       out += "replay: seqby replay " + saved->second + "\n";
+    }
+    if (auto page = r.saved_timelines.find(seed); page != r.saved_timelines.end()) {
+      out += "timeline: " + page->second + "\n";
     }
     out += "rerun:  seqby sim --seed " + std::to_string(seed) + r.rerun_args + "\n";
   }
