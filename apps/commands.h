@@ -22,5 +22,6 @@ void add_worker_command(CLI::App& app, int& exit_code);
 void add_publish_command(CLI::App& app, int& exit_code);
 void add_admin_command(CLI::App& app, int& exit_code);
 void add_chaos_command(CLI::App& app, int& exit_code);
+void add_timeline_command(CLI::App& app, int& exit_code);
 
 }  // namespace seqby::apps

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   add_publish_command(app, exit_code);
   add_admin_command(app, exit_code);
   add_chaos_command(app, exit_code);
+  add_timeline_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

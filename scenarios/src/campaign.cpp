@@ -11,6 +11,7 @@
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/run.h"
+#include "seqby/scenarios/timeline.h"
 
 namespace seqby::scenarios {
 namespace {
@@ -21,6 +22,7 @@ struct SeedResult {
   RunResult run;  // history dropped after saving
   std::string determinism_failure;
   std::string saved_case;
+  std::string saved_timeline;
   std::uint64_t wall_us = 0;
   properties::ReachedCounts reached;
 };
@@ -50,6 +52,10 @@ SeedResult run_seed(const CampaignOptions& o, std::uint64_t seed, bool hash) {
     if (save_case(c, base + ".json").ok()) s.saved_case = base + ".json";
     std::ofstream history(base + ".jsonl", std::ios::binary | std::ios::trunc);
     properties::write_history(history, s.run.history);
+    const std::string page = base + ".html";
+    if (write_timeline(s.run.history, s.run.report, page, "seed-" + std::to_string(seed)).ok()) {
+      s.saved_timeline = page;
+    }
   }
   s.run.history.clear();
   s.run.history.shrink_to_fit();
@@ -121,6 +127,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     }
     if (!s.determinism_failure.empty()) out.determinism_failures[s.seed] = s.determinism_failure;
     if (!s.saved_case.empty()) out.saved_cases[s.seed] = s.saved_case;
+    if (!s.saved_timeline.empty()) out.saved_timelines[s.seed] = s.saved_timeline;
     out.seed_wall_us[s.seed] = s.wall_us;
     if (total == 1) out.history_sha256 = r.history_sha256;
   }
@@ -192,6 +199,9 @@ std::string render_seed_replay(const CampaignResult& r, std::uint64_t seed) {
   std::string out;
   auto saved = r.saved_cases.find(seed);
   if (saved != r.saved_cases.end()) out += "replay: seqby replay " + saved->second + "\n";
+  if (auto page = r.saved_timelines.find(seed); page != r.saved_timelines.end()) {
+    out += "timeline: " + page->second + "\n";
+  }
   out += "rerun:  seqby sim --seed " + std::to_string(seed) + r.rerun_args + "\n";
   return out;
 }

@@ -14,6 +14,7 @@
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/junit.h"
 #include "seqby/scenarios/sim_commands.h"
+#include "seqby/scenarios/timeline.h"
 #include "seqby/testing/variant.h"
 
 namespace seqby::scenarios {
@@ -286,6 +287,11 @@ Result<SavedHunt> save_hunt(const HuntResult& result, const std::string& dir) {
   properties::write_history(history, result.shrunk_run.history);
   history.flush();
   if (!history) return make_error(Errc::invalid, saved.history_path + ": cannot write the history");
+  saved.timeline_path = stem + ".html";
+  const std::string title = stem_of(result);
+  Status page = write_timeline(result.shrunk_run.history, result.shrunk_run.report,
+                               saved.timeline_path, title);
+  if (!page.ok()) return page.error();
   return saved;
 }
 
@@ -319,6 +325,7 @@ std::string render_hunt_text(const HuntResult& r, const SavedHunt* saved) {
     out += "saved: " + saved->case_path + " (history " + saved->history_path + ", original case " +
            saved->original_path + ")\n";
     out += "replay: seqby replay " + saved->case_path + "\n";
+    out += "timeline: " + saved->timeline_path + "\n";
   }
   return out;
 }
@@ -342,6 +349,7 @@ std::string render_hunt_json(const HuntResult& r, const SavedHunt* saved) {
     j["case_path"] = saved != nullptr ? Json(saved->case_path) : Json(nullptr);
     j["history_path"] = saved != nullptr ? Json(saved->history_path) : Json(nullptr);
     j["replay"] = saved != nullptr ? Json("seqby replay " + saved->case_path) : Json(nullptr);
+    j["timeline_path"] = saved != nullptr ? Json(saved->timeline_path) : Json(nullptr);
   }
   j["search_wall_ms"] = r.search_wall_ms;
   j["shrink_wall_ms"] = r.shrink_wall_ms;
@@ -444,6 +452,7 @@ int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
     err << "seqby hunt: " << result.variant << " violates "
         << properties::property_name(result.property) << " at seed " << result.seed
         << "; replay: seqby replay " << saved.value().case_path << "\n";
+    err << "timeline: " << saved.value().timeline_path << "\n";
   }
   return write_report(&saved.value()) ? kExitPropertyFailed : kExitBadInput;
 }

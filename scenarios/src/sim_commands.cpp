@@ -17,6 +17,7 @@
 #include "seqby/scenarios/catalog.h"
 #include "seqby/scenarios/junit.h"
 #include "seqby/scenarios/run.h"
+#include "seqby/scenarios/timeline.h"
 #include "seqby/testing/variant.h"
 
 namespace seqby::scenarios {
@@ -262,6 +263,8 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
                   ? "; case saved to " + saved->second + "; replay: seqby replay " + saved->second
                   : "; rerun: seqby sim --seed " + std::to_string(seed))
           << "\n";
+      auto page = result.saved_timelines.find(seed);
+      if (page != result.saved_timelines.end()) err << "timeline: " << page->second << "\n";
     }
   }
   return result.failed == 0 ? kExitHeld : kExitPropertyFailed;
@@ -284,7 +287,16 @@ int replay_main(const std::string& case_path, const std::string& history_out_pat
     }
     properties::write_history(file, r.history);
   }
-  if (!r.passed) out << "replay: seqby replay " << case_path << "\n";
+  if (!r.passed) {
+    out << "replay: seqby replay " << case_path << "\n";
+    const std::string page = timeline_path_for(case_path);
+    const std::string title = std::filesystem::path(case_path).filename().string();
+    if (Status s = write_timeline(r.history, r.report, page, title); s.ok()) {
+      out << "timeline: " << page << "\n";
+    } else {
+      err << "seqby replay: " << s.error().message << "\n";
+    }
+  }
   return r.passed ? kExitHeld : kExitPropertyFailed;
 }
 

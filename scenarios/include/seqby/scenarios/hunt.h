@@ -111,14 +111,17 @@ struct SavedHunt {
   std::string case_path;      // DIR/hunt-<variant>-seed-<witness seed>.json (the shrunk case)
   std::string history_path;   // DIR/hunt-<variant>-seed-<N>.jsonl (its history)
   std::string original_path;  // DIR/hunt-<variant>-seed-<N>-original.json
+  std::string timeline_path;  // DIR/hunt-<variant>-seed-<N>.html (the history's timeline page)
 };
-// Writes the shrunk case, its history and the original case into `dir` (created if missing).
+// Writes the shrunk case, its history, its timeline and the original case into `dir` (created
+// if missing).
 Result<SavedHunt> save_hunt(const HuntResult& result, const std::string& dir);
 
 std::string render_hunt_text(const HuntResult& result, const SavedHunt* saved);
 // One JSON object: variant, found, property, seed, seeds_tried, witness_seed, witnesses_shrunk,
 // explanation, original{...}, shrunk{...},
-// case_path, history_path, replay, shrink_runs, shrink_fixpoint, correct_passes_shrunk, wall_ms.
+// case_path, history_path, replay, timeline_path, shrink_runs, shrink_fixpoint,
+// correct_passes_shrunk, wall_ms.
 std::string render_hunt_json(const HuntResult& result, const SavedHunt* saved);
 
 struct HuntArgs {

@@ -86,7 +86,8 @@ struct CampaignOptions {
   unsigned jobs = 1;
   // The case of each seed; generate_case(seed, default template) when empty.
   std::function<sim::SimCase(std::uint64_t seed)> make_case;
-  std::string save_failures_dir;   // "" : do not save; else DIR/seed-N.json and DIR/seed-N.jsonl
+  // "" : do not save; else DIR/seed-N.json, DIR/seed-N.jsonl and its timeline DIR/seed-N.html
+  std::string save_failures_dir;
   bool check_determinism = false;  // run each seed twice; a difference fails the seed
   RunOptions run;
   std::function<void(const SeedOutcome&)> progress;  // called under a lock, in finishing order
@@ -110,6 +111,7 @@ struct CampaignResult {
   std::vector<CampaignViolation> violations;  // by seed, then as the checker lists them
   std::map<std::string, std::uint64_t> properties_checked;  // property -> runs that judged it
   std::map<std::uint64_t, std::string> saved_cases;         // seed -> case file path
+  std::map<std::uint64_t, std::string> saved_timelines;     // seed -> its timeline page
   std::map<std::uint64_t, std::uint64_t> seed_wall_us;      // seed -> wall time of its run(s)
   std::map<std::uint64_t, std::string>
       determinism_failures;    // seed -> where its histories differed
