@@ -32,7 +32,10 @@ configure: $(BUILD_DIR)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
-run: build
+# The newcomer's first command builds only what it runs: the seqby command, not every test and
+# benchmark first (`make test` builds those).
+run: configure
+	cmake --build $(BUILD_DIR) --target seqby -j$(JOBS)
 	$(BUILD_DIR)/seqby sim --seeds $(SEEDS) --jobs $(JOBS)
 
 test: build
