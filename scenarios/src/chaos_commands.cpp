@@ -12,6 +12,7 @@
 #include "seqby/scenarios/chaos.h"
 #include "seqby/scenarios/junit.h"
 #include "seqby/scenarios/sim_commands.h"
+#include "seqby/scenarios/timeline.h"
 #include "seqby/testing/variant.h"
 
 namespace seqby::scenarios {
@@ -42,7 +43,8 @@ struct Campaign {
   std::vector<ChaosViolation> advisory_violations;
   std::map<std::string, std::uint64_t> properties_checked;  // judged (counts) runs
   std::map<std::string, std::uint64_t> properties_advisory;
-  std::map<std::uint64_t, std::string> saved;  // seed -> saved history path
+  std::map<std::uint64_t, std::string> saved;      // seed -> saved history path
+  std::map<std::uint64_t, std::string> timelines;  // seed -> its timeline page
   std::string history_source;
   std::string history_sha256;  // one seed
   std::string rerun_args;
@@ -70,6 +72,19 @@ std::string save_failure(const std::string& dir, const ChaosRunResult& r) {
     logs << r.logs;
   }
   return base + ".jsonl";
+}
+
+// The timeline page beside a saved failure (X.jsonl -> X.html), judged as `seqby timeline`
+// judges; "" when it could not be written (said on `err`: the failure itself stays saved).
+std::string save_failure_timeline(const std::string& history_path, const ChaosRunResult& r,
+                                  std::ostream& err) {
+  const std::string page = timeline_path_for(history_path);
+  const properties::CheckReport report = properties::check_history(r.history.records, {});
+  const Status written =
+      write_timeline(r.history.records, report, page, "seqby chaos seed " + std::to_string(r.seed));
+  if (written.ok()) return page;
+  err << "seqby chaos: seed " << r.seed << ": timeline: " << written.error().message << "\n";
+  return "";
 }
 
 std::string render_text(const Campaign& c) {
@@ -135,6 +150,9 @@ std::string render_text(const Campaign& c) {
   for (std::uint64_t seed : c.failed_seeds) {
     auto saved = c.saved.find(seed);
     if (saved != c.saved.end()) out += "saved: " + saved->second + "\n";
+    if (auto page = c.timelines.find(seed); page != c.timelines.end()) {
+      out += "timeline: " + page->second + "\n";
+    }
     out += "rerun:  seqby chaos --seed " + std::to_string(seed) + c.rerun_args + "\n";
   }
   return out;
@@ -307,7 +325,11 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
       c.failed_seeds.push_back(seed);
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
-      if (!ec) c.saved[seed] = save_failure(dir, r);
+      if (!ec) {
+        c.saved[seed] = save_failure(dir, r);
+        const std::string page = save_failure_timeline(c.saved[seed], r, err);
+        if (!page.empty()) c.timelines[seed] = page;
+      }
     }
     JunitCase& run_case = junit.cases.emplace_back();
     run_case.name = "seed " + std::to_string(seed);

@@ -320,11 +320,16 @@ int check_main(const std::string& history_path, bool json, std::ostream& out, st
   return report.ok() ? kExitHeld : kExitPropertyFailed;
 }
 
-int check_redis_main(const CheckRedisArgs& args, std::ostream& out, std::ostream& err) {
+namespace {
+
+// The merged decision journal `args` names, read from Redis; nullopt (said on `err` as
+// `command`) when the URL is bad, the journal cannot be read or it holds no record.
+std::optional<std::vector<HistoryRecord>> read_journal_of(const CheckRedisArgs& args,
+                                                          const char* command, std::ostream& err) {
   Result<redis::RedisConfig> config = redis::parse_redis_url(args.url);
   if (!config.ok()) {
-    err << "seqby check: --redis: " << config.error().message << "\n";
-    return kExitBadInput;
+    err << command << ": --redis: " << config.error().message << "\n";
+    return std::nullopt;
   }
   redis::JournalScope scope;
   scope.categories = args.categories;
@@ -333,17 +338,25 @@ int check_redis_main(const CheckRedisArgs& args, std::ostream& out, std::ostream
   redis::BlockingRedis redis(config.value());
   Result<std::vector<HistoryRecord>> history = redis::read_journal(redis, scope);
   if (!history.ok()) {
-    err << "seqby check: reading the journal from " << redis::redacted_url(config.value()) << ": "
+    err << command << ": reading the journal from " << redis::redacted_url(config.value()) << ": "
         << history.error().message << "\n";
-    return kExitBadInput;
+    return std::nullopt;
   }
   if (history.value().empty()) {
-    err << "seqby check: no journal records for category " << args.categories.front()
+    err << command << ": no journal records for category " << args.categories.front()
         << (args.group.empty() ? "" : " group " + args.group) << " in "
         << redis::redacted_url(config.value())
         << " (is the engine running with --journal-maxlen?)\n";
-    return kExitBadInput;
+    return std::nullopt;
   }
+  return std::move(history).value();
+}
+
+}  // namespace
+
+int check_redis_main(const CheckRedisArgs& args, std::ostream& out, std::ostream& err) {
+  std::optional<std::vector<HistoryRecord>> history = read_journal_of(args, "seqby check", err);
+  if (!history.has_value()) return kExitBadInput;
   if (!args.save_path.empty()) {
     std::ofstream file(args.save_path);
     properties::write_history(file, history.value());
@@ -356,6 +369,24 @@ int check_redis_main(const CheckRedisArgs& args, std::ostream& out, std::ostream
   const properties::CheckReport report = properties::check_history(history.value(), {});
   out << json_text(args.json, report, history.value());
   return report.ok() ? kExitHeld : kExitPropertyFailed;
+}
+
+int timeline_redis_main(const CheckRedisArgs& args, const std::string& out_path, std::ostream& out,
+                        std::ostream& err) {
+  std::optional<std::vector<HistoryRecord>> history = read_journal_of(args, "seqby timeline", err);
+  if (!history.has_value()) return kExitBadInput;
+  const std::string path =
+      out_path.empty() ? "journal-" + args.categories.front() + ".html" : out_path;
+  const properties::CheckReport report = properties::check_history(history.value(), {});
+  std::string title = "journal of";
+  for (const std::string& category : args.categories) title += " " + category;
+  if (!args.group.empty()) title += " (group " + args.group + ")";
+  if (Status s = write_timeline(history.value(), report, path, title); !s.ok()) {
+    err << "seqby timeline: -o: " << s.error().message << "\n";
+    return kExitBadInput;
+  }
+  out << "timeline: " << path << "\n";
+  return kExitHeld;
 }
 
 }  // namespace seqby::scenarios

@@ -67,5 +67,10 @@ struct CheckRedisArgs {
   bool json = false;
 };
 int check_redis_main(const CheckRedisArgs& args, std::ostream& out, std::ostream& err);
+// `seqby timeline --redis URL --category C [--group G] [-o FILE.html]`: the same journal drawn as
+// `seqby timeline` draws a history file (default page journal-C.html in the working directory).
+// 0 written, 2 bad URL, unreadable or empty journal, or a page that cannot be written.
+int timeline_redis_main(const CheckRedisArgs& args, const std::string& out_path, std::ostream& out,
+                        std::ostream& err);
 
 }  // namespace seqby::scenarios
