@@ -6,6 +6,7 @@
 
 #include "seqby/core/keys.h"
 #include "seqby/core/naming.h"
+#include "seqby/scenarios/case_io.h"
 
 namespace seqby {
 namespace {
@@ -22,6 +23,18 @@ TEST(FuzzFindings, ParsedCategoriesObeyTheCategoryRules) {
   EXPECT_EQ(parse_stream_name("__pm:P"), (ParsedName{NameKind::partition, "__pm", "P"}));
   EXPECT_EQ(parse_stream_name("order:client-1:dlq"),
             (ParsedName{NameKind::dlq, "order", "client-1"}));
+}
+
+// fuzz/case_file.cpp: a number beyond a double's range (1e400) made nlohmann throw out_of_range,
+// which case_from_json did not catch (only parse_error): `seqby replay` ended in std::terminate.
+TEST(FuzzFindings, ACaseFileWithAnOverflowingNumberIsRefused) {
+  for (std::string_view text : {"44444444444e2444vm", R"({"seed": 1e400})", "[-1E999]"}) {
+    const Result<sim::SimCase> read = scenarios::case_from_json(text, "case.json");
+    ASSERT_FALSE(read.ok()) << text;
+    EXPECT_EQ(read.error().code, Errc::invalid);
+    EXPECT_TRUE(read.error().message.starts_with("case.json: not JSON: number overflow parsing"))
+        << read.error().message;
+  }
 }
 
 }  // namespace
