@@ -55,3 +55,16 @@ format: deps
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# libFuzzer targets (README.md "Fuzzing"; clang and libclang-rt-14-dev): every library and target
+# compiled by clang with -fsanitize=fuzzer-no-link,address,undefined in $(FUZZ_BUILD_DIR), then each
+# target run for FUZZ_SECONDS over its committed corpus fuzz/corpus/<name>/ (make test replays
+# those corpora with the ordinary build).
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 600
+.PHONY: fuzz
+fuzz: deps
+	CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DSEQBY_FUZZ=ON
+	cmake --build $(FUZZ_BUILD_DIR) -j$(JOBS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run-fuzzers $(FUZZ_BUILD_DIR)

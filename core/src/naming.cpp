@@ -79,11 +79,12 @@ ParsedName parse_stream_name_in(std::string_view name, std::string_view category
 
 ParsedName parse_stream_name(std::string_view name, std::string_view backfill_suffix) {
   const std::size_t colon = name.find(':');
-  if (colon == std::string_view::npos) {
-    if (!validate_category_name(name).ok()) return {};
-    return make(NameKind::category_stream, name);
-  }
-  return parse_stream_name_in(name, name.substr(0, colon), backfill_suffix);
+  // The category before the first colon obeys the category rules, with or without a rest: a
+  // control byte or the reserved __pm__ namespace is no category's (found by fuzz/naming.cpp).
+  const std::string_view category = name.substr(0, colon);
+  if (!validate_category_name(category).ok()) return {};
+  if (colon == std::string_view::npos) return make(NameKind::category_stream, name);
+  return parse_stream_name_in(name, category, backfill_suffix);
 }
 
 std::string group_cache_key(std::string_view stream, std::string_view group) {

@@ -117,7 +117,10 @@ Result<HistoryRecord> parse_history_line(std::string_view line, std::string_view
   }
   HistoryRecord record;
   std::array<bool, kHistoryFields.size()> seen{};
-  for (const auto& [name, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    // Named references, not a structured binding: clang 14 cannot capture a binding in a lambda.
+    const std::string& name = item.key();
+    const nlohmann::json& value = item.value();
     auto wrong_type = [&](const char* expected) {
       return field_error(file_name, line_number, name,
                          std::string("expected ") + expected + ", got " + value.type_name());

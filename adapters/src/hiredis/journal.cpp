@@ -74,32 +74,43 @@ Result<std::vector<JournalEntry>> read_stream(BlockingRedis& redis, const std::s
     Command range{"XRANGE", stream, start, "+", "COUNT", std::to_string(kRangeCount)};
     Result<Reply> reply = redis.execute(range);
     if (!reply.ok()) return reply.error();
-    Result<std::vector<std::tuple<std::string, FieldMap>>> rows =
-        decode<std::vector<std::tuple<std::string, FieldMap>>>(reply.value(), "XRANGE " + stream);
+    Result<std::vector<JournalEntry>> rows = journal_entries_from_xrange(reply.value(), stream);
     if (!rows.ok()) return rows.error();
-    for (auto& [id, map] : rows.value()) {
-      std::vector<std::pair<std::string, std::string>> fields;
-      fields.reserve(map.fields.size());
-      for (auto& [name, value] : map.fields) fields.emplace_back(std::move(name), value.str);
-      Result<HistoryRecord> record = history_from_fields(fields);
-      if (!record.ok()) {
-        return make_error(Errc::invalid,
-                          "journal " + stream + " entry " + id + ": " + record.error().message);
-      }
-      std::uint64_t ms = 0;
-      std::uint64_t seq = 0;
-      if (!parse_stream_id(id, &ms, &seq)) {
-        return make_error(Errc::protocol, "journal " + stream + ": bad entry id '" + id + "'");
-      }
-      record.value().time_ms = ms;
-      entries.push_back(JournalEntry{stream, id, std::move(record.value())});
-    }
-    if (rows.value().size() < kRangeCount) return entries;
+    const std::size_t row_count = rows.value().size();
+    for (JournalEntry& entry : rows.value()) entries.push_back(std::move(entry));
+    if (row_count < kRangeCount) return entries;
     start = "(" + entries.back().id;
   }
 }
 
 }  // namespace
+
+Result<std::vector<JournalEntry>> journal_entries_from_xrange(const Reply& reply,
+                                                              const std::string& stream) {
+  Result<std::vector<std::tuple<std::string, FieldMap>>> rows =
+      decode<std::vector<std::tuple<std::string, FieldMap>>>(reply, "XRANGE " + stream);
+  if (!rows.ok()) return rows.error();
+  std::vector<JournalEntry> entries;
+  entries.reserve(rows.value().size());
+  for (auto& [id, map] : rows.value()) {
+    std::vector<std::pair<std::string, std::string>> fields;
+    fields.reserve(map.fields.size());
+    for (auto& [name, value] : map.fields) fields.emplace_back(std::move(name), value.str);
+    Result<HistoryRecord> record = history_from_fields(fields);
+    if (!record.ok()) {
+      return make_error(Errc::invalid,
+                        "journal " + stream + " entry " + id + ": " + record.error().message);
+    }
+    std::uint64_t ms = 0;
+    std::uint64_t seq = 0;
+    if (!parse_stream_id(id, &ms, &seq)) {
+      return make_error(Errc::protocol, "journal " + stream + ": bad entry id '" + id + "'");
+    }
+    record.value().time_ms = ms;
+    entries.push_back(JournalEntry{stream, id, std::move(record.value())});
+  }
+  return entries;
+}
 
 bool journaled_by_scripts(HistoryOp op) {
   switch (op) {

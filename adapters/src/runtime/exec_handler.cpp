@@ -210,6 +210,48 @@ std::string write_all(int fd, std::string_view text) {
 
 }  // namespace
 
+std::string ExecHandler::hello_fault(std::string_view line) {
+  Result<JsonObject> parsed = decode_json_object(line);
+  const JsonObject* fields = parsed.ok() ? &parsed.value() : nullptr;
+  const auto version = fields != nullptr ? fields->find("protocol") : JsonObject::const_iterator{};
+  if (fields == nullptr || version == fields->end() ||
+      !std::holds_alternative<std::int64_t>(version->second)) {
+    return "wrote a hello that is not {\"protocol\": N, ...}: " + shown(line);
+  }
+  if (std::get<std::int64_t>(version->second) != kExecProtocolVersion) {
+    return "speaks protocol " + std::to_string(std::get<std::int64_t>(version->second)) +
+           "; this worker speaks " + std::to_string(kExecProtocolVersion);
+  }
+  return "";
+}
+
+ExecHandler::ReplyRead ExecHandler::read_reply(std::string_view line, std::uint64_t n,
+                                               std::size_t child_number) {
+  Result<JsonObject> parsed = decode_json_object(line);
+  if (!parsed.ok()) {
+    return {
+        "wrote a line that is not a JSON object (" + parsed.error().message + "): " + shown(line),
+        {}};
+  }
+  const JsonObject& fields = parsed.value();
+  const auto number = fields.find("n");
+  const auto ok = fields.find("ok");
+  if (number == fields.end() || !std::holds_alternative<std::int64_t>(number->second) ||
+      std::get<std::int64_t>(number->second) != static_cast<std::int64_t>(n)) {
+    return {"replied out of turn (expected \"n\": " + std::to_string(n) + "): " + shown(line), {}};
+  }
+  if (ok == fields.end() || !std::holds_alternative<bool>(ok->second)) {
+    return {"wrote a reply without a boolean \"ok\": " + shown(line), {}};
+  }
+  if (std::get<bool>(ok->second)) return {"", HandlerResult::success()};
+  const auto reason = fields.find("reason");
+  std::string why = "exec handler child=" + std::to_string(child_number) + " failed the event";
+  if (reason != fields.end() && std::holds_alternative<std::string>(reason->second)) {
+    why += ": " + std::get<std::string>(reason->second);
+  }
+  return {"", HandlerResult::failed(why)};
+}
+
 ExecHandler::Outcome ExecHandler::exchange(Child& child, const std::string& line, std::uint64_t n,
                                            const std::string& event_id) {
   {
@@ -335,18 +377,8 @@ HandlerResult ExecHandler::exchange_with(Child& child, const std::string& line, 
     const std::string missing =
         read_line(child.out, child.buffered, hello, steady_ms() + options_.hello_timeout_ms);
     if (!missing.empty()) return fault("sent no hello line (" + missing + ")");
-    Result<JsonObject> parsed = decode_json_object(hello);
-    const JsonObject* fields = parsed.ok() ? &parsed.value() : nullptr;
-    const auto version =
-        fields != nullptr ? fields->find("protocol") : JsonObject::const_iterator{};
-    if (fields == nullptr || version == fields->end() ||
-        !std::holds_alternative<std::int64_t>(version->second)) {
-      return fault("wrote a hello that is not {\"protocol\": N, ...}: " + shown(hello));
-    }
-    if (std::get<std::int64_t>(version->second) != kExecProtocolVersion) {
-      return fault("speaks protocol " + std::to_string(std::get<std::int64_t>(version->second)) +
-                   "; this worker speaks " + std::to_string(kExecProtocolVersion));
-    }
+    const std::string bad_hello = hello_fault(hello);
+    if (!bad_hello.empty()) return fault(bad_hello);
     child.started = true;
   }
 
@@ -355,29 +387,9 @@ HandlerResult ExecHandler::exchange_with(Child& child, const std::string& line, 
   std::string reply;
   const std::string got = read_line(child.out, child.buffered, reply, 0);
   if (!got.empty()) return fault("gave no reply (" + got + ")");
-  Result<JsonObject> parsed = decode_json_object(reply);
-  if (!parsed.ok()) {
-    return fault("wrote a line that is not a JSON object (" + parsed.error().message +
-                 "): " + shown(reply));
-  }
-  const JsonObject& fields = parsed.value();
-  const auto number = fields.find("n");
-  const auto ok = fields.find("ok");
-  if (number == fields.end() || !std::holds_alternative<std::int64_t>(number->second) ||
-      std::get<std::int64_t>(number->second) != static_cast<std::int64_t>(n)) {
-    return fault("replied out of turn (expected \"n\": " + std::to_string(n) +
-                 "): " + shown(reply));
-  }
-  if (ok == fields.end() || !std::holds_alternative<bool>(ok->second)) {
-    return fault("wrote a reply without a boolean \"ok\": " + shown(reply));
-  }
-  if (std::get<bool>(ok->second)) return HandlerResult::success();
-  const auto reason = fields.find("reason");
-  std::string why = "exec handler child=" + std::to_string(child.number) + " failed the event";
-  if (reason != fields.end() && std::holds_alternative<std::string>(reason->second)) {
-    why += ": " + std::get<std::string>(reason->second);
-  }
-  return HandlerResult::failed(why);
+  ReplyRead read = read_reply(reply, n, child.number);
+  if (!read.fault.empty()) return fault(read.fault);
+  return std::move(read.result);
 }
 
 Task<HandlerResult> ExecHandler::handle(const Event& event, HandlerContext& context) {

@@ -59,6 +59,12 @@ bool journaled_by_scripts(HistoryOp op);
 std::vector<HistoryRecord> merge_journals(std::vector<std::vector<JournalEntry>> streams,
                                           const std::vector<std::string>& categories = {});
 
+// The entries of one XRANGE reply of journal `stream`, in stream order, each record's time its
+// id's milliseconds (index 0). Errc::invalid naming the stream and entry for an entry that is not
+// a history record, Errc::protocol for a reply of another shape or an entry id that is not MS-SEQ.
+Result<std::vector<JournalEntry>> journal_entries_from_xrange(const Reply& reply,
+                                                              const std::string& stream);
+
 // The journal streams of `scope`, found with SCAN, sorted by name.
 Result<std::vector<std::string>> journal_streams(BlockingRedis& redis, const JournalScope& scope);
 

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -70,6 +71,18 @@ class ExecHandler final : public Handler {
   // (docs/handler-protocol.md "event"), without its newline.
   static std::string request_line(std::uint64_t n, const Event& event, const std::string& owner,
                                   std::uint64_t generation);
+
+  // What a child's hello line says (docs/handler-protocol.md "hello"): "" when it is a JSON
+  // object whose "protocol" is kExecProtocolVersion, else the fault it is, as logged.
+  static std::string hello_fault(std::string_view line);
+
+  // What a child's reply line to event number `n` says: a fault (not a JSON object, out of
+  // turn, no boolean "ok"), as logged, or the event's result (ok, or failed with its reason).
+  struct ReplyRead {
+    std::string fault;     // "" when the line is a reply to event `n`
+    HandlerResult result;  // when `fault` is ""
+  };
+  static ReplyRead read_reply(std::string_view line, std::uint64_t n, std::size_t child_number);
 
  private:
   struct Child;

@@ -46,9 +46,10 @@ ParsedName parse_stream_name_in(std::string_view name, std::string_view category
                                 std::string_view backfill_suffix = kDefaultBackfillSuffix);
 
 // Parses `name` without knowing its category, ASSUMING the category contains no colon: the
-// category is everything before the first colon. A name whose category has a colon must be
-// parsed with parse_stream_name_in(), since `a:b:dlq` is then ambiguous (category `a` key `b`'s
-// DLQ, or category `a:b`'s own DLQ) and no rule can tell them apart.
+// category is everything before the first colon, and a name whose category breaks
+// validate_category_name (a control byte, the reserved __pm__) is `unknown`. A name whose category
+// has a colon must be parsed with parse_stream_name_in(), since `a:b:dlq` is then ambiguous
+// (category `a` key `b`'s DLQ, or category `a:b`'s own DLQ) and no rule can tell them apart.
 ParsedName parse_stream_name(std::string_view name,
                              std::string_view backfill_suffix = kDefaultBackfillSuffix);
 
