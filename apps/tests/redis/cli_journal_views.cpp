@@ -19,6 +19,7 @@
 #include "redis_server.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "wait_and_read.h"
 
 namespace seqby::apps {
 namespace {
@@ -26,24 +27,13 @@ namespace {
 using redis::Redirect;
 using redis::SpawnOptions;
 using redis::Subprocess;
+using seqby::testing::read_file;
 using seqby::testing::RedisServer;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 bool wait_for(const std::function<bool()>& done, std::uint64_t max_ms) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
+  return seqby::testing::wait_for(done, max_ms, 100);
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {

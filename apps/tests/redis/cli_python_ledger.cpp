@@ -30,6 +30,7 @@
 #include "redis_server.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "wait_and_read.h"
 
 namespace seqby::apps {
 namespace {
@@ -37,18 +38,12 @@ namespace {
 using redis::Redirect;
 using redis::SpawnOptions;
 using redis::Subprocess;
+using seqby::testing::read_file;
 using seqby::testing::RedisServer;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr const char* kLedger = SEQBY_SOURCE_DIR "/examples/python/ledger.py";
 constexpr std::uint64_t kWaitMaxMs = 30'000;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool file_exists(const std::string& path) {
   struct stat st {};
@@ -72,12 +67,7 @@ std::string python3_on_path() {
 }
 
 bool wait_for(const std::function<bool()>& done, std::uint64_t max_ms = kWaitMaxMs) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
+  return seqby::testing::wait_for(done, max_ms, 100);
 }
 
 // The value of `"name": N` in a marker file's JSON line (a number).

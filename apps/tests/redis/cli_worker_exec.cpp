@@ -22,6 +22,7 @@
 #include "redis_server.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "wait_and_read.h"
 
 namespace seqby::apps {
 namespace {
@@ -29,7 +30,9 @@ namespace {
 using redis::Redirect;
 using redis::SpawnOptions;
 using redis::Subprocess;
+using seqby::testing::read_file;
 using seqby::testing::RedisServer;
+using seqby::testing::wait_for;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
@@ -47,13 +50,6 @@ while IFS= read -r line; do
   esac
 done
 )";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -89,15 +85,6 @@ struct Dir {
   ~Dir() { std::system(("rm -rf '" + path + "'").c_str()); }
   std::string path;
 };
-
-bool wait_for(const std::function<bool()>& done, std::uint64_t max_ms) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 TEST(WorkerExec, ChildrenHandleEachPartitionInOrderOnceAndAFaultFailsOnlyItsEvent) {
   RedisServer server;

@@ -28,6 +28,7 @@
 #include "seqby/runtime/free_port.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "wait_and_read.h"
 
 namespace seqby::apps {
 namespace {
@@ -35,7 +36,9 @@ namespace {
 using redis::Redirect;
 using redis::SpawnOptions;
 using redis::Subprocess;
+using seqby::testing::read_file;
 using seqby::testing::RedisServer;
+using seqby::testing::wait_for;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
@@ -85,22 +88,6 @@ double sample(const std::string& metrics, const std::string& series) {
   const std::size_t at = ("\n" + metrics).find(head);
   if (at == std::string::npos) return -1;
   return std::stod(metrics.substr(at + head.size() - 1));
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool wait_for(const std::function<bool()>& done, std::uint64_t max_ms) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
 }
 
 struct Dir {
