@@ -110,8 +110,11 @@ ReachedCounts count_reached(const std::vector<HistoryRecord>& history) {
       std::uint64_t& newest = newest_generation[unit_key];
       newest = std::max(newest, r.generation);
     }
-    if (is_fenced_refusal(r.op) && newest_generation[unit_key] > r.generation) {
-      reach(Reached::stale_owner_refused);
+    if (is_fenced_refusal(r.op)) {
+      const auto newest = newest_generation.find(unit_key);
+      if (newest != newest_generation.end() && newest->second > r.generation) {
+        reach(Reached::stale_owner_refused);
+      }
     }
     if (r.op == HistoryOp::reclaim && reclaim_count(r.detail) > 0) reach(Reached::reclaim_moved);
     if (r.op == HistoryOp::commit && r.detail == kCommitAfterLostReply) {
