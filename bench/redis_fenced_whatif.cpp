@@ -38,16 +38,9 @@ constexpr const char* kProgram = "bench_redis_fenced_whatif";
 constexpr const char* kGroup = "bench";
 constexpr std::uint64_t kLeaseTtlMs = 60000;  // the bare loops hold leases without a heartbeat
 
-// Fenced: acknowledges ARGV[3] (unless "") and reads the next new entry for consumer ARGV[1].
-// KEYS[1] = lease key, KEYS[2] = C:K; ARGV[1] = token O:N, ARGV[2] = group, ARGV[3] = id or "".
-// Returns {id, data} or nil; FENCED when the lease is not ours.
-constexpr const char* kAckAndReadScript = R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
-end
-if ARGV[3] ~= '' then
-  redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-end
+// The end of both bare-loop scripts: read the next new entry of KEYS[2] for consumer ARGV[1] of
+// group ARGV[2]; {id, data}, or false when there is none.
+constexpr const char* kReadNextLua = R"lua(
 local reply = redis.call('XREADGROUP', 'GROUP', ARGV[2], ARGV[1], 'COUNT', 1,
                          'STREAMS', KEYS[2], '>')
 if not reply or not reply[1] or #reply[1][2] == 0 then
@@ -59,6 +52,18 @@ for i = 1, #entry[2], 2 do
   if entry[2][i] == 'data' then data = entry[2][i + 1] end
 end
 return {entry[1], data}
+)lua";
+
+// Fenced: acknowledges ARGV[3] (unless "") and reads the next new entry for consumer ARGV[1].
+// KEYS[1] = lease key, KEYS[2] = C:K; ARGV[1] = token O:N, ARGV[2] = group, ARGV[3] = id or "".
+// Returns {id, data} or nil (kReadNextLua ends it); FENCED when the lease is not ours.
+constexpr const char* kAckAndReadScript = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+end
+if ARGV[3] ~= '' then
+  redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
+end
 )lua";
 
 // Fenced: commits seq ARGV[4] (effect ARGV[5]) for entry ARGV[3] as fenced_commit does (only
@@ -79,17 +84,6 @@ if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[4], ARGV[5])
   redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
 end
-local reply = redis.call('XREADGROUP', 'GROUP', ARGV[2], ARGV[1], 'COUNT', 1,
-                         'STREAMS', KEYS[2], '>')
-if not reply or not reply[1] or #reply[1][2] == 0 then
-  return false
-end
-local entry = reply[1][2][1]
-local data = ''
-for i = 1, #entry[2], 2 do
-  if entry[2][i] == 'data' then data = entry[2][i + 1] end
-end
-return {entry[1], data}
 )lua";
 
 enum class Shape : std::uint8_t { engine, four, three, two, one };
@@ -311,10 +305,10 @@ Figures run_shape(const RedisConfig& config, const Options& o, const std::string
   }
   setup_runtime.block_on(detail::wait_count(setup_runtime, &published, o.partitions));
   Shas shas;
-  Command load{"SCRIPT", "LOAD", kAckAndReadScript};
+  Command load{"SCRIPT", "LOAD", std::string(kAckAndReadScript) + kReadNextLua};
   Result<Reply> loaded = setup_runtime.block_on(setup_link.execute(load));
   shas.ack_read = loaded.ok() ? loaded.value().str : "";
-  Command load_one{"SCRIPT", "LOAD", kCommitAckReadScript};
+  Command load_one{"SCRIPT", "LOAD", std::string(kCommitAckReadScript) + kReadNextLua};
   Result<Reply> loaded_one = setup_runtime.block_on(setup_link.execute(load_one));
   shas.commit_ack_read = loaded_one.ok() ? loaded_one.value().str : "";
 
