@@ -12,7 +12,8 @@
 // medians over repetitions; asserts nothing.
 //
 //   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
-//       [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--fenced-only]
+//       [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--read-batch-max N]
+//       [--fenced-only]
 //   scripts/with-redis build/bench_redis_throughput --exec 'python3 bench/exec_ok_child.py'
 //       [--exec-concurrency 8]     # only: a handler that does nothing, in-process vs exec child
 #include <hiredis/hiredis.h>
@@ -46,7 +47,9 @@ struct Options {
   std::uint32_t repetitions = 5;
   std::uint64_t poll_interval_ms = 1;
   std::uint32_t plain_count = 100;  // XREADGROUP COUNT of the plain consumer's batched variant
-  bool fenced_only = false;         // skip the plain consumers (for profiling the engine)
+  // The engine's read_batch_max; each repetition also runs the engine at 1 (one-entry reads).
+  std::uint32_t read_batch_max = EngineLimits{}.read_batch_max;
+  bool fenced_only = false;  // skip the plain consumers (for profiling the engine)
   // Non-empty: only what a process boundary costs: the engine with an in-process handler that
   // does nothing against `seqby worker --exec`'s ExecHandler running this command (neither
   // commits), `exec_concurrency` children per instance.
@@ -201,6 +204,7 @@ RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::st
     e.category = category;
     e.group = group;
     e.poll_interval_ms = o.poll_interval_ms;
+    e.read_batch_max = o.read_batch_max;
     e.discovery_interval_ms = 100;
     // Both instances announced before they start, as in a running deployment: each takes its
     // fair share (P/2) in its first discovery cycle instead of one taking all, then shedding.
@@ -457,6 +461,8 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->poll_interval_ms = value;
     } else if (flag == "--plain-count") {
       o->plain_count = static_cast<std::uint32_t>(value);
+    } else if (flag == "--read-batch-max" && value <= 100000) {
+      o->read_batch_max = static_cast<std::uint32_t>(value);
     } else if (flag == "--exec-concurrency" && value <= 256) {
       o->exec_concurrency = static_cast<std::uint32_t>(value);
     } else {
@@ -479,9 +485,10 @@ int run(int argc, char** argv) {
       kProgram, o.partitions, o.events_per_partition,
       static_cast<unsigned long long>(std::uint64_t{o.partitions} * o.events_per_partition));
   std::printf(
-      "# engine: poll_interval_ms=%llu discovery_interval_ms=100 lease_ttl_ms=3000 "
-      "heartbeat_interval_ms=1000, null history, handler = one fenced commit\n",
-      static_cast<unsigned long long>(o.poll_interval_ms));
+      "# engine: poll_interval_ms=%llu read_batch_max=%u (and 1: \"fenced, 1-entry reads\") "
+      "discovery_interval_ms=100 lease_ttl_ms=3000 heartbeat_interval_ms=1000, null history, "
+      "handler = one fenced commit\n",
+      static_cast<unsigned long long>(o.poll_interval_ms), o.read_batch_max);
   std::printf(
       "# plain (raw hiredis, one connection per consumer): XREADGROUP COUNT 1 | COUNT %u, "
       "then per event HSET + XACK, one round trip each | pipelined per batch\n",
@@ -500,8 +507,10 @@ int run(int argc, char** argv) {
   // Per variant (plain COUNT 1, plain batch, plain piped, fenced): rates, and fenced/plain ratios.
   std::vector<double> rates[4];
   std::vector<double> ratios[3];
-  std::vector<double> journal_rates;   // fenced with the decision journal on
-  std::vector<double> journal_ratios;  // with journal / without, per repetition
+  std::vector<double> journal_rates;      // fenced with the decision journal on
+  std::vector<double> journal_ratios;     // with journal / without, per repetition
+  std::vector<double> batch_ratios;       // read_batch_max / one-entry reads, per repetition
+  std::vector<double> single_read_rates;  // the engine at read_batch_max 1
   if (!o.exec.empty()) {
     // What a process boundary costs: the same engine, a handler that does nothing, in-process
     // and through ExecHandler's children.
@@ -528,13 +537,21 @@ int run(int argc, char** argv) {
     const std::string prefix = run_prefix + std::to_string(rep);
     const RunFigures fenced = run_fenced(*config, o, prefix, 0);
     const RunFigures journaled = run_fenced(*config, o, prefix + "j", kTestJournalMaxlen);
+    Options one_entry = o;
+    one_entry.read_batch_max = 1;
+    const RunFigures single_reads = run_fenced(*config, one_entry, prefix + "s", 0);
     const double journal_ratio = fenced.rate() > 0 ? journaled.rate() / fenced.rate() : 0.0;
     journal_ratios.push_back(journal_ratio);
     journal_rates.push_back(journaled.rate());
+    const double batch_ratio = single_reads.rate() > 0 ? fenced.rate() / single_reads.rate() : 0.0;
+    batch_ratios.push_back(batch_ratio);
+    single_read_rates.push_back(single_reads.rate());
     if (o.fenced_only) {
       print_row(rep, "fenced engine", fenced);
       print_row(rep, "fenced + journal", journaled);
+      print_row(rep, "fenced, 1-entry reads", single_reads);
       std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
+      std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
       (void)unlink_matching(admin, prefix + "*");
       continue;
     }
@@ -546,7 +563,9 @@ int run(int argc, char** argv) {
     print_row(rep, pipelined_name.c_str(), pipelined);
     print_row(rep, "fenced engine", fenced);
     print_row(rep, "fenced + journal", journaled);
+    print_row(rep, "fenced, 1-entry reads", single_reads);
     std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
+    std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
     const auto ratio = [&](const RunFigures& plain) {
       return plain.rate() > 0 ? fenced.rate() / plain.rate() : 0.0;
     };
@@ -566,6 +585,7 @@ int run(int argc, char** argv) {
   if (o.fenced_only) {
     std::printf("\nmedian fenced + journal %.0f events/s, with journal/without %.2fx\n",
                 median(journal_rates), median(journal_ratios));
+    std::printf("median batch reads/1-entry reads %.2fx\n", median(batch_ratios));
     return 0;
   }
   std::printf(
@@ -581,6 +601,8 @@ int run(int argc, char** argv) {
   }
   std::printf("  %-24s %9.0f events/s   with journal/without %.2fx\n", "fenced + journal",
               median(journal_rates), median(journal_ratios));
+  std::printf("  %-24s %9.0f events/s   batch reads/1-entry reads %.2fx\n", "fenced, 1-entry reads",
+              median(single_read_rates), median(batch_ratios));
   std::printf("  load average at the end: %s\n", load_average().c_str());
   return 0;
 }

@@ -1,21 +1,32 @@
 -- fenced_next: the one fenced step between two events of a partition (docs/ARCHITECTURE.md "One
--- script per event"): acknowledge the entry just handled, then read the next ONE entry for
--- consumer O:N of group G, under one lease check. The read is the lease check before entering
--- that entry (nothing is awaited between this reply and the handler).
+-- script per event"): acknowledge the entry just handled, then, under one lease check, either
+-- read for consumer O:N of group G or, for an entry an earlier read delivered and held, say it
+-- may be entered. Either is the lease check before entering that entry (nothing is awaited
+-- between this reply and the handler): a batch read delivers many entries at once, and each is
+-- still entered only after a lease check of its own.
 -- KEYS[1] = lease key, KEYS[2] = C:K (the partition stream)
 -- ARGV[1] = token O:N (also the consumer name), ARGV[2] = group, ARGV[3] = '0' or '>',
--- ARGV[4] = the entry id to acknowledge first ('' for none)
--- Returns {acked, id, type, data, delivery_count}, or {acked, last_id} when there is nothing to
--- read: acked is -1 when no ack was asked, else XACK's count (0: acknowledged already); last_id
--- is, for a read of new entries ('>'), the stream's last entry id ('0-0' when empty; '' for '0'), after which an idle worker waits for new
+-- ARGV[4] = the entry id to acknowledge first ('' for none), ARGV[5] = how many new entries ('>')
+-- one read delivers at most (the pending read '0' reads one), ARGV[6] = a held entry's id to
+-- check for instead of reading ('' for none)
+-- Returns {acked, '', id, type, data, delivery_count, ...} (an entry per four values, the first
+-- to enter now, the rest held), {acked, '', held_id} when the held entry may be entered, or
+-- {acked, last_id} when there is nothing to read: acked is -1 when no ack was asked, else
+-- XACK's count (0: acknowledged already); last_id is, for a read of new entries ('>'), the
+-- stream's last entry id ('0-0' when empty; '' for '0'), after which an idle worker waits for new
 -- entries (XREAD BLOCK; a wake-up, not a decision). FENCED when the lease is not ours: nothing
 -- acknowledged, nothing read. NOGROUP when the group does not exist.
 -- Journal (lib/journal.lua): ack (detail 'again' when acknowledged already), then read
--- (delivery=N); read_fenced for a refusal.
-local J = journal_of(2, 4)
+-- (delivery=N) of the entry to enter now; read_fenced for a refusal.
+local J = journal_of(2, 6)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return fenced(J, 'read_fenced')
 end
+local count = tonumber(ARGV[5] or '1')
+if not count or count < 1 or count ~= math.floor(count) then
+  return redis.error_reply('ERR fenced_next: ARGV[5] is not a count >= 1: ' .. tostring(ARGV[5]))
+end
+local held = ARGV[6] or ''
 local acked = -1
 if ARGV[4] ~= '' then
   acked = redis.pcall('XACK', KEYS[2], ARGV[2], ARGV[4])
@@ -24,15 +35,32 @@ if ARGV[4] ~= '' then
   end
   journal(J, 'ack', ARGV[4], acked == 0 and 'again' or '')
 end
-local entry = read_one(J, KEYS[2], ARGV[2], ARGV[1], ARGV[3])
-if type(entry) == 'table' and entry.err then
-  return entry
+if held ~= '' then
+  -- Delivered by a read of new entries ('>'), so delivered once.
+  journal(J, 'read', held, 'delivery=1')
+  return {acked, '', held}
 end
-if entry then
-  return {acked, '', entry[1], entry[2], entry[3], entry[4]}
-end
-if ARGV[3] ~= '>' then
-  return {acked, ''}
+if ARGV[3] == '>' and count > 1 then
+  local entries = read_new(J, KEYS[2], ARGV[2], ARGV[1], count)
+  if entries.err then
+    return entries
+  end
+  if entries[1] then
+    table.insert(entries, 1, '')
+    table.insert(entries, 1, acked)
+    return entries
+  end
+else
+  local entry = read_one(J, KEYS[2], ARGV[2], ARGV[1], ARGV[3])
+  if type(entry) == 'table' and entry.err then
+    return entry
+  end
+  if entry then
+    return {acked, '', entry[1], entry[2], entry[3], entry[4]}
+  end
+  if ARGV[3] ~= '>' then
+    return {acked, ''}
+  end
 end
 local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
 return {acked, last[1] and last[1][1] or '0-0'}

@@ -26,12 +26,18 @@ Lease Lease::on(std::string_view category) const {
 }
 
 Task<Result<NextReply>> Broker::fenced_next(const Lease& lease, std::string_view group,
-                                            ReadFrom from, std::string_view ack_id) {
+                                            ReadFrom from, std::string_view ack_id, NextAsk ask) {
   NextReply out;
   if (!ack_id.empty()) {
     out.ack_asked = true;
     const Status acked = co_await fenced_ack(lease, group, ack_id);
     if (!acked.ok()) co_return acked.error();
+  }
+  if (!ask.held_id.empty()) {
+    const Status held = co_await check_lease(lease);
+    if (!held.ok()) co_return held.error();
+    out.held_checked = true;
+    co_return out;
   }
   Result<std::optional<StreamEntry>> read = co_await fenced_read(lease, group, from);
   if (!read.ok()) co_return read.error();

@@ -186,6 +186,9 @@ Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
     lane.failures = 0;
     co_return Turn::worked;
   }
+  // The entries held after it stay pending: they are read again from the pending list, in
+  // order, after this one.
+  lane.held.clear();
   lane.failures = entry.id == lane.failing_id ? lane.failures + 1 : 1;
   lane.failing_id = entry.id;
   if (lane.failures > env_.options.retry_count_max) {
@@ -204,15 +207,28 @@ Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
 // transport_retry_count_max reads in a row), from the pending list: it may have left its entry
 // pending for us; its ack is sent again with it (acknowledging twice is harmless).
 Task<PartitionWorker::Next> PartitionWorker::next_entry(Lane& lane) {
+  Next next = co_await next_entry_of(lane, env_.options.read_batch_max);
+  co_return next;
+}
+
+// The next entry is the lane's first held one when it holds any (this step is then its lease
+// check), else a read: up to `count` new entries, or one pending entry.
+Task<PartitionWorker::Next> PartitionWorker::next_entry_of(Lane& lane, std::uint32_t count) {
   check_may_send();
-  Result<NextReply> read =
-      co_await env_.broker.fenced_next(lane.lease, env_.options.group, lane.from, lane.unacked_id);
+  NextAsk ask;
+  ask.count = lane.from == ReadFrom::new_entries ? std::max<std::uint32_t>(count, 1) : 1;
+  if (!lane.held.empty()) ask.held_id = lane.held.front().id;
+  Result<NextReply> read = co_await env_.broker.fenced_next(lane.lease, env_.options.group,
+                                                            lane.from, lane.unacked_id, ask);
   Next next = co_await read_came_to(lane, std::move(read));
   co_return next;
 }
 
 Task<PartitionWorker::Next> PartitionWorker::read_came_to(Lane& lane, Result<NextReply> read) {
   if (!read.ok()) {
+    // Held entries stay pending for this consumer: the pending read below gives them back, in
+    // order, each with a lease check of its own.
+    lane.held.clear();
     if (read.code() == Errc::fenced) {
       env_.record(HistoryOp::read_fenced, &lane.lease, "", read.error().message);
       fenced("read fenced");
@@ -234,6 +250,16 @@ Task<PartitionWorker::Next> PartitionWorker::read_came_to(Lane& lane, Result<Nex
     env_.record(HistoryOp::ack, &lane.lease, lane.unacked_id, "");
     lane.unacked_id.clear();
   }
+  if (next.held_checked) {
+    SEQBY_CHECK(!lane.held.empty());
+    StreamEntry entry = std::move(lane.held.front());
+    lane.held.pop_front();
+    active_ms_ = env_.runtime.clock().now_ms();
+    env_.record(HistoryOp::read, &lane.lease, entry.id,
+                "delivery=" + std::to_string(entry.delivery_count));
+    co_return std::move(entry);
+  }
+  SEQBY_CHECK(lane.held.empty());  // a lane reads only when it holds nothing
   if (!next.entry.has_value()) {
     if (lane.from == ReadFrom::pending) {
       lane.from = ReadFrom::new_entries;
@@ -245,6 +271,7 @@ Task<PartitionWorker::Next> PartitionWorker::read_came_to(Lane& lane, Result<Nex
   StreamEntry entry = std::move(*next.entry);
   SEQBY_CHECK(!entry.id.empty());
   SEQBY_CHECK(entry.delivery_count >= 1);  // this read counts as a delivery
+  for (StreamEntry& held : next.held) lane.held.push_back(std::move(held));
   active_ms_ = env_.runtime.clock().now_ms();
   env_.record(HistoryOp::read, &lane.lease, entry.id,
               "delivery=" + std::to_string(entry.delivery_count));

@@ -17,9 +17,10 @@ class PreviousReleaseWorker final : public PartitionWorker {
     check_may_send();
     Result<std::optional<StreamEntry>> read =
         co_await env_.broker.fenced_read(lane.lease, env_.options.group, lane.from);
+    NextReply reply;
+    if (read.ok()) reply.entry = std::move(read.value());
     Result<NextReply> came =
-        read.ok() ? Result<NextReply>(NextReply{false, false, std::move(read.value()), ""})
-                  : Result<NextReply>(read.error());
+        read.ok() ? Result<NextReply>(std::move(reply)) : Result<NextReply>(read.error());
     Next next = co_await read_came_to(lane, std::move(came));
     co_return next;
   }

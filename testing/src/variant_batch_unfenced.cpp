@@ -33,7 +33,9 @@ class BatchUnfencedWorker final : public PartitionWorker {
       batch.pop_front();
       co_return std::move(entry);
     }
-    Next next = co_await PartitionWorker::next_entry(lane);
+    // The first entry through the design's one-entry read (its lease check): the rest of the
+    // batch is this variant's own reads, with no check before entering any of them.
+    Next next = co_await next_entry_of(lane, 1);
     if (next.entry.has_value() && lane.from == ReadFrom::new_entries) {
       co_await read_batch_rest(lane, batch);
     }

@@ -11,10 +11,19 @@ namespace seqby::redis {
 using detail::status_of;
 
 Task<Result<NextReply>> RedisBroker::fenced_next(const Lease& lease, std::string_view group,
-                                                 ReadFrom from, std::string_view ack_id) {
+                                                 ReadFrom from, std::string_view ack_id,
+                                                 NextAsk ask) {
   using S = script::FencedNext;
-  S::Args args{lease.key(), lease.partition.stream(), lease.token(),    std::string(group),
-               from,        std::string(ack_id),      journal_of(lease)};
+  SEQBY_CHECK(ask.count >= 1);
+  S::Args args{lease.key(),
+               lease.partition.stream(),
+               lease.token(),
+               std::string(group),
+               from,
+               std::string(ack_id),
+               ask.count,
+               std::string(ask.held_id),
+               journal_of(lease)};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
   ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));

@@ -198,9 +198,10 @@ Result<FencedAck::Out> FencedAck::decode_reply(const Reply& reply) {
 Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
   if (reply.is_error()) return error_from_reply(reply);
   constexpr std::string_view shape =
-      "[integer, string] or [integer, \"\", string, string, string, integer]";
+      "[integer, string], [integer, \"\", string] or [integer, \"\", then string, string, string, "
+      "integer per entry]";
   const std::vector<Reply>& e = reply.elements;
-  if (reply.kind != Reply::Kind::array || (e.size() != 2 && e.size() != 6)) {
+  if (reply.kind != Reply::Kind::array || e.size() < 2 || (e.size() > 3 && e.size() % 4 != 2)) {
     return shape_error(name, reply, shape);
   }
   Out out;
@@ -209,13 +210,22 @@ Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
               ReplyShape<std::string>::read(e[1], &out.last_id);
   out.acked = acked == 1;
   out.ack_asked = acked >= 0;
-  if (read && e.size() == 6) {
+  if (read && e.size() == 3) {
+    std::string held_id;
+    read = out.last_id.empty() && ReplyShape<std::string>::read(e[2], &held_id) && !held_id.empty();
+    out.held_checked = true;
+  }
+  for (std::size_t at = 2; read && e.size() > 3 && at < e.size(); at += 4) {
     StreamEntry entry;
-    read = out.last_id.empty() && ReplyShape<std::string>::read(e[2], &entry.id) &&
-           ReplyShape<std::string>::read(e[3], &entry.type) &&
-           ReplyShape<std::string>::read(e[4], &entry.data) &&
-           ReplyShape<std::uint64_t>::read(e[5], &entry.delivery_count);
-    out.entry = std::move(entry);
+    read = out.last_id.empty() && ReplyShape<std::string>::read(e[at], &entry.id) &&
+           ReplyShape<std::string>::read(e[at + 1], &entry.type) &&
+           ReplyShape<std::string>::read(e[at + 2], &entry.data) &&
+           ReplyShape<std::uint64_t>::read(e[at + 3], &entry.delivery_count);
+    if (!out.entry.has_value()) {
+      out.entry = std::move(entry);
+    } else {
+      out.held.push_back(std::move(entry));
+    }
   }
   if (!read) return shape_error(name, reply, shape);
   return out;

@@ -1,5 +1,6 @@
 // RedisBroker on SimRedis: the engine's steps at scale, call by call. fenced_next acks one event
-// and reads the next under ONE lease check and tells an idle worker after which id to wait;
+// and reads the next under ONE lease check (a batch of new entries, each held one entered only
+// after a check of its own) and tells an idle worker after which id to wait;
 // renew_many and acquire_many decide each lease exactly as renew and acquire do; ring_wake's
 // doorbell and wait_for_entries without a wake link.
 #include <gtest/gtest.h>
@@ -109,6 +110,72 @@ TEST_F(EngineBrokerScale, FencedNextOnAnEmptyStreamWaitsAfterZeroAndFromPendingS
                                              ReadFrom::new_entries, ""));
   ASSERT_FALSE(no_group.ok());
   EXPECT_EQ(no_group.code(), Errc::no_group);
+}
+
+TEST_F(EngineBrokerScale, ABatchReadDeliversManyAndEachHeldEntryIsEnteredOnlyAfterItsOwnCheck) {
+  ASSERT_TRUE(run_now(broker.ensure_group(partition, kGroup)).ok());
+  std::vector<std::string> ids;
+  for (int n = 1; n <= 5; ++n) ids.push_back(publish(std::to_string(n)));
+  const Lease a = acquire(partition, "a");
+
+  NextAsk batch;
+  batch.count = 3;
+  auto read = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, "", batch));
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_TRUE(read.value().entry.has_value());
+  EXPECT_EQ(read.value().entry->id, ids[0]);
+  ASSERT_EQ(read.value().held.size(), 2u);
+  EXPECT_EQ(read.value().held[0].id, ids[1]);
+  EXPECT_EQ(read.value().held[1].id, ids[2]);
+  EXPECT_EQ(read.value().held[1].type, "created");
+  EXPECT_EQ(read.value().held[1].data, "{\"n\":3}");
+  EXPECT_EQ(read.value().held[1].delivery_count, 1u);
+  EXPECT_EQ(pending_count(), 3);  // all three delivered to a:1
+
+  // The step for a held entry acks the one handled and checks the lease; it reads nothing.
+  NextAsk held;
+  held.held_id = ids[1];
+  auto check = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, ids[0], held));
+  ASSERT_TRUE(check.ok()) << check.error().message;
+  EXPECT_TRUE(check.value().acked);
+  EXPECT_TRUE(check.value().held_checked);
+  EXPECT_FALSE(check.value().entry.has_value());
+  EXPECT_EQ(pending_count(), 2);  // ids[0] acknowledged; ids[3] and ids[4] not delivered
+
+  // Once the lease moved, the step for the next held entry is refused and acks nothing.
+  clock.advance(3001);
+  const Lease b = acquire(partition, "b");
+  held.held_id = ids[2];
+  auto stale = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, ids[1], held));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.code(), Errc::fenced);
+  EXPECT_EQ(pending_count(), 2);
+  // The new owner takes the held entries over and reads them first, in order.
+  auto reclaimed = run_now(broker.reclaim(b, kGroup));
+  ASSERT_TRUE(reclaimed.ok());
+  EXPECT_EQ(reclaimed.value(), 2u);
+  NextReply first = next(b, ReadFrom::pending, "");
+  ASSERT_TRUE(first.entry.has_value());
+  EXPECT_EQ(first.entry->id, ids[1]);
+  NextReply second = next(b, ReadFrom::pending, ids[1]);
+  ASSERT_TRUE(second.entry.has_value());
+  EXPECT_EQ(second.entry->id, ids[2]);
+}
+
+TEST_F(EngineBrokerScale, ABatchReadOnAnEmptyStreamWaitsAfterItsLastEntry) {
+  ASSERT_TRUE(run_now(broker.ensure_group(partition, kGroup)).ok());
+  const std::string e1 = publish("1");
+  const Lease a = acquire(partition, "a");
+  NextAsk batch;
+  batch.count = 8;
+  auto read = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, "", batch));
+  ASSERT_TRUE(read.ok());
+  ASSERT_TRUE(read.value().entry.has_value());
+  EXPECT_TRUE(read.value().held.empty());
+  auto idle = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, e1, batch));
+  ASSERT_TRUE(idle.ok());
+  EXPECT_FALSE(idle.value().entry.has_value());
+  EXPECT_EQ(idle.value().last_id, e1);
 }
 
 TEST_F(EngineBrokerScale, RenewManyRenewsEachOwnLeaseAndRefusesOnlyTheLostOnes) {

@@ -109,8 +109,9 @@ class RedisBroker final : public Broker {
   Task<Result<std::optional<std::string>>> pending_head(const PartitionRef& partition,
                                                         std::string_view group) override;
   Task<Result<bool>> reap(const Lease& lease, std::uint64_t idle_ms) override;
+  using Broker::fenced_next;
   Task<Result<NextReply>> fenced_next(const Lease& lease, std::string_view group, ReadFrom from,
-                                      std::string_view ack_id) override;
+                                      std::string_view ack_id, NextAsk ask) override;
   Task<Result<std::vector<bool>>> renew_many(const std::vector<Lease>& leases,
                                              std::uint64_t ttl_ms) override;
   Task<Result<std::vector<std::optional<Lease>>>> acquire_many(

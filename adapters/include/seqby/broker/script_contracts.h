@@ -361,10 +361,13 @@ struct FencedNext {
     std::string group;                  // ARGV[2]
     ReadFrom from = ReadFrom::pending;  // ARGV[3] "0" or ">"
     std::string ack_id;                 // ARGV[4] the entry to acknowledge first ("" none)
+    std::uint64_t count = 1;            // ARGV[5] new entries one read delivers at most
+    std::string held_id;                // ARGV[6] a held entry to check for, not read ("" none)
     JournalTail journal = {};           // the decision journal (empty: none)
   };
   static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
-  static constexpr auto argv = std::tuple{&Args::token, &Args::group, &Args::from, &Args::ack_id};
+  static constexpr auto argv = std::tuple{&Args::token,  &Args::group, &Args::from,
+                                          &Args::ack_id, &Args::count, &Args::held_id};
   using Out = NextReply;
   static Result<Out> decode_reply(const Reply& reply);
 };

@@ -36,6 +36,16 @@ enum class ReadFrom : std::uint8_t {
   new_entries,  // the next entry never delivered to the group ('>')
 };
 
+// What the one fenced step between two events asks besides its ack (Broker::fenced_next).
+struct NextAsk {
+  // New entries ('>') one read may deliver at most. The first is entered now; the rest come back
+  // held (NextReply::held) and each is entered only after a later step that names it.
+  std::uint32_t count = 1;
+  // An entry an earlier read delivered and held: instead of reading, this step is the lease
+  // check before entering it ("" reads).
+  std::string_view held_id;
+};
+
 // What the one fenced step between two events answered (Broker::fenced_next).
 struct NextReply {
   bool ack_asked = false;            // an entry was to be acknowledged first
@@ -44,6 +54,11 @@ struct NextReply {
   // With no entry from a read of new entries: the stream's last entry id ("0-0" when empty),
   // after which an idle worker waits for new ones; "" when the broker does not say.
   std::string last_id;
+  // Asked about a held entry (NextAsk::held_id): the lease was ours, enter it now.
+  bool held_checked = false;
+  // A read of new entries that delivered more than one: the entries after `entry`, in id order,
+  // delivered to this consumer (pending), not yet entered.
+  std::vector<StreamEntry> held;
 };
 
 // A stream an idle worker waits on (Broker::wait_for_entries): any entry after `after_id`.
@@ -146,11 +161,17 @@ class Broker {
   // are woken"). Each has a default built on the single calls above, so a broker without them
   // still serves the engine, one round trip per step.
   //
-  // Fenced: acknowledges `ack_id` (unless empty), then reads at most one entry for consumer
-  // lease.token() under the same lease check: the ack of one event and the read (the lease check
-  // before entering) of the next in one step. Default: fenced_ack, then fenced_read.
+  // Fenced: acknowledges `ack_id` (unless empty), then, under the same lease check, either reads
+  // for consumer lease.token() (at most ask.count new entries, at most one pending entry) or, for
+  // ask.held_id, answers held_checked: the ack of one event and the lease check before entering
+  // the next in one step. Default: fenced_ack, then check_lease or fenced_read (one entry).
   virtual Task<Result<NextReply>> fenced_next(const Lease& lease, std::string_view group,
-                                              ReadFrom from, std::string_view ack_id);
+                                              ReadFrom from, std::string_view ack_id, NextAsk ask);
+  // The step that reads at most one entry (NextAsk{}).
+  Task<Result<NextReply>> fenced_next(const Lease& lease, std::string_view group, ReadFrom from,
+                                      std::string_view ack_id) {
+    return fenced_next(lease, group, from, ack_id, NextAsk{});
+  }
   // Renews every lease of `leases` as renew() does, each independently: per lease, whether it
   // was renewed (false: refused, it is not ours). An error: no answer, any lease may or may not
   // have been renewed. REQUIRES: every lease is of one owner. Default: renew one by one.

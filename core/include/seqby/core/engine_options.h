@@ -30,6 +30,9 @@ struct EngineLimits {
   // Streams one blocking wake read watches at most; past it the idle units spread over more of
   // the broker's wake channels (each a connection), so a wake-up re-sends a bounded read.
   std::uint32_t wake_read_partitions_max;
+  // New entries one fenced read delivers at most; each is still entered only after a lease
+  // check of its own (PartitionWorker: the held entries).
+  std::uint32_t read_batch_max;
 
   std::uint32_t retry_count_max;            // handler retries after the first failure, then halt
   std::uint64_t retry_backoff_ms;           // first retry delay; doubles per retry
@@ -78,7 +81,7 @@ struct EngineLimitField {
         help(help_) {}
 
   std::string_view name;  // the member's name, the case file's key; the flag is flag_name()
-  std::string_view unit;  // "ms" (the name ends with _ms), "retries" or "partitions"
+  std::string_view unit;  // "ms" (the name ends with _ms), "retries", "partitions" or "entries"
   std::uint64_t EngineLimits::*u64 = nullptr;
   std::uint32_t EngineLimits::*u32 = nullptr;
   std::uint64_t default_value;
@@ -98,7 +101,7 @@ struct EngineLimitField {
 };
 
 // Every limit, in case-file order (the order a case file's "engine" object is written in).
-inline constexpr std::array<EngineLimitField, 14> kEngineLimitFields{{
+inline constexpr std::array<EngineLimitField, 15> kEngineLimitFields{{
     {"lease_ttl_ms", "ms", &EngineLimits::lease_ttl_ms, 3000, CaseFileField::required, true,
      "Lease time to live"},
     {"heartbeat_interval_ms", "ms", &EngineLimits::heartbeat_interval_ms, 1000,
@@ -112,6 +115,8 @@ inline constexpr std::array<EngineLimitField, 14> kEngineLimitFields{{
     {"wake_read_partitions_max", "partitions", &EngineLimits::wake_read_partitions_max, 256,
      CaseFileField::optional, true,
      "Streams one blocking wake read watches at most (past it: more wake connections)"},
+    {"read_batch_max", "entries", &EngineLimits::read_batch_max, 32, CaseFileField::optional, true,
+     "New entries one fenced read delivers at most (each entered after its own lease check)"},
     {"retry_count_max", "retries", &EngineLimits::retry_count_max, 3, CaseFileField::required, true,
      "Handler retries before the partition halts"},
     {"retry_backoff_ms", "ms", &EngineLimits::retry_backoff_ms, 100, CaseFileField::required, false,

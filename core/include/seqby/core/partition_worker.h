@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct Lane {
   // After the last read found nothing new: the stream's last entry id, after which the idle
   // worker waits for a new one ("" unknown: then it polls).
   std::string watch_id;
+  // Delivered to this lane's consumer by a read of several new entries, not yet entered, in id
+  // order: each is entered only after a fenced_next that names it (its own lease check).
+  std::deque<StreamEntry> held;
 };
 
 class PartitionWorker {
@@ -109,9 +113,12 @@ class PartitionWorker {
   virtual Task<bool> reclaim();
   // Turns on the lanes until the worker ends or is stopped.
   virtual Task<void> process();
-  // The next entry of `lane` through the fenced read (the lease check before entering), which
-  // also acknowledges the entry handled before it (fenced_next: one script per event).
+  // The next entry of `lane` through the fenced step (the lease check before entering), which
+  // also acknowledges the entry handled before it (fenced_next: one script per event); a read
+  // delivers up to options.read_batch_max new entries, held until each one's own check.
   virtual Task<Next> next_entry(Lane& lane);
+  // next_entry with reads of at most `count` new entries (1: nothing is ever held).
+  Task<Next> next_entry_of(Lane& lane, std::uint32_t count);
   // What a fenced read of `lane` came to, for any read step: FENCED ends the worker; no answer
   // is read again from the pending list after a backoff (bounded); an ack it carried, an entry
   // or nothing is recorded and the lane's position and watch id follow.
