@@ -370,7 +370,7 @@ TEST(ClusterPublishReapRace, EveryScheduleOfPublishersReapersAndCrashesKeepsEver
 TEST(ClusterPublishReapRace, AReapWithoutTheIntentCheckIsCaught) {
   // One publisher is enough to catch it (two publishers: 516 of 61,532 schedules, measured once;
   // not walked here, to keep the test short). With the foreign publisher, whose SADD always
-  // comes last here, the broken reap is masked: that case shows the campaign's judge is fair.
+  // comes last here, the broken reap is masked (its SADD re-indexes the key).
   const Figures alone = Campaign(cases()[0].roles, /*broken=*/true).walk();
   print("publisher+reaper (reap_begin without intent check)", alone);
   EXPECT_GT(alone.violations, 0u) << alone.first_violation;
