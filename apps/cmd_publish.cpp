@@ -39,6 +39,7 @@ struct PublishOptions {
   std::uint32_t count = 1;
   std::string history_stream;
   std::uint64_t journal_maxlen = 0;  // > 0: the publish script journals each publish
+  std::string key_layout = "flat";   // flat | cluster (RedisBrokerOptions::key_layout)
 };
 
 JsonValue field_value(const std::string& text) {
@@ -112,6 +113,18 @@ int run_publish(PublishOptions o) {
                  "old history stream, or the decision journal)\n");
     return kExitUsage;
   }
+  const std::optional<KeyLayout> key_layout = parse_key_layout(o.key_layout);
+  if (!key_layout.has_value()) {
+    std::fprintf(stderr, "seqby publish: --key-layout: unknown layout '%s'; known: flat, cluster\n",
+                 o.key_layout.c_str());
+    return kExitUsage;
+  }
+  if (*key_layout == KeyLayout::cluster && (!o.history_stream.empty() || o.journal_maxlen > 0)) {
+    std::fprintf(stderr,
+                 "seqby publish: --key-layout cluster: --history-stream and --journal-maxlen are "
+                 "not supported with the cluster layout yet\n");
+    return kExitUsage;
+  }
   bool numbered = o.count > 1 || !o.history_stream.empty() || o.journal_maxlen > 0;
   if (auto seq = payload.find("seq"); seq != payload.end()) {
     if (!std::holds_alternative<std::int64_t>(seq->second)) {
@@ -129,8 +142,10 @@ int run_publish(PublishOptions o) {
 
   redis::RealRuntime runtime;
   redis::HiredisLink link(runtime, config.value());
-  redis::RedisBroker broker(link);
-  const PartitionRef partition{o.category, o.key};
+  redis::RedisBrokerOptions broker_options;
+  broker_options.key_layout = *key_layout;
+  redis::RedisBroker broker(link, broker_options);
+  const PartitionRef partition{o.category, o.key, *key_layout};
   for (std::uint32_t i = 0; i < o.count; ++i) {
     const std::int64_t seq = first_seq + i;
     if (numbered) payload["seq"] = seq;
@@ -187,6 +202,10 @@ void add_publish_command(CLI::App& app, int& exit_code) {
                   "Journal each publish in its partition's decision journal, kept to about N "
                   "records (as the workers' --journal-maxlen)")
       ->type_name("N");
+  cmd->add_option("--key-layout", options->key_layout,
+                  "Key names: flat (C:K, default) or cluster (C:{K}, the publish then runs in "
+                  "three steps across hash slots; docs/ARCHITECTURE.md)")
+      ->type_name("LAYOUT");
   cmd->callback([&exit_code, options, key] {
     options->key_given = key->count() > 0;
     exit_code = run_publish(*options);

@@ -28,6 +28,7 @@ struct ScenarioOptions {
   std::uint64_t seed = 1;
   std::string seeds;  // A..B: cold_partition_reaping's reap race campaign on the simulator
   std::string junit;  // --junit FILE
+  std::string key_layout = "flat";  // --key-layout: the reap race campaign's brokers' layout
 };
 
 // --junit: the run as one test case "NAME (WHERE)", its failed assertions as the failure. false
@@ -63,8 +64,14 @@ int run_reap_race(const ScenarioOptions& options) {
                  "campaign, on the simulator\n";
     return kExitUsage;
   }
+  const std::optional<KeyLayout> layout = parse_key_layout(options.key_layout);
+  if (!layout.has_value()) {
+    std::cerr << "seqby scenario run: --key-layout '" << options.key_layout
+              << "': unknown layout (known: flat, cluster)\n";
+    return kExitUsage;
+  }
   const auto start = std::chrono::steady_clock::now();
-  const scenarios::ReapRaceResult r = scenarios::run_reap_race(range.first, range.last, 2);
+  const scenarios::ReapRaceResult r = scenarios::run_reap_race(range.first, range.last, 2, *layout);
   std::cout << scenarios::render_reap_race(r);
   const bool passed = r.failed_seeds.empty() && r.generation_reuses == 0 && r.reaps > 0;
   std::cout << "scenario cold_partition_reaping (sim, seeds " << options.seeds
@@ -164,6 +171,10 @@ void add_scenario_command(CLI::App& app, int& exit_code) {
   run->add_option("--seeds", options->seeds,
                   "cold_partition_reaping only: the reap race campaign over seeds A..B")
       ->type_name("A..B");
+  run->add_option("--key-layout", options->key_layout,
+                  "With --seeds: the brokers' key layout, flat or cluster (the simulated server "
+                  "then refuses a script or command across hash slots)")
+      ->type_name("LAYOUT");
   run->add_option("--junit", options->junit,
                   "Also write a JUnit XML report to FILE: the scenario as one test case")
       ->type_name("FILE");

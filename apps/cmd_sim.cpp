@@ -26,6 +26,7 @@ struct SimOptions {
   bool process_manager = false;
   std::string junit;
   std::string shard;
+  std::string key_layout = "flat";
 };
 
 }  // namespace
@@ -65,6 +66,10 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--shard", options->shard,
                   "Run only part I of N equal, contiguous parts of the seed range (1 <= I <= N)")
       ->type_name("I/N");
+  cmd->add_option("--key-layout", options->key_layout,
+                  "Key names: flat (the ADR's, default) or cluster (hash-tagged C:{K}, on a "
+                  "simulated server that refuses a script or command across hash slots)")
+      ->type_name("LAYOUT");
   cmd->callback([&exit_code, options, seed] {
     scenarios::SimArgs args;
     if (seed->count() > 0) args.seed = options->seed;
@@ -78,6 +83,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
     args.check_determinism = options->check_determinism;
     args.junit_path = options->junit;
     args.shard = options->shard;
+    args.key_layout = options->key_layout;
     args.progress = isatty(STDERR_FILENO) != 0;
     exit_code = scenarios::sim_main(args, std::cout, std::cerr);
   });

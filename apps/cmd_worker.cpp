@@ -69,6 +69,7 @@ struct WorkerOptions {
   std::optional<std::string> unsafe_variant;  // a KNOWN-BROKEN variant's name; none: the design
   std::string metrics_addr;                   // HOST:PORT of /metrics, /healthz, /readyz; "": none
   std::string log_format = "text";            // text | json
+  std::string key_layout = "flat";            // flat | cluster (RedisBrokerOptions::key_layout)
 };
 
 // How often the loop samples its figures (and tells /healthz it answers), and reads pending and
@@ -284,6 +285,33 @@ int run_worker(const WorkerOptions& o) {
                  o.handler.c_str());
     return kExitUsage;
   }
+  const std::optional<KeyLayout> key_layout = parse_key_layout(o.key_layout);
+  if (!key_layout.has_value()) {
+    std::fprintf(stderr, "seqby worker: --key-layout: unknown layout '%s'; known: flat, cluster\n",
+                 o.key_layout.c_str());
+    return kExitUsage;
+  }
+  if (*key_layout == KeyLayout::cluster) {
+    // A brace in a category or group would make its hash tag the names' tag, not the key's.
+    std::vector<std::string> names = o.categories;
+    names.push_back(o.group);
+    for (const std::string& name : names) {
+      if (name.find_first_of("{}") != std::string::npos) {
+        std::fprintf(stderr,
+                     "seqby worker: --key-layout cluster: '%s' holds a brace ({ or }), which "
+                     "would pick the hash slot of every key named with it\n",
+                     name.c_str());
+        return kExitUsage;
+      }
+    }
+  }
+  if (*key_layout == KeyLayout::cluster && o.journal_maxlen > 0) {
+    // The worker's journal notes and `seqby check --redis` still read the flat journal names.
+    std::fprintf(stderr,
+                 "seqby worker: --key-layout cluster: --journal-maxlen is not supported with the "
+                 "cluster layout yet\n");
+    return kExitUsage;
+  }
   testing::Variant variant = testing::Variant::correct;
   if (o.unsafe_variant.has_value()) {
     const std::optional<testing::Variant> named = testing::parse_variant(*o.unsafe_variant);
@@ -368,6 +396,7 @@ int run_worker(const WorkerOptions& o) {
     redis::RedisBrokerOptions broker_options = testing::redis_broker_options_for(variant);
     broker_options.journal_maxlen = o.journal_maxlen;
     broker_options.journal_group = o.group;
+    broker_options.key_layout = *key_layout;
     if (o.process_manager) broker_options.pm_categories = o.categories;
     broker_options.on_no_partition = [&log](const PartitionRef& unit, const std::string& why) {
       log_no_partition(log, unit, why);
@@ -565,6 +594,10 @@ void add_worker_command(CLI::App& app, int& exit_code) {
                   "Keep a decision journal: every deciding script appends its decision to its "
                   "partition's journal stream, trimmed to about N records (0, the default: off)")
       ->type_name("N");
+  cmd->add_option("--key-layout", options->key_layout,
+                  "Key names: flat (the ADR's C:K, default) or cluster (C:{K}: every key of a "
+                  "partition in one Redis Cluster hash slot; docs/ARCHITECTURE.md)")
+      ->type_name("LAYOUT");
   cmd->add_option("--metrics-addr", options->metrics_addr,
                   "Serve Prometheus metrics at http://HOST:PORT/metrics, and /healthz and "
                   "/readyz (HOST an IPv4 address, e.g. 127.0.0.1:9464; default: no endpoint)")

@@ -6,14 +6,14 @@
 namespace seqby {
 
 std::string lease_key_for(const PartitionRef& partition, std::string_view scope) {
-  return lease_key_name(partition.category, partition.key, scope);
+  return lease_key_name(partition.category, partition.key, scope, partition.layout);
 }
 
 std::string Lease::token() const { return owner_id + ":" + std::to_string(generation); }
 
 PartitionRef Lease::unit() const {
   if (process_manager.empty()) return partition;
-  return PartitionRef{pm_lease_category(process_manager), partition.key};
+  return PartitionRef{pm_lease_category(process_manager), partition.key, partition.layout};
 }
 
 std::string Lease::key() const { return lease_key_for(unit(), scope); }

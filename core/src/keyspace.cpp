@@ -16,28 +16,80 @@ std::string join(std::string_view a, std::string_view b, std::string_view c) {
   return join(join(a, b), c);
 }
 
+// "{s}": a hash tag.
+std::string tagged(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '{';
+  out += s;
+  out += '}';
+  return out;
+}
+
+// CRC16-CCITT (XMODEM), polynomial 0x1021, initial 0: Redis Cluster's key hash (cluster.c).
+std::uint16_t crc16(std::string_view bytes) {
+  std::uint16_t crc = 0;
+  for (const char c : bytes) {
+    crc ^= static_cast<std::uint16_t>(static_cast<unsigned char>(c)) << 8;
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = (crc & 0x8000) != 0 ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021)
+                                : static_cast<std::uint16_t>(crc << 1);
+    }
+  }
+  return crc;
+}
+
 }  // namespace
 
-std::string partition_stream_name(std::string_view category, std::string_view key) {
+const char* key_layout_name(KeyLayout layout) {
+  switch (layout) {
+    case KeyLayout::flat:
+      return "flat";
+    case KeyLayout::cluster:
+      return "cluster";
+  }
+  return "flat";
+}
+
+std::optional<KeyLayout> parse_key_layout(std::string_view name) {
+  if (name == "flat") return KeyLayout::flat;
+  if (name == "cluster") return KeyLayout::cluster;
+  return std::nullopt;
+}
+
+std::uint16_t key_hash_slot(std::string_view key) {
+  const std::size_t open = key.find('{');
+  if (open != std::string_view::npos) {
+    const std::size_t close = key.find('}', open + 1);
+    if (close != std::string_view::npos && close > open + 1) {
+      key = key.substr(open + 1, close - open - 1);
+    }
+  }
+  return static_cast<std::uint16_t>(crc16(key) & (kHashSlotCount - 1));
+}
+
+std::string partition_stream_name(std::string_view category, std::string_view key,
+                                  KeyLayout layout) {
+  if (layout == KeyLayout::cluster) return join(category, tagged(key));
   return join(category, key);
 }
 
 std::string backfill_lane_name(std::string_view category, std::string_view key,
-                               std::string_view backfill_suffix) {
-  return join(category, key, backfill_suffix);
+                               std::string_view backfill_suffix, KeyLayout layout) {
+  return join(partition_stream_name(category, key, layout), backfill_suffix);
 }
 
-std::string dlq_stream_name(std::string_view category, std::string_view key) {
-  return join(category, key, kDlqToken);
+std::string dlq_stream_name(std::string_view category, std::string_view key, KeyLayout layout) {
+  return join(partition_stream_name(category, key, layout), kDlqToken);
 }
 
 std::string lease_key_name(std::string_view category, std::string_view key) {
   return join(category, key, kLeaseToken);
 }
 
-std::string lease_key_name(std::string_view category, std::string_view key,
-                           std::string_view scope) {
-  std::string name = lease_key_name(category, key);
+std::string lease_key_name(std::string_view category, std::string_view key, std::string_view scope,
+                           KeyLayout layout) {
+  std::string name = join(partition_stream_name(category, key, layout), kLeaseToken);
   if (!scope.empty()) {
     name += ':';
     name += scope;
@@ -45,12 +97,20 @@ std::string lease_key_name(std::string_view category, std::string_view key,
   return name;
 }
 
-std::string fence_key_name(std::string_view category, std::string_view key) {
-  return join(category, key, kFenceToken);
+std::string fence_key_name(std::string_view category, std::string_view key, KeyLayout layout) {
+  return join(partition_stream_name(category, key, layout), kFenceToken);
 }
 
 std::string partition_index_name(std::string_view category) {
   return join(category, kPartitionIndexToken);
+}
+
+std::string reaping_set_name(std::string_view category) {
+  return join(tagged(partition_index_name(category)), kReapingToken);
+}
+
+std::string publishing_hash_name(std::string_view category) {
+  return join(tagged(partition_index_name(category)), kPublishingToken);
 }
 
 std::string subscribers_set_name(std::string_view category) {
@@ -61,12 +121,16 @@ std::string pm_lease_category(std::string_view process_manager) {
   return join(kProcessManagerToken, process_manager);
 }
 
-std::string members_set_name(std::string_view category, std::string_view group) {
+std::string members_set_name(std::string_view category, std::string_view group, KeyLayout layout) {
+  if (layout == KeyLayout::cluster) return join(category, kMembersToken, tagged(group));
   return join(category, kMembersToken, group);
 }
 
 std::string member_key_name(std::string_view category, std::string_view group,
-                            std::string_view owner_id) {
+                            std::string_view owner_id, KeyLayout layout) {
+  if (layout == KeyLayout::cluster) {
+    return join(join(category, kMemberToken, tagged(group)), owner_id);
+  }
   return join(join(category, kMemberToken, group), owner_id);
 }
 
@@ -105,17 +169,22 @@ std::string wake_stream_name(std::string_view unit_category, std::string_view ow
   return name;
 }
 
-std::optional<PartitionRef> split_partition_stream(std::string_view stream) {
+std::optional<PartitionRef> split_partition_stream(std::string_view stream, KeyLayout layout) {
   const std::size_t colon = stream.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  return PartitionRef{std::string(stream.substr(0, colon)), std::string(stream.substr(colon + 1))};
+  std::string_view key = stream.substr(colon + 1);
+  if (layout == KeyLayout::cluster) {
+    if (key.size() < 3 || key.front() != '{' || key.back() != '}') return std::nullopt;
+    key = key.substr(1, key.size() - 2);
+  }
+  return PartitionRef{std::string(stream.substr(0, colon)), std::string(key), layout};
 }
 
-std::optional<PartitionGroup> parse_sink_key_name(std::string_view name) {
+std::optional<PartitionGroup> parse_sink_key_name(std::string_view name, KeyLayout layout) {
   static const std::string token = ":" + std::string(kSinkToken) + ":";
   const std::size_t at = name.find(token);
   if (at == std::string_view::npos) return std::nullopt;
-  std::optional<PartitionRef> partition = split_partition_stream(name.substr(0, at));
+  std::optional<PartitionRef> partition = split_partition_stream(name.substr(0, at), layout);
   if (!partition.has_value()) return std::nullopt;
   return PartitionGroup{std::move(*partition), std::string(name.substr(at + token.size()))};
 }

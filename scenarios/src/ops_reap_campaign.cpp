@@ -99,12 +99,14 @@ SeedFigures measure(const std::vector<HistoryRecord>& history) {
 
 }  // namespace
 
-ReapRaceResult run_reap_race(std::uint64_t first, std::uint64_t last, unsigned jobs) {
+ReapRaceResult run_reap_race(std::uint64_t first, std::uint64_t last, unsigned jobs,
+                             KeyLayout layout) {
   ReapRaceResult out;
   std::mutex mu;
   std::uint64_t next = first;
   RunOptions options;
   options.compute_history_sha256 = false;
+  options.key_layout = layout;
   // The bursts are sparse by design (a key idles between them), so two keys' handlers need not
   // ever overlap: `parallel` judges a busy workload's shape, not this one's safety.
   options.skip.push_back(properties::Property::parallel);

@@ -25,7 +25,9 @@ RunResult run_case(const sim::SimCase& c, const RunOptions& options) {
   // Wall time around the run only: nothing inside the World reads it.
   const auto wall_start = std::chrono::steady_clock::now();
   {
-    sim::World world(c);
+    sim::WorldOptions world_options;
+    world_options.key_layout = options.key_layout;
+    sim::World world(c, world_options);
     world.run();
     out.history = world.take_history();
     const sim::WorldStats stats = world.stats();

@@ -177,11 +177,20 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
 
+  const std::optional<KeyLayout> layout = parse_key_layout(args.key_layout);
+  if (!layout.has_value()) {
+    err << "seqby sim: --key-layout '" << args.key_layout
+        << "': unknown layout (known: flat, cluster)\n";
+    return kExitBadInput;
+  }
+
   CampaignOptions options;
   options.seed_first = range.first;
   options.seed_last = range.last;
   options.jobs = args.jobs;
   options.check_determinism = args.check_determinism;
+  options.run.key_layout = *layout;
+  if (*layout != KeyLayout::flat) options.rerun_args += " --key-layout " + args.key_layout;
   if (args.process_manager && !args.scenario.empty() && args.scenario != "default") {
     err << "seqby sim: --process-manager shapes generated cases; a --scenario '" << args.scenario
         << "' brings its own\n";

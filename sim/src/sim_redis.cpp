@@ -88,6 +88,8 @@ SimRedisEngine::SimRedisEngine(Clock& clock) : clock_(clock) {
       {"sadd", {&E::cmd_sadd, -3, false}},
       {"srem", {&E::cmd_srem, -3, false}},
       {"smembers", {&E::cmd_smembers, 2, false}},
+      {"smove", {&E::cmd_smove, 4, false}},
+      {"sunion", {&E::cmd_sunion, -2, false}},
       {"sismember", {&E::cmd_sismember, 3, false}},
       {"scard", {&E::cmd_scard, 2, false}},
       {"hset", {&E::cmd_hset, -4, false}},
@@ -186,6 +188,10 @@ Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
   if (from_script && spec.noscript) {
     return Reply::error("ERR This Redis command is not allowed from script");
   }
+  if (cluster_) {
+    std::optional<Reply> refused = cluster_refusal(fullname.view(), a, from_script);
+    if (refused.has_value()) return std::move(*refused);
+  }
   return (this->*spec.handler)(a);
 }
 
@@ -253,5 +259,6 @@ std::size_t SimRedis::key_count() { return engine_->key_count(); }
 bool SimRedis::key_exists(const std::string& key) { return engine_->key_exists(key); }
 std::size_t SimRedis::active_expire() { return engine_->active_expire(); }
 std::size_t SimRedis::script_count() { return engine_->script_count(); }
+void SimRedis::enable_cluster_mode() { engine_->enable_cluster_mode(); }
 
 }  // namespace seqby::sim

@@ -110,6 +110,42 @@ Reply SimRedisEngine::cmd_smembers(const Command& a) {
   return Reply::array(std::move(out));
 }
 
+// SMOVE source destination member (Redis 7.0 t_set.c smoveCommand): both keys must be sets (or
+// absent); the member leaves the source (which goes when empty) and joins the destination.
+Reply SimRedisEngine::cmd_smove(const Command& a) {
+  Value* source = lookup(a[1]);
+  Value* destination = lookup(a[2]);
+  if ((source != nullptr && typed<Set>(source) == nullptr) ||
+      (destination != nullptr && typed<Set>(destination) == nullptr)) {
+    return Reply::error(kErrWrongType);
+  }
+  if (source == nullptr) return Reply::of_int(0);
+  Set& from = *typed<Set>(source);
+  if (a[1] == a[2]) return Reply::of_int(from.count(a[3]) != 0 ? 1 : 0);
+  if (from.erase(a[3]) == 0) return Reply::of_int(0);
+  if (from.empty()) remove_key(a[1]);
+  Value* target = lookup(a[2]);
+  Set& to = target != nullptr ? *typed<Set>(target) : std::get<Set>(create<Set>(a[2]).data);
+  to.insert(a[3]);
+  return Reply::of_int(1);
+}
+
+// SUNION key [key ...]: the members of every set (absent keys are empty), in member order.
+Reply SimRedisEngine::cmd_sunion(const Command& a) {
+  Set out;
+  for (std::size_t i = 1; i < a.size(); i++) {
+    Value* v = lookup(a[i]);
+    if (v == nullptr) continue;
+    const Set* set = typed<Set>(v);
+    if (set == nullptr) return Reply::error(kErrWrongType);
+    out.insert(set->begin(), set->end());
+  }
+  std::vector<Reply> replies;
+  replies.reserve(out.size());
+  for (const std::string& m : out) replies.push_back(Reply::bulk(m));
+  return Reply::array(std::move(replies));
+}
+
 Reply SimRedisEngine::cmd_sismember(const Command& a) {
   Value* v = lookup(a[1]);
   if (v == nullptr) return Reply::of_int(0);

@@ -122,6 +122,8 @@ class SimRedisEngine {
   bool key_exists(const std::string& key);
   std::size_t active_expire();
   std::size_t script_count();
+  // Cluster mode (sim_redis_cluster.cpp): see SimRedis::enable_cluster_mode.
+  void enable_cluster_mode() { cluster_ = true; }
 
   using Handler = Reply (SimRedisEngine::*)(const Command&);
   struct CommandSpec {
@@ -132,6 +134,15 @@ class SimRedisEngine {
 
  private:
   Reply dispatch(const Command& command, bool from_script);
+  // In cluster mode, the refusal of a command whose keys are not all in one hash slot (for a
+  // command of a script: in the script's slot); nullopt when it may run. `name` is the table's
+  // name ("xgroup|create" for a container's subcommand).
+  std::optional<Reply> cluster_refusal(std::string_view name, const Command& command,
+                                       bool from_script);
+  bool cluster_ = false;
+  // The hash slot the running script is bound to: its declared KEYS' slot, else the first key
+  // it touched; -1 before either.
+  std::int32_t script_slot_ = -1;
 
   // Keyspace. Every lookup hides keys past their expiry (and deletes them).
   Value* lookup(const std::string& key);
@@ -178,6 +189,8 @@ class SimRedisEngine {
   Reply cmd_sadd(const Command& a);
   Reply cmd_srem(const Command& a);
   Reply cmd_smembers(const Command& a);
+  Reply cmd_smove(const Command& a);
+  Reply cmd_sunion(const Command& a);
   Reply cmd_sismember(const Command& a);
   Reply cmd_scard(const Command& a);
   Reply cmd_hset(const Command& a);

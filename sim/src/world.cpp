@@ -40,6 +40,7 @@ World::World(const SimCase& c, WorldOptions options)
       plan_(case_, observer_.get()),
       rng_(Rng(c.seed).derive("world")) {
   SEQBY_CHECK(case_.instance_count >= 1);
+  if (options_.key_layout == KeyLayout::cluster) redis_.enable_cluster_mode();
   observer_->set_recorder(recorder_.get());
   for (const auto& category : categories_of(case_)) {
     for (const auto& key : case_.keys) {

@@ -57,13 +57,14 @@ std::string_view source_of(std::string_view name) {
 }
 
 // An accepted fenced_commit (or unfenced_commit: the same contract), as the server decided it.
-bool parse_commit(const redis::Command& c, const redis::Reply& reply, ServerDecision* out) {
+bool parse_commit(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
+                  ServerDecision* out) {
   using S = redis::script::FencedCommit;
   const Result<S::Out> committed = S::decode_reply(reply);
   if (!committed.ok() || committed.value().outcome != CommitOutcome::accepted) return false;
   std::optional<S::Args> args = redis::script::decode_args<S>(c);
   if (!args.has_value()) return false;
-  std::optional<PartitionGroup> sink = parse_sink_key_name(args->sink);
+  std::optional<PartitionGroup> sink = parse_sink_key_name(args->sink, layout);
   if (!sink.has_value()) return false;
   out->op = HistoryOp::commit;
   out->category = std::move(sink->partition.category);
@@ -76,12 +77,13 @@ bool parse_commit(const redis::Command& c, const redis::Reply& reply, ServerDeci
 }
 
 // A fenced_ack (or unfenced_ack) the server answered with a count.
-bool parse_ack(const redis::Command& c, const redis::Reply& reply, ServerDecision* out) {
+bool parse_ack(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
+               ServerDecision* out) {
   using S = redis::script::FencedAck;
   if (!S::decode_reply(reply).ok()) return false;
   std::optional<S::Args> args = redis::script::decode_args<S>(c);
   if (!args.has_value()) return false;
-  std::optional<PartitionRef> partition = split_partition_stream(args->stream);
+  std::optional<PartitionRef> partition = split_partition_stream(args->stream, layout);
   if (!partition.has_value()) return false;
   out->op = HistoryOp::ack;
   out->category = std::move(partition->category);
@@ -93,13 +95,14 @@ bool parse_ack(const redis::Command& c, const redis::Reply& reply, ServerDecisio
 }
 
 // The ack of a fenced_next (or unfenced_next) the server answered: it acknowledged its ack_id.
-bool parse_next_ack(const redis::Command& c, const redis::Reply& reply, ServerDecision* out) {
+bool parse_next_ack(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
+                    ServerDecision* out) {
   using S = redis::script::FencedNext;
   const Result<S::Out> next = S::decode_reply(reply);
   if (!next.ok() || !next.value().ack_asked) return false;
   std::optional<S::Args> args = redis::script::decode_args<S>(c);
   if (!args.has_value() || args->ack_id.empty()) return false;
-  std::optional<PartitionRef> partition = split_partition_stream(args->stream);
+  std::optional<PartitionRef> partition = split_partition_stream(args->stream, layout);
   if (!partition.has_value()) return false;
   out->op = HistoryOp::ack;
   out->category = std::move(partition->category);
@@ -139,17 +142,17 @@ redis::Reply World::StampServer::execute(const redis::Command& command) {
   bool decided = false;
   if (redis::runs_script(command, commit_sha_, commit_source_) ||
       redis::runs_script(command, unfenced_commit_sha_, unfenced_commit_source_)) {
-    decided = parse_commit(command, reply, &decision);
+    decided = parse_commit(command, reply, world_.options_.key_layout, &decision);
     if (decided) {
       std::int64_t& last = world_.accepted_seq_[{decision.category, decision.key}];
       last = std::max(last, decision.seq);
     }
   } else if (redis::runs_script(command, ack_sha_, ack_source_) ||
              redis::runs_script(command, unfenced_ack_sha_, unfenced_ack_source_)) {
-    decided = parse_ack(command, reply, &decision);
+    decided = parse_ack(command, reply, world_.options_.key_layout, &decision);
   } else if (redis::runs_script(command, next_sha_, next_source_) ||
              redis::runs_script(command, unfenced_next_sha_, unfenced_next_source_)) {
-    decided = parse_next_ack(command, reply, &decision);
+    decided = parse_next_ack(command, reply, world_.options_.key_layout, &decision);
   }
   if (decided) {
     decision.stamp = stamp;
@@ -217,6 +220,7 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
   redis::RedisBrokerOptions options = testing::redis_broker_options_for(world.case_.variant);
   options.journal_maxlen = world.options_.journal_maxlen;
   options.journal_group = world.case_.group;
+  options.key_layout = world.options_.key_layout;
   if (!with_faults) {
     broker = std::make_unique<redis::RedisBroker>(*outer, options);
     return;

@@ -79,7 +79,16 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
   co_return co_await eval(source, call, {});
 }
 
+PartitionRef RedisBroker::laid_out(const PartitionRef& partition) const {
+  PartitionRef out = partition;
+  out.layout = options_.key_layout;
+  return out;
+}
+
 script::JournalTail RedisBroker::journal_of(const Lease& lease) const {
+  // Every fenced call builds its journal tail here: the lease is spelled in the broker's layout
+  // (it came from acquire or acquire_many, which lay it out).
+  SEQBY_CHECK(lease.partition.layout == options_.key_layout);
   script::JournalTail tail;
   if (options_.journal_maxlen == 0) return tail;
   tail.stream = journal_stream_name(lease.unit());
@@ -92,8 +101,13 @@ script::JournalTail RedisBroker::journal_of(const Lease& lease) const {
   return tail;
 }
 
-Task<Result<std::string>> RedisBroker::publish(const PartitionRef& partition, std::string_view type,
+Task<Result<std::string>> RedisBroker::publish(const PartitionRef& given, std::string_view type,
                                                std::string_view data_json) {
+  const PartitionRef partition = laid_out(given);
+  if (options_.key_layout == KeyLayout::cluster) {
+    Result<std::string> published = co_await publish_across_slots(partition, type, data_json);
+    co_return published;
+  }
   script::Publish::Args args{partition.stream(), partition.index(), partition.key,
                              std::string(type), std::string(data_json)};
   if (options_.journal_maxlen > 0) {
@@ -107,10 +121,15 @@ Task<Result<std::string>> RedisBroker::publish(const PartitionRef& partition, st
   co_return script::decode_reply<script::Publish>(reply);
 }
 
+// With the cluster layout the keys a reaper is taking out of the index count too (its reaping
+// set, in the index's slot): SUNION reads both at one point in time.
 Task<Result<std::vector<std::string>>> RedisBroker::partitions(std::string_view category) {
+  const bool cluster = options_.key_layout == KeyLayout::cluster;
   Command command{"SMEMBERS", partition_index_name(category)};
+  if (cluster) command = Command{"SUNION", command[1], reaping_set_name(category)};
   Result<Reply> reply = co_await link_.execute(std::move(command));
-  Result<std::vector<std::string>> keys = decode<std::vector<std::string>>(reply, "SMEMBERS");
+  Result<std::vector<std::string>> keys =
+      decode<std::vector<std::string>>(reply, cluster ? "SUNION" : "SMEMBERS");
   if (keys.ok()) std::sort(keys.value().begin(), keys.value().end());
   co_return keys;
 }
@@ -124,9 +143,10 @@ Task<Status> RedisBroker::subscribe(std::string_view category, std::string_view 
 
 Task<Status> RedisBroker::announce_member(std::string_view category, std::string_view group,
                                           std::string_view owner_id, std::uint64_t ttl_ms) {
-  script::AnnounceMember::Args args{member_key_name(category, group, owner_id),
-                                    members_set_name(category, group), std::string(owner_id),
-                                    ttl_ms};
+  const KeyLayout layout = options_.key_layout;
+  script::AnnounceMember::Args args{member_key_name(category, group, owner_id, layout),
+                                    members_set_name(category, group, layout),
+                                    std::string(owner_id), ttl_ms};
   ScriptCall call = script::encode<script::AnnounceMember>(std::move(args));
   Result<Reply> reply = co_await run_script(script::AnnounceMember::name, std::move(call));
   co_return status_of(script::decode_reply<script::AnnounceMember>(reply));
@@ -137,7 +157,7 @@ Task<Status> RedisBroker::announce_member(std::string_view category, std::string
 Task<Result<std::vector<std::string>>> RedisBroker::live_members(std::string_view category,
                                                                  std::string_view group) {
   script::LiveMembers::Args args;
-  args.members = members_set_name(category, group);
+  args.members = members_set_name(category, group, options_.key_layout);
   Command command{"SMEMBERS", args.members};
   Result<Reply> members = co_await link_.execute(std::move(command));
   Result<std::vector<std::string>> listed = decode<std::vector<std::string>>(members, "SMEMBERS");
@@ -145,7 +165,7 @@ Task<Result<std::vector<std::string>>> RedisBroker::live_members(std::string_vie
   args.owners = std::move(listed).value();
   std::sort(args.owners.begin(), args.owners.end());
   for (const auto& owner : args.owners) {
-    args.member_keys.push_back(member_key_name(category, group, owner));
+    args.member_keys.push_back(member_key_name(category, group, owner, options_.key_layout));
   }
   ScriptCall call = script::encode<script::LiveMembers>(std::move(args));
   Result<Reply> reply = co_await run_script(script::LiveMembers::name, std::move(call));
@@ -154,19 +174,21 @@ Task<Result<std::vector<std::string>>> RedisBroker::live_members(std::string_vie
 
 Task<Status> RedisBroker::leave_members(std::string_view category, std::string_view group,
                                         std::string_view owner_id) {
-  Command del{"DEL", member_key_name(category, group, owner_id)};
+  Command del{"DEL", member_key_name(category, group, owner_id, options_.key_layout)};
   Result<Reply> deleted = co_await link_.execute(std::move(del));
   Status status = status_of(decode<std::int64_t>(deleted, "DEL"));
   if (!status.ok()) co_return status;
-  Command srem{"SREM", members_set_name(category, group), std::string(owner_id)};
+  Command srem{"SREM", members_set_name(category, group, options_.key_layout),
+               std::string(owner_id)};
   Result<Reply> removed = co_await link_.execute(std::move(srem));
   co_return status_of(decode<std::int64_t>(removed, "SREM"));
 }
 
-Task<Result<std::optional<Lease>>> RedisBroker::acquire(const PartitionRef& partition,
+Task<Result<std::optional<Lease>>> RedisBroker::acquire(const PartitionRef& given,
                                                         std::string_view scope,
                                                         std::string_view owner_id,
                                                         std::uint64_t ttl_ms) {
+  const PartitionRef partition = laid_out(given);
   SEQBY_CHECK(!owner_id.empty() && owner_id.find(':') == std::string_view::npos);
   script::Acquire::Args args{lease_key_for(partition, scope), partition.fence(),
                              std::string(owner_id), ttl_ms};
@@ -195,7 +217,8 @@ Task<Result<bool>> RedisBroker::release(const Lease& lease) {
   co_return script::decode_reply<script::Release>(reply);
 }
 
-Task<Status> RedisBroker::ensure_group(const PartitionRef& partition, std::string_view group) {
+Task<Status> RedisBroker::ensure_group(const PartitionRef& given, std::string_view group) {
+  const PartitionRef partition = laid_out(given);
   Command command{
       "XGROUP",  "CREATE", partition.stream(), std::string(group), options_.group_start_id,
       "MKSTREAM"};

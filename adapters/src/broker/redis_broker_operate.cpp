@@ -20,8 +20,9 @@ Task<Status> RedisBroker::record_halt(const Lease& lease, std::string_view group
 }
 
 // XPENDING C:K G - + 1: {{id, consumer, idle_ms, delivery_count}} or an empty array.
-Task<Result<std::optional<std::string>>> RedisBroker::pending_head(const PartitionRef& partition,
+Task<Result<std::optional<std::string>>> RedisBroker::pending_head(const PartitionRef& given,
                                                                    std::string_view group) {
+  const PartitionRef partition = laid_out(given);
   using Row = std::tuple<std::string, std::string, std::int64_t, std::int64_t>;
   Command command{"XPENDING", partition.stream(), std::string(group), "-", "+", "1"};
   Result<Reply> reply = co_await link_.execute(std::move(command));
@@ -32,6 +33,10 @@ Task<Result<std::optional<std::string>>> RedisBroker::pending_head(const Partiti
 }
 
 Task<Result<bool>> RedisBroker::reap(const Lease& lease, std::uint64_t idle_ms) {
+  if (options_.key_layout == KeyLayout::cluster) {
+    Result<bool> reaped = co_await reap_across_slots(lease, idle_ms);
+    co_return reaped;
+  }
   script::Reap::Args args{lease.key(),
                           lease.partition.stream(),
                           lease.partition.index(),

@@ -36,8 +36,12 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
   std::vector<bool> out;
   out.reserve(leases.size());
   const bool journaling = options_.journal_maxlen > 0;
-  for (std::size_t begin = 0; begin < leases.size(); begin += kLeaseBatchMax) {
-    const std::size_t end = std::min(leases.size(), begin + kLeaseBatchMax);
+  std::vector<std::string> lease_keys;
+  lease_keys.reserve(leases.size());
+  for (const Lease& lease : leases) lease_keys.push_back(lease.key());
+  std::size_t end = 0;
+  for (std::size_t begin = 0; begin < leases.size(); begin = end) {
+    end = batch_end(lease_keys, begin);
     S::Args args;
     args.ttl_ms = ttl_ms;
     args.journal_maxlen = options_.journal_maxlen;
@@ -47,7 +51,8 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
     args.leases.reserve((journaling ? 4 : 1) * (end - begin));
     for (std::size_t i = begin; i < end; ++i) {
       SEQBY_CHECK(leases[i].owner_id == args.node);
-      args.keys.push_back(leases[i].key());
+      SEQBY_CHECK(leases[i].partition.layout == options_.key_layout);
+      args.keys.push_back(lease_keys[i]);
       args.leases.push_back(leases[i].token());
       if (journaling) {
         args.leases.push_back(leases[i].partition.category);
@@ -75,17 +80,25 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
 }
 
 Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
-    const std::vector<PartitionRef>& partitions, std::string_view scope, std::string_view owner_id,
+    const std::vector<PartitionRef>& given, std::string_view scope, std::string_view owner_id,
     std::uint64_t ttl_ms, std::size_t want) {
   using S = script::AcquireMany;
   SEQBY_CHECK(want >= 1);
   SEQBY_CHECK(!owner_id.empty() && owner_id.find(':') == std::string_view::npos);
+  std::vector<PartitionRef> partitions;
+  std::vector<std::string> lease_keys;
+  partitions.reserve(given.size());
+  lease_keys.reserve(given.size());
+  for (const PartitionRef& partition : given) {
+    partitions.push_back(laid_out(partition));
+    lease_keys.push_back(lease_key_for(partitions.back(), scope));
+  }
   std::vector<std::optional<Lease>> out;
   const bool journaling = options_.journal_maxlen > 0;
   std::size_t granted = 0;
-  for (std::size_t begin = 0; begin < partitions.size() && granted < want;
-       begin += kLeaseBatchMax) {
-    const std::size_t end = std::min(partitions.size(), begin + kLeaseBatchMax);
+  std::size_t end = 0;
+  for (std::size_t begin = 0; begin < partitions.size() && granted < want; begin = end) {
+    end = batch_end(lease_keys, begin);
     S::Args args;
     args.owner_id = std::string(owner_id);
     args.ttl_ms = ttl_ms;
@@ -99,9 +112,7 @@ Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
     }
     args.streams_per_unit = streams;
     args.keys.reserve((journaling ? 3 : 2) * (end - begin) + streams * (end - begin));
-    for (std::size_t i = begin; i < end; ++i) {
-      args.keys.push_back(lease_key_for(partitions[i], scope));
-    }
+    for (std::size_t i = begin; i < end; ++i) args.keys.push_back(lease_keys[i]);
     for (std::size_t i = begin; i < end; ++i) args.keys.push_back(partitions[i].fence());
     if (journaling) {
       for (std::size_t i = begin; i < end; ++i) {
@@ -139,6 +150,16 @@ Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
   co_return out;
 }
 
+std::size_t RedisBroker::batch_end(const std::vector<std::string>& keys, std::size_t begin) const {
+  SEQBY_CHECK(begin < keys.size());
+  const std::size_t end = std::min(keys.size(), begin + kLeaseBatchMax);
+  if (options_.key_layout == KeyLayout::flat) return end;
+  const std::uint16_t slot = key_hash_slot(keys[begin]);
+  std::size_t at = begin + 1;
+  while (at < end && key_hash_slot(keys[at]) == slot) ++at;
+  return at;
+}
+
 std::size_t RedisBroker::wake_channels() const { return wake_links_source_ ? kWakeChannelsMax : 1; }
 
 // A partition's own stream; a process manager's stream per category when they are known.
@@ -148,7 +169,7 @@ std::vector<std::string> RedisBroker::unit_streams(const PartitionRef& unit) con
   std::vector<std::string> streams;
   streams.reserve(options_.pm_categories.size());
   for (const std::string& category : options_.pm_categories) {
-    streams.push_back(partition_stream_name(category, unit.key));
+    streams.push_back(partition_stream_name(category, unit.key, unit.layout));
   }
   return streams;
 }
@@ -163,6 +184,11 @@ Task<Result<std::vector<std::size_t>>> RedisBroker::wait_for_entries(
     std::string_view unit_category, std::string_view owner_id, std::size_t channel,
     const std::vector<WatchedStream>& streams, std::uint64_t block_ms) {
   SEQBY_CHECK(channel < wake_channels());
+  if (options_.key_layout == KeyLayout::cluster) {
+    // One read over many partitions' streams spans hash slots (CROSSSLOT on a cluster).
+    co_return make_error(Errc::unsupported,
+                         "the cluster key layout cannot wait across slots: this broker polls");
+  }
   while (wake_links_source_ && wake_links_.size() <= channel) {
     wake_links_.push_back(wake_links_source_(wake_links_.size()));
   }

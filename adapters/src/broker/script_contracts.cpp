@@ -318,6 +318,28 @@ Result<HandlerExit::Out> HandlerExit::decode_reply(const Reply& reply) {
   return decode<bool>(reply, name);
 }
 
+Result<PublishIntent::Out> PublishIntent::decode_reply(const Reply& reply) {
+  return decode<std::int64_t>(reply, name);
+}
+
+Result<PublishAppend::Out> PublishAppend::decode_reply(const Reply& reply) {
+  return decode<std::string>(reply, name);
+}
+
+Result<PublishDone::Out> PublishDone::decode_reply(const Reply& reply) {
+  return decode<std::int64_t>(reply, name);
+}
+
+Result<ReapBegin::Out> ReapBegin::decode_reply(const Reply& reply) {
+  return decode<bool>(reply, name);
+}
+
+Result<ReapStream::Out> ReapStream::decode_reply(const Reply& reply) {
+  return decode<bool>(reply, name);
+}
+
+Result<ReapEnd::Out> ReapEnd::decode_reply(const Reply& reply) { return decode<bool>(reply, name); }
+
 std::span<const std::string_view> contract_names() {
   static constexpr std::string_view kNames[] = {AdminDlq::name,
                                                 AdminDlqReplay::name,
@@ -342,6 +364,12 @@ std::span<const std::string_view> contract_names() {
                                                 Renew::name,
                                                 RenewMany::name,
                                                 RingWake::name,
+                                                PublishIntent::name,
+                                                PublishAppend::name,
+                                                PublishDone::name,
+                                                ReapBegin::name,
+                                                ReapStream::name,
+                                                ReapEnd::name,
                                                 FencedAck::unfenced_name,
                                                 FencedCommit::unfenced_name,
                                                 FencedNext::unfenced_name,

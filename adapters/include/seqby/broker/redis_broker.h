@@ -57,6 +57,13 @@ struct RedisBrokerOptions {
   // Told, once per unit for the broker's lifetime, why acquire_many did not take the lease of
   // an index member that is no partition ("no stream C:K", "C:K is a string, not a stream").
   std::function<void(const PartitionRef& unit, const std::string& why)> on_no_partition;
+  // How key names are spelled (seqby/core/keyspace.h, docs/ARCHITECTURE.md "The cluster key
+  // layout"): the ADR's flat names (the default), or the cluster layout's hash-tagged ones, where
+  // every script touches one hash slot: publish and reap then run step by step across the index's
+  // slot and the partition's, batches of leases are cut at slot boundaries, and the broker cannot
+  // wait (a blocking read over many partitions spans slots: an engine on it polls). Every
+  // partition the broker is given is spelled this way (the engine's leases come from acquire).
+  KeyLayout key_layout = KeyLayout::flat;
 };
 
 // The connections of a broker's wake channels (Broker::wake_channels): the link of channel N,
@@ -175,6 +182,17 @@ class RedisBroker final : public Broker {
   std::vector<std::string> unit_streams(const PartitionRef& unit) const;
   void no_partition(const PartitionRef& unit, const std::string& why);
   std::set<std::string> no_partition_seen_;  // "category\nkey" of units told of
+
+  // `partition` spelled in this broker's key layout.
+  PartitionRef laid_out(const PartitionRef& partition) const;
+  // The cluster layout's publish (P0, P1, P2) and reap (R1, R2, R3), each step one script in one
+  // slot (redis_broker_cluster.cpp).
+  Task<Result<std::string>> publish_across_slots(const PartitionRef& partition,
+                                                 std::string_view type, std::string_view data_json);
+  Task<Result<bool>> reap_across_slots(const Lease& lease, std::uint64_t idle_ms);
+  // The end of the batch of `keys` that starts at `begin`: at most kLeaseBatchMax keys, and
+  // with the cluster layout all of them in the hash slot of keys[begin].
+  std::size_t batch_end(const std::vector<std::string>& keys, std::size_t begin) const;
 };
 
 }  // namespace seqby::redis

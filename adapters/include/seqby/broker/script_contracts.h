@@ -576,6 +576,94 @@ struct HandlerExit {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
+// --- the cluster key layout's publish and reap, step by step (docs/ARCHITECTURE.md "The cluster
+// key layout"): P0 publish_intent, P1 publish_append, P2 publish_done; R1 reap_begin,
+// R2 reap_stream, R3 reap_end. P0, P2, R1 and R3 run in the index's slot, P1 and R2 in the
+// partition's.
+
+struct PublishIntent {
+  static constexpr std::string_view name = "publish_intent";
+  struct Args {
+    std::string index;       // KEYS[1] C:__partitions__
+    std::string publishing;  // KEYS[2] {C:__partitions__}:__publishing__
+    std::string key;         // ARGV[1] K
+  };
+  static constexpr auto keys = std::tuple{&Args::index, &Args::publishing};
+  static constexpr auto argv = std::tuple{&Args::key};
+  using Out = std::int64_t;  // the key's open intents, this one included
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct PublishAppend {
+  static constexpr std::string_view name = "publish_append";
+  struct Args {
+    std::string stream;        // KEYS[1] C:{K}
+    std::string type;          // ARGV[1] event type
+    std::string data;          // ARGV[2] event data (JSON)
+    JournalTail journal = {};  // the decision journal (empty: none)
+  };
+  static constexpr auto keys = std::tuple{&Args::stream};
+  static constexpr auto argv = std::tuple{&Args::type, &Args::data};
+  using Out = std::string;  // the new entry id
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct PublishDone {
+  static constexpr std::string_view name = "publish_done";
+  struct Args {
+    std::string publishing;  // KEYS[1] {C:__partitions__}:__publishing__
+    std::string key;         // ARGV[1] K
+  };
+  static constexpr auto keys = std::tuple{&Args::publishing};
+  static constexpr auto argv = std::tuple{&Args::key};
+  using Out = std::int64_t;  // the key's open intents left
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct ReapBegin {
+  static constexpr std::string_view name = "reap_begin";
+  struct Args {
+    std::string index;       // KEYS[1] C:__partitions__
+    std::string reaping;     // KEYS[2] {C:__partitions__}:__reaping__
+    std::string publishing;  // KEYS[3] {C:__partitions__}:__publishing__
+    std::string key;         // ARGV[1] K
+  };
+  static constexpr auto keys = std::tuple{&Args::index, &Args::reaping, &Args::publishing};
+  static constexpr auto argv = std::tuple{&Args::key};
+  using Out = bool;  // the key is in the reaping set: go on (false: a publish is open, or no key)
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct ReapStream {
+  static constexpr std::string_view name = "reap_stream";
+  struct Args {
+    std::string lease;          // KEYS[1]
+    std::string stream;         // KEYS[2] C:{K}
+    std::string token;          // ARGV[1] O:N
+    std::uint64_t idle_ms = 0;  // ARGV[2]
+    std::string subscribers;    // ARGV[3] the subscribed groups, each followed by '\n'
+    JournalTail journal = {};   // the decision journal (empty: none)
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::stream};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::idle_ms, &Args::subscribers};
+  using Out = bool;  // reaped (false: not cold)
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
+struct ReapEnd {
+  static constexpr std::string_view name = "reap_end";
+  struct Args {
+    std::string index;         // KEYS[1] C:__partitions__
+    std::string reaping;       // KEYS[2] {C:__partitions__}:__reaping__
+    std::string key;           // ARGV[1] K
+    std::uint64_t reaped = 0;  // ARGV[2] 1: reap_stream answered that it reaped; else 0
+  };
+  static constexpr auto keys = std::tuple{&Args::index, &Args::reaping};
+  static constexpr auto argv = std::tuple{&Args::key, &Args::reaped};
+  using Out = bool;  // the key left the reaping set for good (false: moved back, or not there)
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
 // The name of every script with a contract above (unfenced_* included): the same set as
 // embedded_scripts() (a unit test holds them equal).
 std::span<const std::string_view> contract_names();

@@ -21,9 +21,16 @@
 //   __pm__:P:X:__journal__ the decision journal of X (every PM step on any of X's streams)
 // (the lease namespace __pm__:P is a reserved category: validate_category_name refuses it),
 // and for a real-Redis run's history (RedisHistorySink): seqby:history, seqby:history:C.
+//
+// The cluster key layout (KeyLayout::cluster, docs/ARCHITECTURE.md "The cluster key layout")
+// spells the unit part of every per-unit name with a hash tag, C:{K} and __pm__:P:{X}, so that
+// every key one fenced script touches shares one Redis Cluster hash slot; the category-wide keys
+// keep their names (the index C:__partitions__ among them), and the reap's keys beside the index
+// take the index's whole name as their tag. The default, KeyLayout::flat, is the ADR's names.
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,40 +53,71 @@ inline constexpr std::string_view kInprogressToken = "__inprogress__";
 inline constexpr std::string_view kJournalToken = "__journal__";
 // The default history stream of a real-Redis run.
 inline constexpr std::string_view kHistoryStreamName = "seqby:history";
+inline constexpr std::string_view kReapingToken = "__reaping__";
+inline constexpr std::string_view kPublishingToken = "__publishing__";
 
-std::string partition_stream_name(std::string_view category, std::string_view key);
+// How per-unit names are spelled: `flat` (the ADR's C:K, the default) or `cluster` (C:{K}: every
+// key of one lease unit in one Redis Cluster hash slot).
+enum class KeyLayout : std::uint8_t { flat, cluster };
+
+// "flat" or "cluster".
+const char* key_layout_name(KeyLayout layout);
+// The layout named `name` ("flat", "cluster"); nullopt for any other name.
+std::optional<KeyLayout> parse_key_layout(std::string_view name);
+
+// The Redis Cluster hash slot of `key` (CRC16-CCITT of the key, or of its hash tag: the bytes
+// between the first '{' and the first '}' after it, when there are any), 0..16383.
+std::uint16_t key_hash_slot(std::string_view key);
+inline constexpr std::uint16_t kHashSlotCount = 16384;
+
+// "C:K" (flat) or "C:{K}" (cluster): the partition stream, and the stem of every per-unit name.
+std::string partition_stream_name(std::string_view category, std::string_view key,
+                                  KeyLayout layout = KeyLayout::flat);
 std::string backfill_lane_name(std::string_view category, std::string_view key,
-                               std::string_view backfill_suffix = kDefaultBackfillSuffix);
-std::string dlq_stream_name(std::string_view category, std::string_view key);
+                               std::string_view backfill_suffix = kDefaultBackfillSuffix,
+                               KeyLayout layout = KeyLayout::flat);
+std::string dlq_stream_name(std::string_view category, std::string_view key,
+                            KeyLayout layout = KeyLayout::flat);
 std::string lease_key_name(std::string_view category, std::string_view key);
 // "C:K:__lease__" when `scope` is empty, else "C:K:__lease__:scope" (a group's own lease).
-std::string lease_key_name(std::string_view category, std::string_view key, std::string_view scope);
-std::string fence_key_name(std::string_view category, std::string_view key);
+std::string lease_key_name(std::string_view category, std::string_view key, std::string_view scope,
+                           KeyLayout layout = KeyLayout::flat);
+std::string fence_key_name(std::string_view category, std::string_view key,
+                           KeyLayout layout = KeyLayout::flat);
 std::string partition_index_name(std::string_view category);
+// The cluster layout's reap protocol keys, in the index's hash slot (their tag is the index's
+// whole name): "{C:__partitions__}:__reaping__", the set of keys a reaper took out of the index
+// (discovery reads it too), and "{C:__partitions__}:__publishing__", the hash of open publish
+// intents (key -> count of publishes between their first and last step).
+std::string reaping_set_name(std::string_view category);
+std::string publishing_hash_name(std::string_view category);
 // "C:__subscribers__": the set of consumer groups subscribed to category C (Broker::subscribe).
 std::string subscribers_set_name(std::string_view category);
 // "__pm__:P": the namespace of process manager P's leases and membership; its leases are
 // lease_key_name(pm_lease_category(P), X) and fence_key_name(pm_lease_category(P), X).
 std::string pm_lease_category(std::string_view process_manager);
-// "C:__members__:G" and "C:__member__:G:O": fair-share membership of (C, G).
-std::string members_set_name(std::string_view category, std::string_view group);
+// "C:__members__:G" and "C:__member__:G:O": fair-share membership of (C, G); with the cluster
+// layout "C:__members__:{G}" and "C:__member__:{G}:O", one slot for the scripts that read both.
+std::string members_set_name(std::string_view category, std::string_view group,
+                             KeyLayout layout = KeyLayout::flat);
 std::string member_key_name(std::string_view category, std::string_view group,
-                            std::string_view owner_id);
+                            std::string_view owner_id, KeyLayout layout = KeyLayout::flat);
 // "seqby:history:C": the history stream of a run over category C.
 std::string history_stream_name(std::string_view category);
 
-// One partition: a category and a (valid) key.
+// One partition: a category and a (valid) key, and how its names are spelled.
 struct PartitionRef {
   std::string category;
   std::string key;
+  KeyLayout layout = KeyLayout::flat;
 
-  std::string stream() const { return partition_stream_name(category, key); }
+  std::string stream() const { return partition_stream_name(category, key, layout); }
   std::string backfill_lane(std::string_view backfill_suffix = kDefaultBackfillSuffix) const {
-    return backfill_lane_name(category, key, backfill_suffix);
+    return backfill_lane_name(category, key, backfill_suffix, layout);
   }
-  std::string dlq() const { return dlq_stream_name(category, key); }
-  std::string lease() const { return lease_key_name(category, key); }
-  std::string fence() const { return fence_key_name(category, key); }
+  std::string dlq() const { return dlq_stream_name(category, key, layout); }
+  std::string lease() const { return lease_key_name(category, key, "", layout); }
+  std::string fence() const { return fence_key_name(category, key, layout); }
   std::string index() const { return partition_index_name(category); }
   std::string subscribers() const { return subscribers_set_name(category); }
 
@@ -114,14 +152,17 @@ std::string wake_stream_name(std::string_view unit_category, std::string_view ow
                              std::size_t channel = 0);
 
 // The partition of stream name "C:K", split at the LAST colon (keys never hold one); nullopt
-// when `stream` has no colon.
-std::optional<PartitionRef> split_partition_stream(std::string_view stream);
+// when `stream` has no colon. With the cluster layout the last segment is "{K}" (nullopt
+// otherwise) and the partition's layout is cluster.
+std::optional<PartitionRef> split_partition_stream(std::string_view stream,
+                                                   KeyLayout layout = KeyLayout::flat);
 
 struct PartitionGroup {
   PartitionRef partition;
   std::string group;
 };
 // The partition and group of a sink key "C:K:__sink__:G"; nullopt for any other shape.
-std::optional<PartitionGroup> parse_sink_key_name(std::string_view name);
+std::optional<PartitionGroup> parse_sink_key_name(std::string_view name,
+                                                  KeyLayout layout = KeyLayout::flat);
 
 }  // namespace seqby

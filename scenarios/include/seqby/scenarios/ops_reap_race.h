@@ -37,8 +37,10 @@ struct ReapRaceResult {
   std::uint64_t events_committed = 0;
 };
 
-// Runs seeds [first, last] on `jobs` threads.
-ReapRaceResult run_reap_race(std::uint64_t first, std::uint64_t last, unsigned jobs);
+// Runs seeds [first, last] on `jobs` threads, every broker in key layout `layout` (the cluster
+// layout on a simulated server in cluster mode: RunOptions::key_layout).
+ReapRaceResult run_reap_race(std::uint64_t first, std::uint64_t last, unsigned jobs,
+                             KeyLayout layout = KeyLayout::flat);
 
 std::string render_reap_race(const ReapRaceResult& r);
 

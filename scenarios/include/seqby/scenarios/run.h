@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "seqby/core/history.h"
+#include "seqby/core/keyspace.h"
 #include "seqby/properties/checker.h"
 #include "seqby/properties/reached.h"
 #include "seqby/sim/faults.h"
@@ -25,6 +26,9 @@ struct RunOptions {
   // False: RunResult::history_sha256 stays empty (and the summary's hash line says so). For
   // campaigns of many seeds, which never print it; hashing is a tenth of a run's time.
   bool compute_history_sha256 = true;
+  // The key layout of every broker, and cluster mode of the simulated server with
+  // KeyLayout::cluster (sim::WorldOptions::key_layout; `seqby sim --key-layout cluster`).
+  KeyLayout key_layout = KeyLayout::flat;
 };
 
 struct RunResult {

@@ -13,7 +13,8 @@
 // value of another type, leaves its XREAD readers blocked, as in Redis 7.0.
 //
 // Known deviations, which a differential test against real Redis must allow for:
-// - KEYS and SMEMBERS return sorted results (real Redis: hash-table order; compare as sets).
+// - KEYS, SMEMBERS and SUNION return sorted results (real Redis: hash-table order; compare as
+// sets).
 //   Sets of integers come in numeric order, as from Redis's intset. Hashes keep insertion order
 //   at any size (real Redis only up to 128 fields).
 // - DBSIZE counts only keys not past their expiry (real Redis may still count expired keys that
@@ -78,6 +79,17 @@ class SimRedis {
 
   // Number of scripts in the script cache (EVAL and SCRIPT LOAD add, SCRIPT FLUSH empties).
   std::size_t script_count();
+
+  // Cluster mode: this server stands for a Redis Cluster in which every hash slot is on a node
+  // of its own, the harshest placement a real cluster may have (sim_redis_cluster.cpp). A
+  // command whose keys span hash slots, and an EVAL/EVALSHA whose KEYS do, are refused with
+  // Redis 7.0's `CROSSSLOT Keys in request don't hash to the same slot`; a command a script runs
+  // on a key outside the script's slot (its KEYS' slot, else the first key it touched) fails as
+  // Redis 7.0 fails a script touching a key of another node: `ERR Script attempted to access a
+  // non local key in a cluster node script: SHA, on @user_script:LINE.`. (Redis 7.0 lets a
+  // shebang-less script touch an undeclared key of another slot that the same node serves; no
+  // client can rely on that, so the simulator refuses it.) Off by default.
+  void enable_cluster_mode();
 
  private:
   std::unique_ptr<SimRedisEngine> engine_;

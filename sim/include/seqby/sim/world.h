@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "seqby/core/history.h"
+#include "seqby/core/keyspace.h"
 #include "seqby/sim/faults.h"
 #include "seqby/sim/scheduler.h"
 #include "seqby/sim/server_gate.h"
@@ -58,6 +59,11 @@ struct WorldOptions {
   // in the simulated server, as a real worker with --journal-maxlen does. The commands then carry
   // the journal's arguments, so the run's history is not the journal-free run's.
   std::uint64_t journal_maxlen = 0;
+  // KeyLayout::cluster: every broker spells its keys in the cluster layout
+  // (RedisBrokerOptions::key_layout) and the simulated server runs in cluster mode
+  // (SimRedis::enable_cluster_mode: a script or command spanning hash slots is refused as Redis
+  // Cluster refuses it). The commands then carry other names, so the history is not the flat one.
+  KeyLayout key_layout = KeyLayout::flat;
 };
 
 class World {
