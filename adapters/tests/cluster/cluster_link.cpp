@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <iostream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "redis_cluster.h"
 
@@ -242,6 +244,89 @@ TEST(ClusterLink, AskDuringAMigrationAndTryagainWhileItsKeysAreSplit) {
   EXPECT_EQ(link.stats().moved, 1u);
   EXPECT_EQ(link.node_of_slot(slot), address(to));
   EXPECT_EQ(RedisCluster::run(to, {"GET", "ask:{q}3"}).value(), Reply::bulk("three"));
+}
+
+// Writers keep incrementing counters of one slot while another thread migrates it: every INCR
+// that was answered ran exactly once (a MOVED or ASK was followed, never a command re-sent that
+// had run), so each counter ends at the number of its answered INCRs.
+struct Writers {
+  explicit Writers(std::atomic<bool>* migrated_flag) : migrated(migrated_flag) {}
+  std::atomic<bool>* migrated;
+  int replies_ok = 0;
+  int replies_bad = 0;
+  int done = 0;
+  std::map<std::string, std::int64_t> answered;  // key -> INCRs answered with an integer
+  std::vector<std::string> problems;
+};
+
+Task<void> write_counters(RealRuntime& runtime, ClusterLink& link, std::vector<std::string> keys,
+                          Writers* out) {
+  // Until the migration is over, and some more after it.
+  for (int after = 0; after < 20;) {
+    for (const std::string& key : keys) {
+      Command incr{"INCR", key};
+      Result<Reply> reply = co_await link.execute(std::move(incr));
+      if (reply.ok() && reply.value().kind == Reply::Kind::integer) {
+        ++out->replies_ok;
+        ++out->answered[key];
+      } else {
+        ++out->replies_bad;
+        if (out->problems.size() < 5) {
+          out->problems.push_back(key + ": " +
+                                  (reply.ok() ? to_string(reply.value()) : reply.error().message));
+        }
+      }
+    }
+    co_await runtime.sleep_ms(1);
+    if (out->migrated->load()) ++after;
+  }
+  ++out->done;
+}
+
+Task<void> wait_done(RealRuntime& runtime, const Writers* writers, int target) {
+  while (writers->done < target) co_await runtime.sleep_ms(5);
+}
+
+TEST(ClusterLink, WritesDuringAMigrationRunExactlyOnce) {
+  RedisCluster cluster;
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  print_timings(cluster);
+  RealRuntime runtime;
+  ClusterLink link(runtime, cluster.seed());
+  std::vector<std::string> keys;
+  for (int i = 0; i < 8; ++i) keys.push_back("busy:{b}" + std::to_string(i));
+  const std::uint16_t slot = key_slot(keys.front());
+  ASSERT_EQ(run_on(runtime, link, {"SET", keys.front(), "0"}).value(), Reply::status("OK"));
+  const std::uint16_t from = cluster.master_of_slot(slot).value();
+  const std::uint16_t to = other_master(cluster, from);
+  std::atomic<bool> migrated{false};
+  Writers writers(&migrated);
+  constexpr int kWriters = 8;
+  for (int w = 0; w < kWriters; ++w) {
+    runtime.spawn("writer", write_counters(runtime, link, keys, &writers));
+  }
+  std::thread mover([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    SlotMove move{cluster, slot, from, to};
+    // Half the keys first, a pause with the slot split, then the rest and the new owner.
+    move.begin({keys.begin(), keys.begin() + 4});
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    move.finish();
+    migrated = true;
+  });
+  runtime.block_on(wait_done(runtime, &writers, kWriters));
+  mover.join();
+
+  EXPECT_EQ(writers.replies_bad, 0) << ::testing::PrintToString(writers.problems);
+  for (const std::string& key : keys) {
+    Result<Reply> value = RedisCluster::run(to, {"GET", key});
+    ASSERT_TRUE(value.ok());
+    EXPECT_EQ(value.value(), Reply::bulk(std::to_string(writers.answered[key]))) << key;
+  }
+  EXPECT_GE(link.stats().moved, 1u);
+  EXPECT_EQ(link.node_of_slot(slot), address(to));
+  std::cout << "during the migration: " << writers.replies_ok << " INCRs answered, "
+            << link.stats().moved << " MOVED and " << link.stats().asked << " ASK followed\n";
 }
 
 TEST(ClusterLink, ScriptsAreLoadedOnEveryMasterAndReloadedOnANodeThatLostThem) {
