@@ -330,6 +330,8 @@ void RedisCluster::kill(std::uint16_t port) {
 std::string RedisCluster::why_unhealthy() {
   std::string slots_seen;
   std::uint16_t slots_seen_port = 0;
+  std::string roles_seen;
+  std::uint16_t roles_seen_port = 0;
   for (const Node& node : nodes_) {
     if (node.killed) continue;
     const std::string where = "127.0.0.1:" + std::to_string(node.port);
@@ -362,6 +364,27 @@ std::string RedisCluster::why_unhealthy() {
     } else if (seen != slots_seen) {
       return where + " sees slots " + seen + "but 127.0.0.1:" + std::to_string(slots_seen_port) +
              " sees " + slots_seen;
+    }
+    // ... and the same roles: who is a master, who replicates whom (failed nodes left out).
+    auto nodes = run(node.port, {"CLUSTER", "NODES"});
+    if (!nodes.ok() || nodes.value().kind != redis::Reply::Kind::bulk) {
+      return where + " does not answer CLUSTER NODES";
+    }
+    std::set<std::string> roles;
+    for (const std::string& line : lines_of(nodes.value().str)) {
+      const std::vector<std::string> words = words_of(line);
+      if (words.size() < 8 || has_flag(words[2], "fail") || has_flag(words[2], "fail?")) continue;
+      const bool master = has_flag(words[2], "master");
+      roles.insert(words[0] + (master ? " master" : " replica of " + words[3]));
+    }
+    std::string roles_text;
+    for (const std::string& role : roles) roles_text += role + "; ";
+    if (roles_seen_port == 0) {
+      roles_seen = roles_text;
+      roles_seen_port = node.port;
+    } else if (roles_text != roles_seen) {
+      return where + " sees roles " + roles_text +
+             "but 127.0.0.1:" + std::to_string(roles_seen_port) + " sees " + roles_seen;
     }
     auto replication = run(node.port, {"INFO", "replication"});
     if (!replication.ok()) return where + " does not answer INFO replication";
