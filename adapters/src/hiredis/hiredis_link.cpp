@@ -29,6 +29,7 @@ class HiredisLink::Impl {
     std::coroutine_handle<> waiter;
     RealRuntime::TimerId deadline_timer = 0;
     bool sent = false;
+    bool asking = false;  // sent right after an ASKING of its own (execute_asking)
   };
   using OpPtr = std::shared_ptr<Op>;
 
@@ -63,11 +64,12 @@ class HiredisLink::Impl {
     fail_waiting(make_error(Errc::closed, "the link to " + url_ + " was destroyed"));
   }
 
-  OpPtr start(Command command) {
+  OpPtr start(Command command, bool asking) {
     SEQBY_CHECK(runtime_.on_loop());
     auto op = std::make_shared<Op>();
     op->command = std::move(command);
     op->link = this;
+    op->asking = asking;
     if (op->command.empty()) {
       op->result = make_error(Errc::invalid, "empty command");
       return op;
@@ -360,6 +362,14 @@ class HiredisLink::Impl {
   void send(const OpPtr& op) {
     SEQBY_CHECK(state_ == State::ready && context_);
     hiredis::Argv argv(op->command);
+    // ASKING holds for the connection's next command only: queued in the same turn, nothing
+    // can come between them. Its reply (+OK) is discarded by hiredis (no callback).
+    if (op->asking && redisAsyncCommand(context_.get(), nullptr, nullptr, "ASKING") != REDIS_OK) {
+      resolve(op,
+              make_error(Errc::closed, "ASKING before " + hiredis::describe(op->command) + " on " +
+                                           url_ + ": the connection is going down (not sent)"));
+      return;
+    }
     auto box = std::make_unique<OpPtr>(op);
     if (redisAsyncCommandArgv(context_.get(), &Impl::on_reply, box.get(), argv.argc(),
                               argv.pointers.data(), argv.lengths.data()) != REDIS_OK) {
@@ -409,8 +419,13 @@ HiredisLink::HiredisLink(RealRuntime& runtime, RedisConfig config)
 HiredisLink::~HiredisLink() = default;
 
 Task<Result<Reply>> HiredisLink::execute(Command command) {
-  Impl::OpAwaiter awaiter{impl_->start(std::move(command))};
+  Impl::OpAwaiter awaiter{impl_->start(std::move(command), /*asking=*/false)};
   // After the resumption only the awaiter is touched: the link may be gone by then.
+  co_return co_await awaiter;
+}
+
+Task<Result<Reply>> HiredisLink::execute_asking(Command command) {
+  Impl::OpAwaiter awaiter{impl_->start(std::move(command), /*asking=*/true)};
   co_return co_await awaiter;
 }
 

@@ -71,6 +71,9 @@ class HiredisLink final : public RedisLink {
 
   // The deadline (command_timeout_ms) counts from this call, connection wait included.
   Task<Result<Reply>> execute(Command command) override;
+  // The same, with ASKING sent right before `command` on the same connection (nothing in
+  // between): a Redis Cluster node then runs it on a slot it is importing (an ASK redirection).
+  Task<Result<Reply>> execute_asking(Command command);
 
   // Drops the connection now: in-flight commands return Errc::closed; the next one reconnects.
   void disconnect();

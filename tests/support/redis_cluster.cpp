@@ -1,0 +1,425 @@
+#include "redis_cluster.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "seqby/hiredis/blocking_redis.h"
+#include "seqby/runtime/free_port.h"
+#include "wait_and_read.h"
+
+namespace seqby::testing {
+namespace {
+
+constexpr int kStartAttemptsMax = 3;
+constexpr std::uint64_t kPingLimitMs = 10000;
+constexpr std::uint64_t kPollMs = 50;
+constexpr std::uint64_t kTermLimitMs = 5000;
+constexpr std::size_t kLogTailChars = 1200;
+
+std::uint64_t now_ms() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+std::vector<std::string> words_of(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  std::string word;
+  while (in >> word) words.push_back(word);
+  return words;
+}
+
+// The value of "name:value" in an INFO-style text, "" when absent.
+std::string info_field(const std::string& text, const std::string& name) {
+  for (const std::string& line : lines_of(text)) {
+    if (line.compare(0, name.size() + 1, name + ":") == 0) return line.substr(name.size() + 1);
+  }
+  return "";
+}
+
+// The port of "ip:port@cport[,hostname]".
+std::uint16_t port_of_node_address(const std::string& address) {
+  const std::size_t colon = address.find(':');
+  const std::size_t at = address.find('@');
+  if (colon == std::string::npos) return 0;
+  return static_cast<std::uint16_t>(std::atoi(
+      address.substr(colon + 1, at == std::string::npos ? std::string::npos : at - colon - 1)
+          .c_str()));
+}
+
+bool has_flag(const std::string& flags, const std::string& flag) {
+  std::istringstream in(flags);
+  std::string one;
+  while (std::getline(in, one, ',')) {
+    if (one == flag) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+RedisCluster::RedisCluster() : RedisCluster(RedisClusterOptions{}) {}
+
+RedisCluster::RedisCluster(RedisClusterOptions options) : options_(options) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "seqby-cluster-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    error_ = "could not make a temporary directory from " + pattern;
+    return;
+  }
+  dir_ = pattern;
+  ok_ = start();
+}
+
+RedisCluster::~RedisCluster() {
+  for (Node& node : nodes_) {
+    if (node.process.running()) node.process.terminate(kTermLimitMs);
+  }
+  nodes_.clear();
+  if (!dir_.empty() && std::getenv("SEQBY_KEEP_CLUSTER_DIR") == nullptr) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+}
+
+redis::RedisConfig RedisCluster::config_of(std::uint16_t port) {
+  redis::RedisConfig config;
+  config.host = "127.0.0.1";
+  config.port = port;
+  config.connect_timeout_ms = 500;
+  config.command_timeout_ms = 3000;
+  config.reconnect_backoff_min_ms = 10;
+  config.reconnect_backoff_max_ms = 200;
+  return config;
+}
+
+Result<redis::Reply> RedisCluster::run(std::uint16_t port, const redis::Command& command) {
+  redis::BlockingRedis redis(config_of(port));
+  return redis.execute(command);
+}
+
+std::vector<std::uint16_t> RedisCluster::ports() const {
+  std::vector<std::uint16_t> out;
+  for (const Node& node : nodes_) out.push_back(node.port);
+  return out;
+}
+
+const RedisCluster::Node* RedisCluster::node(std::uint16_t port) const {
+  for (const Node& node : nodes_) {
+    if (node.port == port) return &node;
+  }
+  return nullptr;
+}
+
+std::string RedisCluster::id_of(std::uint16_t port) const {
+  const Node* found = node(port);
+  return found == nullptr ? "" : found->id;
+}
+
+bool RedisCluster::start() {
+  const std::size_t count = options_.masters * (1 + options_.replicas_per_master);
+  const std::uint64_t began_ms = now_ms();
+  for (int attempt = 0; attempt < kStartAttemptsMax; ++attempt) {
+    for (Node& node : nodes_) {
+      if (node.process.running()) node.process.terminate(kTermLimitMs);
+    }
+    nodes_.clear();
+    nodes_.resize(count);
+    std::set<std::uint16_t> taken;
+    bool picked = true;
+    for (Node& node : nodes_) {
+      for (std::uint16_t* port : {&node.port, &node.bus_port}) {
+        std::uint16_t candidate = 0;
+        for (int tries = 0; tries < 20 && (candidate == 0 || taken.count(candidate)); ++tries) {
+          candidate = redis::free_loopback_port();
+        }
+        if (candidate == 0 || taken.count(candidate)) picked = false;
+        taken.insert(candidate);
+        *port = candidate;
+      }
+    }
+    if (!picked) {
+      error_ = "no free loopback ports for " + std::to_string(count) + " cluster nodes";
+      continue;
+    }
+    bool spawned = true;
+    for (Node& node : nodes_) spawned = spawned && spawn_node(node);
+    if (!spawned) continue;
+    bool answering = true;
+    for (Node& node : nodes_) {
+      const std::uint16_t port = node.port;
+      Node* self = &node;
+      answering = wait_until(
+          [port, self] {
+            if (self->process.try_reap()) return true;  // it exited: no use waiting
+            auto reply = run(port, {"PING"});
+            return reply.ok() && reply.value() == redis::Reply::status("PONG");
+          },
+          kPingLimitMs, "node 127.0.0.1:" + std::to_string(port) + " to answer PING");
+      if (answering && !node.process.running()) {
+        error_ = "node 127.0.0.1:" + std::to_string(port) + " exited at start";
+        answering = false;
+      }
+      if (!answering) {
+        error_ += "; its log ends: " + log_tail(port) +
+                  read_file(dir_ + "/redis-" + std::to_string(port) + ".err");
+        break;
+      }
+    }
+    if (!answering) continue;  // most likely a port was taken meanwhile: pick others
+    timings_.spawn_ms = now_ms() - began_ms;
+    const std::uint64_t created_from_ms = now_ms();
+    if (!create()) return false;
+    timings_.create_ms = now_ms() - created_from_ms;
+    for (Node& node : nodes_) {
+      auto id = run(node.port, {"CLUSTER", "MYID"});
+      if (!id.ok() || id.value().kind != redis::Reply::Kind::bulk) {
+        error_ = "CLUSTER MYID on 127.0.0.1:" + std::to_string(node.port) + " failed";
+        return false;
+      }
+      node.id = id.value().str;
+    }
+    const std::uint64_t ok_from_ms = now_ms();
+    const std::uint64_t spent_ms = ok_from_ms - began_ms;
+    const std::uint64_t left_ms =
+        spent_ms < options_.start_limit_ms ? options_.start_limit_ms - spent_ms : 0;
+    if (!wait_healthy(left_ms)) return false;
+    timings_.ok_ms = now_ms() - ok_from_ms;
+    return true;
+  }
+  return false;
+}
+
+bool RedisCluster::spawn_node(Node& node) {
+  const char* program = std::getenv("SEQBY_REDIS_SERVER");
+  if (program == nullptr || program[0] == '\0') program = "redis-server";
+  const std::string port = std::to_string(node.port);
+  const std::vector<std::string> args = {
+      program, "--bind", "127.0.0.1", "--port", port, "--cluster-enabled", "yes",
+      "--cluster-config-file", dir_ + "/nodes-" + port + ".conf", "--cluster-port",
+      std::to_string(node.bus_port), "--cluster-node-timeout",
+      std::to_string(options_.node_timeout_ms), "--save", "", "--appendonly", "no",
+      // A replica's first sync starts at once, not 5 s later.
+      "--repl-diskless-sync-delay", "0", "--daemonize", "no", "--dir", dir_, "--logfile",
+      dir_ + "/redis-" + port + ".log"};
+  redis::SpawnOptions spawn;  // dies with the thread that started it
+  spawn.in = redis::Redirect::null();
+  spawn.out = redis::Redirect::null();
+  spawn.err = redis::Redirect::file(dir_ + "/redis-" + port + ".err");
+  spawn.search_path = true;
+  Result<redis::Subprocess> process = redis::Subprocess::spawn(args, spawn);
+  if (!process.ok()) {
+    error_ = "could not start redis-server for 127.0.0.1:" + port + ": " + process.error().message;
+    return false;
+  }
+  node.process = std::move(process).value();
+  return true;
+}
+
+bool RedisCluster::create() {
+  std::vector<std::string> args = {"redis-cli", "--cluster", "create"};
+  for (const Node& node : nodes_) args.push_back("127.0.0.1:" + std::to_string(node.port));
+  args.insert(args.end(), {"--cluster-replicas", std::to_string(options_.replicas_per_master),
+                           "--cluster-yes"});
+  const std::string log = dir_ + "/create.log";
+  redis::SpawnOptions spawn;
+  spawn.in = redis::Redirect::null();
+  spawn.out = redis::Redirect::file(log);
+  spawn.err = redis::Redirect::file(dir_ + "/create.err");
+  spawn.search_path = true;
+  Result<redis::Subprocess> cli = redis::Subprocess::spawn(args, spawn);
+  if (!cli.ok()) {
+    error_ = "could not start redis-cli --cluster create: " + cli.error().message;
+    return false;
+  }
+  const int status = cli.value().wait(options_.start_limit_ms);
+  if (status != 0) {
+    std::string out = read_file(log) + read_file(dir_ + "/create.err");
+    if (out.size() > kLogTailChars) out = out.substr(out.size() - kLogTailChars);
+    error_ = "redis-cli --cluster create exited with status " + std::to_string(status) +
+             " (within " + std::to_string(options_.start_limit_ms) + " ms): " + out;
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::uint16_t> RedisCluster::master_of_slot(std::uint16_t slot,
+                                                          std::uint16_t asked_port) {
+  for (const Node& node : nodes_) {
+    if (node.killed || (asked_port != 0 && node.port != asked_port)) continue;
+    auto reply = run(node.port, {"CLUSTER", "SLOTS"});
+    if (!reply.ok() || reply.value().kind != redis::Reply::Kind::array) continue;
+    for (const redis::Reply& range : reply.value().elements) {
+      if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
+      if (range.elements[0].integer <= slot && slot <= range.elements[1].integer) {
+        return static_cast<std::uint16_t>(range.elements[2].elements[1].integer);
+      }
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::uint16_t> RedisCluster::masters() {
+  for (const Node& node : nodes_) {
+    if (node.killed) continue;
+    auto reply = run(node.port, {"CLUSTER", "NODES"});
+    if (!reply.ok() || reply.value().kind != redis::Reply::Kind::bulk) continue;
+    std::vector<std::uint16_t> out;
+    for (const std::string& line : lines_of(reply.value().str)) {
+      const std::vector<std::string> words = words_of(line);
+      // id address flags master ping pong epoch link-state slot...
+      if (words.size() < 9 || !has_flag(words[2], "master") || has_flag(words[2], "fail")) {
+        continue;
+      }
+      out.push_back(port_of_node_address(words[1]));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  return {};
+}
+
+std::vector<std::uint16_t> RedisCluster::replicas_of(std::uint16_t master) {
+  const std::string master_id = id_of(master);
+  for (const Node& node : nodes_) {
+    if (node.killed) continue;
+    auto reply = run(node.port, {"CLUSTER", "NODES"});
+    if (!reply.ok() || reply.value().kind != redis::Reply::Kind::bulk) continue;
+    std::vector<std::uint16_t> out;
+    for (const std::string& line : lines_of(reply.value().str)) {
+      const std::vector<std::string> words = words_of(line);
+      if (words.size() < 8 || !has_flag(words[2], "slave") || has_flag(words[2], "fail")) {
+        continue;
+      }
+      if (words[3] == master_id) out.push_back(port_of_node_address(words[1]));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  return {};
+}
+
+void RedisCluster::kill(std::uint16_t port) {
+  for (Node& node : nodes_) {
+    if (node.port != port) continue;
+    node.process.kill();  // SIGKILL and reap, by pid
+    node.killed = true;
+  }
+}
+
+std::string RedisCluster::why_unhealthy() {
+  std::string slots_seen;
+  std::uint16_t slots_seen_port = 0;
+  std::string roles_seen;
+  std::uint16_t roles_seen_port = 0;
+  for (const Node& node : nodes_) {
+    if (node.killed) continue;
+    const std::string where = "127.0.0.1:" + std::to_string(node.port);
+    if (!node.process.running()) return where + " is not running";
+    auto info = run(node.port, {"CLUSTER", "INFO"});
+    if (!info.ok()) return where + " does not answer CLUSTER INFO: " + info.error().message;
+    const std::string& text = info.value().str;
+    if (info_field(text, "cluster_state") != "ok") {
+      return where + " has cluster_state:" + info_field(text, "cluster_state");
+    }
+    if (info_field(text, "cluster_slots_ok") != "16384") {
+      return where + " has cluster_slots_ok:" + info_field(text, "cluster_slots_ok");
+    }
+    // Every node must see the same owners (a new configuration spreads by gossip).
+    auto slots = run(node.port, {"CLUSTER", "SLOTS"});
+    if (!slots.ok() || slots.value().kind != redis::Reply::Kind::array) {
+      return where + " does not answer CLUSTER SLOTS";
+    }
+    std::map<std::int64_t, std::string> ranges;
+    for (const redis::Reply& range : slots.value().elements) {
+      if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
+      ranges[range.elements[0].integer] = std::to_string(range.elements[1].integer) + "@" +
+                                          std::to_string(range.elements[2].elements[1].integer);
+    }
+    std::string seen;
+    for (const auto& [start, rest] : ranges) seen += std::to_string(start) + "-" + rest + " ";
+    if (slots_seen_port == 0) {
+      slots_seen = seen;
+      slots_seen_port = node.port;
+    } else if (seen != slots_seen) {
+      return where + " sees slots " + seen + "but 127.0.0.1:" + std::to_string(slots_seen_port) +
+             " sees " + slots_seen;
+    }
+    // ... and the same roles: who is a master, who replicates whom (failed nodes left out).
+    auto nodes = run(node.port, {"CLUSTER", "NODES"});
+    if (!nodes.ok() || nodes.value().kind != redis::Reply::Kind::bulk) {
+      return where + " does not answer CLUSTER NODES";
+    }
+    std::set<std::string> roles;
+    for (const std::string& line : lines_of(nodes.value().str)) {
+      const std::vector<std::string> words = words_of(line);
+      if (words.size() < 8 || has_flag(words[2], "fail") || has_flag(words[2], "fail?")) continue;
+      const bool master = has_flag(words[2], "master");
+      roles.insert(words[0] + (master ? " master" : " replica of " + words[3]));
+    }
+    std::string roles_text;
+    for (const std::string& role : roles) roles_text += role + "; ";
+    if (roles_seen_port == 0) {
+      roles_seen = roles_text;
+      roles_seen_port = node.port;
+    } else if (roles_text != roles_seen) {
+      return where + " sees roles " + roles_text +
+             "but 127.0.0.1:" + std::to_string(roles_seen_port) + " sees " + roles_seen;
+    }
+    auto replication = run(node.port, {"INFO", "replication"});
+    if (!replication.ok()) return where + " does not answer INFO replication";
+    const std::string& rtext = replication.value().str;
+    if (info_field(rtext, "role") == "slave" && info_field(rtext, "master_link_status") != "up") {
+      return where +
+             " (a replica) has master_link_status:" + info_field(rtext, "master_link_status");
+    }
+  }
+  return "";
+}
+
+bool RedisCluster::wait_healthy(std::uint64_t limit_ms) {
+  std::string why;
+  const bool healthy = wait_until(
+      [this, &why] {
+        why = why_unhealthy();
+        return why.empty();
+      },
+      limit_ms, "a healthy cluster");
+  if (!healthy) error_ += ": " + why;
+  return healthy;
+}
+
+bool RedisCluster::wait_until(const std::function<bool()>& done, std::uint64_t limit_ms,
+                              const std::string& what) {
+  if (wait_for(done, limit_ms, kPollMs)) return true;
+  error_ = "waited " + std::to_string(limit_ms) + " ms for " + what;
+  return false;
+}
+
+std::string RedisCluster::log_tail(std::uint16_t port) const {
+  std::string log = read_file(dir_ + "/redis-" + std::to_string(port) + ".log");
+  if (log.size() > kLogTailChars) log = log.substr(log.size() - kLogTailChars);
+  return log;
+}
+
+}  // namespace seqby::testing

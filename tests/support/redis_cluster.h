@@ -1,0 +1,104 @@
+// RedisCluster: a Redis Cluster of 3 masters and 3 replicas for one test, on loopback ports it
+// picks (each node's client port and cluster bus port chosen free, --cluster-port), no
+// persistence, its files in a temporary directory. It starts the six redis-servers, waits for
+// each to answer PING, runs `redis-cli --cluster create ... --cluster-replicas 1 --cluster-yes`,
+// then waits until every node says cluster_state:ok, agrees on the 16384 slots and every replica
+// has its master's link up; every wait is bounded and a failure says what it waited for (and
+// the tail of the log of the node it concerns). It stops every node it started by pid when
+// destroyed, a failed test included (and each dies with the thread that started it).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seqby/broker/reply.h"
+#include "seqby/core/result.h"
+#include "seqby/hiredis/redis_url.h"
+#include "seqby/runtime/subprocess.h"
+
+namespace seqby::testing {
+
+struct RedisClusterOptions {
+  std::size_t masters = 3;
+  std::size_t replicas_per_master = 1;
+  // cluster-node-timeout: how long a master may be unreachable before its replica takes over.
+  std::uint64_t node_timeout_ms = 2000;
+  std::uint64_t start_limit_ms = 60000;  // creation and the wait for cluster_state:ok, together
+};
+
+class RedisCluster {
+ public:
+  struct Node {
+    std::uint16_t port = 0;
+    std::uint16_t bus_port = 0;
+    std::string id;  // CLUSTER MYID
+    redis::Subprocess process;
+    bool killed = false;
+  };
+  // How long each phase of the start took, for the test log.
+  struct Timings {
+    std::uint64_t spawn_ms = 0;   // six servers answering PING
+    std::uint64_t create_ms = 0;  // redis-cli --cluster create
+    std::uint64_t ok_ms = 0;      // until every node is ok, agrees and replicas are in sync
+  };
+
+  RedisCluster();
+  explicit RedisCluster(RedisClusterOptions options);
+  ~RedisCluster();
+  RedisCluster(const RedisCluster&) = delete;
+  RedisCluster& operator=(const RedisCluster&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }
+  const Timings& timings() const { return timings_; }
+  const std::string& dir() const { return dir_; }
+
+  // The node connection settings of node `port` (127.0.0.1), and of the first node (a seed).
+  static redis::RedisConfig config_of(std::uint16_t port);
+  redis::RedisConfig seed() const { return config_of(nodes_.front().port); }
+
+  std::vector<std::uint16_t> ports() const;
+  const Node* node(std::uint16_t port) const;
+  std::string id_of(std::uint16_t port) const;
+
+  // One command on node `port` over a fresh blocking connection.
+  static Result<redis::Reply> run(std::uint16_t port, const redis::Command& command);
+
+  // The port of the master serving `slot` in node `asked_port`'s CLUSTER SLOTS (any live node
+  // when 0); nullopt when no node answers or none serves it.
+  std::optional<std::uint16_t> master_of_slot(std::uint16_t slot, std::uint16_t asked_port = 0);
+  // The masters (ports) by the live nodes' CLUSTER NODES flags, and the replicas of `master`.
+  std::vector<std::uint16_t> masters();
+  std::vector<std::uint16_t> replicas_of(std::uint16_t master);
+
+  // SIGKILLs node `port` and reaps it (a crash); it stays down.
+  void kill(std::uint16_t port);
+
+  // Every live node: cluster_state:ok, 16384 slots assigned and ok, and every live replica's
+  // master link up, within `limit_ms`; otherwise false with error() naming what was not so.
+  bool wait_healthy(std::uint64_t limit_ms);
+  // Polls `done` until it holds within `limit_ms`; false with error() "waited LIMIT ms for WHAT".
+  bool wait_until(const std::function<bool()>& done, std::uint64_t limit_ms,
+                  const std::string& what);
+
+ private:
+  bool start();
+  bool spawn_node(Node& node);
+  bool create();
+  std::string why_unhealthy();
+  std::string log_tail(std::uint16_t port) const;
+
+  RedisClusterOptions options_;
+  bool ok_ = false;
+  std::string error_;
+  std::string dir_;
+  std::vector<Node> nodes_;
+  Timings timings_;
+};
+
+}  // namespace seqby::testing
