@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -16,9 +17,17 @@ namespace seqby::properties {
 namespace {
 
 constexpr std::array<Reached, kReachedCount> kAll = {
-    Reached::stale_owner_refused,  Reached::reclaim_moved,         Reached::commit_reply_lost,
-    Reached::rerun_after_failover, Reached::halt_resolved_by_skip, Reached::halt_resolved_by_dlq,
-    Reached::reap_raced_publish,   Reached::pm_switched_streams,   Reached::instances_in_parallel,
+    Reached::stale_owner_refused,
+    Reached::reclaim_moved,
+    Reached::commit_reply_lost,
+    Reached::rerun_after_failover,
+    Reached::halt_resolved_by_skip,
+    Reached::halt_resolved_by_dlq,
+    Reached::reap_raced_publish,
+    Reached::pm_switched_streams,
+    Reached::instances_in_parallel,
+    Reached::same_owner_two_generations,
+    Reached::reap_refused_for_other_group,
 };
 
 // The lost-reply commit the engine records (core/src/engine_context.cpp).
@@ -58,6 +67,10 @@ const char* reached_name(Reached what) {
       return "pm_switched_streams";
     case Reached::instances_in_parallel:
       return "instances_in_parallel";
+    case Reached::same_owner_two_generations:
+      return "same_owner_two_generations";
+    case Reached::reap_refused_for_other_group:
+      return "reap_refused_for_other_group";
   }
   return "?";
 }
@@ -90,6 +103,62 @@ ReapRaces count_reap_races(const std::vector<HistoryRecord>& history) {
   return out;
 }
 
+std::uint64_t count_reap_waits(const std::vector<HistoryRecord>& history) {
+  // Per stream C:K, its last entry and, per group, when it read and acked that entry.
+  struct Steps {
+    std::optional<std::uint64_t> read_ms;
+    std::optional<std::uint64_t> ack_ms;
+  };
+  struct Stream {
+    std::string last_entry;
+    std::map<std::string, Steps> by_group;
+  };
+  std::map<std::pair<std::string, std::string>, Stream> streams;
+  std::uint64_t waits = 0;
+  for (const HistoryRecord& r : history) {
+    if (r.category.empty()) continue;
+    Stream& stream = streams[{r.category, r.key}];
+    switch (r.op) {
+      case HistoryOp::publish:
+        stream.last_entry = r.event_id;
+        stream.by_group.clear();
+        break;
+      case HistoryOp::read:
+        if (r.event_id == stream.last_entry) {
+          Steps& steps = stream.by_group[r.group];
+          if (!steps.read_ms) steps.read_ms = r.time_ms;
+        }
+        break;
+      case HistoryOp::ack:
+        if (r.event_id == stream.last_entry) {
+          Steps& steps = stream.by_group[r.group];
+          if (!steps.ack_ms) steps.ack_ms = r.time_ms;
+        }
+        break;
+      case HistoryOp::reap: {
+        const std::size_t at = r.detail.find("idle_ms=");
+        const auto own = stream.by_group.find(r.group);
+        if (at != std::string::npos && own != stream.by_group.end() && own->second.ack_ms) {
+          const std::uint64_t due_ms =
+              *own->second.ack_ms + std::strtoull(r.detail.c_str() + at + 8, nullptr, 10);
+          for (const auto& [group, steps] : stream.by_group) {
+            if (group != r.group && steps.read_ms && steps.ack_ms && *steps.read_ms <= due_ms &&
+                *steps.ack_ms > due_ms) {
+              ++waits;
+              break;
+            }
+          }
+        }
+        streams.erase({r.category, r.key});
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return waits;
+}
+
 ReachedCounts count_reached(const std::vector<HistoryRecord>& history) {
   ReachedCounts out;
   auto& counts = out.counts;
@@ -100,6 +169,9 @@ ReachedCounts count_reached(const std::vector<HistoryRecord>& history) {
   std::set<std::tuple<std::string, std::string, std::string>> halted;  // lanes (C, K, G)
   // Lease unit (C or "" for a process manager, K, G) -> the newest generation acquired.
   std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> newest_generation;
+  // (lease unit, owner id) -> the newest generation that owner acquired of it.
+  std::map<std::pair<std::tuple<std::string, std::string, std::string>, std::string>, std::uint64_t>
+      newest_of_owner;
   while (!index.complete()) {
     const IndexedStep& step = index.add();
     const HistoryRecord& r = index.record(step.position);
@@ -109,6 +181,14 @@ ReachedCounts count_reached(const std::vector<HistoryRecord>& history) {
     if (r.op == HistoryOp::acquire) {
       std::uint64_t& newest = newest_generation[unit_key];
       newest = std::max(newest, r.generation);
+      std::uint64_t& owners = newest_of_owner[{unit_key, r.node}];
+      owners = std::max(owners, r.generation);
+    }
+    if ((is_fenced_refusal(r.op) || r.op == HistoryOp::lose) && r.generation > 0) {
+      const auto own = newest_of_owner.find({unit_key, r.node});
+      if (own != newest_of_owner.end() && own->second > r.generation) {
+        reach(Reached::same_owner_two_generations);
+      }
     }
     if (is_fenced_refusal(r.op)) {
       const auto newest = newest_generation.find(unit_key);
@@ -153,6 +233,8 @@ ReachedCounts count_reached(const std::vector<HistoryRecord>& history) {
   }
   const ReapRaces races = count_reap_races(history);
   counts[static_cast<std::size_t>(Reached::reap_raced_publish)] = races.raced;
+  counts[static_cast<std::size_t>(Reached::reap_refused_for_other_group)] =
+      count_reap_waits(history);
   return out;
 }
 

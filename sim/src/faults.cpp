@@ -27,6 +27,7 @@ constexpr std::array<FaultKind, kFaultKindCount> kAll = {
     FaultKind::script_flush,
     FaultKind::client_pause,
     FaultKind::client_kill,
+    FaultKind::stall_replace,
 };
 
 std::array<FaultKind, kFaultKindCount> sorted_by_name() {
@@ -87,6 +88,8 @@ const char* fault_kind_name(FaultKind kind) {
       return "client_pause";
     case FaultKind::client_kill:
       return "client_kill";
+    case FaultKind::stall_replace:
+      return "stall_replace";
   }
   return "unknown";
 }
@@ -120,6 +123,7 @@ FaultDriver fault_driver(FaultKind kind) {
     case FaultKind::script_flush:
     case FaultKind::client_pause:
     case FaultKind::client_kill:
+    case FaultKind::stall_replace:
       return FaultDriver::schedule;
     case FaultKind::request_lost:
     case FaultKind::reply_lost:
@@ -270,6 +274,7 @@ std::string describe(const TimedFault& f) {
     case FaultKind::crash:
     case FaultKind::stall:
     case FaultKind::heartbeat_stall:
+    case FaultKind::stall_replace:
     case FaultKind::server_restart:
     case FaultKind::server_restart_empty:
     case FaultKind::client_pause:
@@ -376,6 +381,7 @@ FaultSchedule draw_fault_schedule(const Rng& rng, const SwarmConfig& config,
             break;
           case FaultKind::stall:
           case FaultKind::heartbeat_stall:
+          case FaultKind::stall_replace:
             f.duration_ms = stall_ms;
             break;
           case FaultKind::clock_skew:
@@ -454,6 +460,18 @@ void FaultInjector::inject(const TimedFault& f) {
       instances_[f.target]->stall_tasks_until(kHeartbeatTaskName, now + f.duration_ms);
       detail = "duration_ms=" + std::to_string(f.duration_ms);
       break;
+    case FaultKind::stall_replace: {
+      // A down instance has no process to stall or replace: nothing happens, nothing counted.
+      if (down_[f.target] || !replace_) return;
+      SimRuntime* stalled = instances_[f.target];
+      stalled->stall_until(now + f.duration_ms);
+      SimRuntime* replacement = replace_(f.target, now + f.duration_ms);
+      SEQBY_CHECK(replacement != nullptr && replacement != stalled);
+      instances_[f.target] = replacement;
+      detail =
+          "duration_ms=" + std::to_string(f.duration_ms) + " replacement=" + replacement->name();
+      break;
+    }
     case FaultKind::clock_skew:
       instances_[f.target]->jump_clock(f.amount_ms);
       if (f.rate_ppm != 0) instances_[f.target]->set_clock_rate(f.rate_ppm);

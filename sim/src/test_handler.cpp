@@ -1,5 +1,6 @@
 #include "seqby/sim/test_handler.h"
 
+#include "seqby/core/check.h"
 #include "seqby/core/json_flat.h"
 
 namespace seqby::sim {
@@ -52,6 +53,14 @@ TestHandler::TestHandler(Runtime& runtime, HandlerPlan& plan, std::string node)
     : runtime_(runtime), plan_(plan), node_(std::move(node)) {}
 
 Task<HandlerResult> TestHandler::handle(const Event& event, HandlerContext& context) {
+  ++calls_open_;
+  HandlerResult result = co_await handle_call(event, context);
+  SEQBY_CHECK(calls_open_ > 0);
+  --calls_open_;
+  co_return result;
+}
+
+Task<HandlerResult> TestHandler::handle_call(const Event& event, HandlerContext& context) {
   Result<JsonObject> data = decode_json_object(event.data);
   if (!data.ok()) co_return HandlerResult::failed("bad event data: " + data.error().message);
   auto field = data.value().find("seq");

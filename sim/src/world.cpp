@@ -55,7 +55,7 @@ World::World(const SimCase& c, WorldOptions options)
   std::vector<SimRuntime*> runtimes;
   for (std::uint32_t i = 0; i < case_.instance_count; ++i) {
     instances_.push_back(std::make_unique<Instance>(scheduler_, "i" + std::to_string(i)));
-    runtimes.push_back(&instances_.back()->runtime);
+    runtimes.push_back(instances_.back()->runtime.get());
   }
   publisher_ = std::make_unique<Instance>(scheduler_, "publisher");
   FaultHooks hooks;
@@ -67,31 +67,41 @@ World::World(const SimCase& c, WorldOptions options)
   injector_ = std::make_unique<FaultInjector>(scheduler_, runtimes, server_clock_, observer_.get(),
                                               std::move(hooks));
   injector_->set_server(&gate_);
+  injector_->set_replace_hook(
+      [this](std::uint32_t i, std::uint64_t resume_ms) { return replace(i, resume_ms); });
 }
 
 World::~World() {
   // Frames first (they point into the incarnations), then the objects they pointed at.
-  for (auto& instance : instances_) instance->runtime.crash();
-  publisher_->runtime.crash();
+  for (auto& instance : instances_) instance->runtime->crash();
+  for (auto& old : replaced_) old->runtime->crash();
+  publisher_->runtime->crash();
   for (auto& instance : instances_) instance->live.reset();
+  for (auto& old : replaced_) old->live.reset();
   publisher_->live.reset();
 }
 
-void World::bring_up(std::uint32_t i) {
+void World::bring_up(std::uint32_t i, bool same_owner) {
   Instance& instance = *instances_[i];
   SEQBY_CHECK(!instance.live);
-  ++instance.incarnation;
+  if (!same_owner) ++instance.incarnation;
+  SEQBY_CHECK(instance.incarnation >= 1);
   const std::string owner = owner_id_for(i, instance.incarnation);
-  observer_->set_node(instance.runtime.name(), owner);
+  // A replacement's link draws from streams of its own (the name of an ordinary incarnation's
+  // streams is unchanged).
+  const std::string streams =
+      same_owner ? owner + "/replacement" + std::to_string(instance.replacements) : owner;
+  SimRuntime& runtime = *instance.runtime;
+  observer_->set_node(runtime.name(), owner);
   servers_.push_back(std::make_unique<StampServer>(*this, redis_, owner));
-  auto inc = std::make_unique<Incarnation>(*this, instance.runtime, *servers_.back(), owner,
-                                           rng_.derive("link/" + owner), true);
+  auto inc = std::make_unique<Incarnation>(*this, runtime, *servers_.back(), owner,
+                                           rng_.derive("link/" + streams), true);
   inc->faulty->set_enabled(link_faults_on_);
-  inc->handler = std::make_unique<TestHandler>(instance.runtime, plan_, owner);
+  inc->handler = std::make_unique<TestHandler>(runtime, plan_, owner);
   const bool previous_release = i < case_.previous_release_instances;
   SEQBY_CHECK(!previous_release || case_.variant == testing::Variant::correct);
   inc->engine = std::make_unique<Engine>(
-      instance.runtime, *inc->broker, *sink_, *inc->handler, engine_options_for(case_, owner),
+      runtime, *inc->broker, *sink_, *inc->handler, engine_options_for(case_, owner),
       previous_release ? testing::previous_release_steps()
                        : testing::make_engine_steps(case_.variant));
   instance.live = std::move(inc);
@@ -105,12 +115,56 @@ void World::tear_down(std::uint32_t i) {
   instance.live.reset();
 }
 
+SimRuntime* World::replace(std::uint32_t i, std::uint64_t resume_ms) {
+  Instance& instance = *instances_[i];
+  SEQBY_CHECK(instance.live);
+  SEQBY_CHECK(resume_ms >= scheduler_.now_ms());
+  auto old = std::make_unique<Replaced>();
+  old->runtime = std::move(instance.runtime);
+  old->live = std::move(instance.live);
+  replaced_.push_back(std::move(old));
+  const std::size_t index = replaced_.size() - 1;
+  // The old process runs a lease TTL beside its replacement after it resumes: long enough for
+  // its workers to try their fenced steps and its heartbeat to learn its leases are gone.
+  scheduler_.call_at(resume_ms + case_.engine.lease_ttl_ms,
+                     [this, index] { kill_replaced(index); });
+  ++instance.replacements;
+  instance.runtime = std::make_unique<SimRuntime>(
+      scheduler_, instance.name + "r" + std::to_string(instance.replacements));
+  bring_up(i, true);
+  return instance.runtime.get();
+}
+
+void World::kill_replaced(std::size_t index) {
+  // A kill inside a handler would leave its execution open in the history (a real process's
+  // journal has the enter without an exit too, but then a crash record ends it, and a crash
+  // record names the owner id, which the replacement shares): wait until it is out, bounded.
+  constexpr std::uint32_t kKillPostponedMax = 200;
+  constexpr std::uint64_t kKillPostponeMs = 50;
+  Replaced& old = *replaced_.at(index);
+  if (!old.live) return;
+  if (old.live->handler->calls_open() > 0 && old.kill_postponed < kKillPostponedMax) {
+    ++old.kill_postponed;
+    scheduler_.call_at(scheduler_.now_ms() + kKillPostponeMs,
+                       [this, index] { kill_replaced(index); });
+    return;
+  }
+  old.runtime->crash();
+  gate_.client_gone(old.runtime->name());
+  old.live.reset();
+}
+
 void World::set_link_faults(bool enabled) {
   link_faults_on_ = enabled;
   for (auto& instance : instances_) {
     if (!instance->live) continue;
     instance->live->faulty->set_enabled(enabled);
     for (auto& channel : instance->live->wake) channel.faulty->set_enabled(enabled);
+  }
+  for (auto& old : replaced_) {
+    if (!old->live) continue;
+    old->live->faulty->set_enabled(enabled);
+    for (auto& channel : old->live->wake) channel.faulty->set_enabled(enabled);
   }
 }
 
@@ -192,11 +246,11 @@ void World::start() {
   sink_->reserve(case_.events.size() * 8 + 1024);
   sink_->record_header();
   publisher_->live = std::make_unique<Incarnation>(
-      *this, publisher_->runtime,
+      *this, *publisher_->runtime,
       *servers_.emplace_back(std::make_unique<StampServer>(*this, redis_, std::string())),
       std::string(), rng_.derive("link/publisher"), false);
   for (std::uint32_t i = 0; i < instances_.size(); ++i) bring_up(i);
-  publisher_->runtime.spawn("publisher", publish_all());
+  publisher_->runtime->spawn("publisher", publish_all());
   injector_->apply(case_.schedule);
 }
 
@@ -221,7 +275,7 @@ void World::stop_engines() {
   for (auto& instance : instances_) {
     if (!instance->live) continue;
     done.push_back(std::make_unique<bool>(false));
-    instance->runtime.spawn("stop", stop_engine(*instance->live->engine, done.back().get()));
+    instance->runtime->spawn("stop", stop_engine(*instance->live->engine, done.back().get()));
   }
   const auto all_done = [&done] {
     return std::all_of(done.begin(), done.end(), [](const auto& d) { return *d; });
@@ -237,7 +291,7 @@ void World::run() {
 }
 
 Task<void> World::publish_all() {
-  Runtime& rt = publisher_->runtime;
+  Runtime& rt = *publisher_->runtime;
   redis::RedisBroker& broker = *publisher_->live->broker;
   for (const CaseEvent& e : case_.events) {
     const std::uint64_t now = rt.clock().now_ms();

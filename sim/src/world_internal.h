@@ -178,10 +178,23 @@ struct World::Incarnation {
 };
 
 struct World::Instance {
-  Instance(Scheduler& scheduler, std::string name) : runtime(scheduler, std::move(name)) {}
-  SimRuntime runtime;
+  Instance(Scheduler& scheduler, const std::string& name)
+      : name(name), runtime(std::make_unique<SimRuntime>(scheduler, name)) {}
+  std::string name;                     // "i0": its first runtime's name
+  std::unique_ptr<SimRuntime> runtime;  // its current process ("i0", then "i0r1", ... after a
+                                        // stall_replace)
   std::uint32_t incarnation = 0;
+  std::uint32_t replacements = 0;     // stall_replaces so far
   std::unique_ptr<Incarnation> live;  // null while down
+};
+
+// The process a stall_replace left behind: stalled, then running beside its replacement under
+// the same owner id until the world kills it (a lease TTL after it resumed, once it is not inside
+// a handler, so that its executions end in the history as they do in a real process's journal).
+struct World::Replaced {
+  std::unique_ptr<SimRuntime> runtime;
+  std::unique_ptr<Incarnation> live;  // null once killed
+  std::uint32_t kill_postponed = 0;
 };
 
 }  // namespace seqby::sim

@@ -28,8 +28,18 @@ enum class Reached : std::uint8_t {
                           // value to another's between two events
   instances_in_parallel,  // an instance entered a key while another instance was inside a
                           // different key
+  // Appended, so the situations above keep their indices:
+  same_owner_two_generations,    // a step refused (read, ack, commit FENCED, or a lost renew)
+                                 // under generation N of a unit after the SAME owner id had
+                                 // acquired it at a newer generation (a replacement process with
+                                 // one --owner-id, or an acquire whose reply was lost)
+  reap_refused_for_other_group,  // a partition was reaped by group G only after another group
+                                 // acked its last entry, which that group had been delivered
+                                 // before G had been idle past its reap time since its own ack
+                                 // of it: G's reaps in between were refused for the other group
+                                 // (count_reap_waits)
 };
-inline constexpr std::size_t kReachedCount = 9;
+inline constexpr std::size_t kReachedCount = 11;
 
 const char* reached_name(Reached what);
 // Every situation, in declaration order.
@@ -56,5 +66,13 @@ struct ReapRaces {
   std::uint64_t closest_ms = ~0ull;  // the smallest bound seen (~0: no publish after a reap)
 };
 ReapRaces count_reap_races(const std::vector<HistoryRecord>& history);
+
+// Reaps that had to wait for another group (Reached::reap_refused_for_other_group): a reap of C:K
+// by group G with detail idle_ms=I, where G acked C:K's last entry at t, and another group H read
+// that entry at or before t + I and acked it after t + I. A reap is tried once its worker has
+// been idle for I, so the tries between t + I and H's ack found H's entry in flight and were
+// refused. Times are the records' own (instance clocks), so this is a count of what a history
+// shows, not a proof of each try; a refused reap followed by a publish is not counted.
+std::uint64_t count_reap_waits(const std::vector<HistoryRecord>& history);
 
 }  // namespace seqby::properties

@@ -2,10 +2,10 @@
 // configuration one seed draws (which kinds are on, at which rate: FoundationDB's BUGGIFY /
 // swarm testing), and the explicit, timed fault schedule applied to a world of SimRuntimes.
 // Instance and server faults (crash, stall, heartbeat_stall, clock_skew, redis_clock_jump,
-// client_kill, and server_restart, server_restart_empty, script_flush, client_pause, which the
-// ServerGate of server_gate.h carries out) are schedule-driven; link and handler faults fire by
-// chance at their rate. Everything is a plain value and a pure function of the seed: no fault is
-// ever drawn from anything else.
+// client_kill, stall_replace, and server_restart, server_restart_empty, script_flush, client_pause,
+// which the ServerGate of server_gate.h carries out) are schedule-driven; link and handler faults
+// fire by chance at their rate. Everything is a plain value and a pure function of the seed: no
+// fault is ever drawn from anything else.
 #pragma once
 
 #include <array>
@@ -47,8 +47,12 @@ enum class FaultKind : std::uint8_t {
   script_flush,
   client_pause,  // CLIENT PAUSE ALL past the lease: commands queue, then run in order
   client_kill,   // CLIENT KILL of one instance's connection
+  // An instance stalls and a replacement starts at once under the SAME owner id (an operator's
+  // --owner-id, a pod name): it acquires O:N+1 while the stalled process still holds O:N. The
+  // old process resumes when the stall ends and is killed a lease TTL later (World).
+  stall_replace,
 };
-inline constexpr std::size_t kFaultKindCount = 17;
+inline constexpr std::size_t kFaultKindCount = 18;
 
 const char* fault_kind_name(FaultKind kind);
 // Returns false when `name` is not a fault kind name.
@@ -182,7 +186,8 @@ struct TimedFault {
   FaultKind kind = FaultKind::crash;
   std::uint64_t at_ms = 0;        // global virtual time it strikes
   std::uint32_t target = 0;       // instance index (unused unless fault_targets_instance)
-  std::uint64_t duration_ms = 0;  // stall, heartbeat_stall, client_pause: length; crash: downtime
+  std::uint64_t duration_ms = 0;  // stall, heartbeat_stall, stall_replace, client_pause: length;
+                                  // crash: downtime
                                   // (0: down until the liveness phase); server_restart(_empty):
                                   // how long the server is down
   std::int64_t amount_ms = 0;     // clock_skew: clock jump (signed); redis_clock_jump: jump
@@ -231,6 +236,11 @@ struct FaultHooks {
   std::function<void(std::uint32_t instance)> on_restart;
 };
 
+// What the world does for a stall_replace: starts a replacement engine under the instance's
+// current owner id in a new SimRuntime, which it returns and which stands for the instance from
+// then on; the stalled runtime (stalled until `resume_ms`) is the integrator's to end.
+using ReplaceHook = std::function<SimRuntime*(std::uint32_t instance, std::uint64_t resume_ms)>;
+
 // Applies timed faults to a world. REQUIRES: it outlives every run of the scheduler after apply().
 class FaultInjector {
  public:
@@ -242,6 +252,8 @@ class FaultInjector {
   // Where the server faults go. REQUIRES: set before a server fault is applied or injected;
   // `server` outlives the injector.
   void set_server(ServerFaultTarget* server) { server_ = server; }
+  // Where stall_replace goes; without it a stall_replace does nothing and is not counted.
+  void set_replace_hook(ReplaceHook hook) { replace_ = std::move(hook); }
 
   // Queues every fault of `schedule` at its time. REQUIRES: every target < instance count and
   // no fault in the past.
@@ -264,6 +276,7 @@ class FaultInjector {
   FaultObserver* observer_;
   FaultHooks hooks_;
   ServerFaultTarget* server_ = nullptr;
+  ReplaceHook replace_;
   std::vector<bool> down_;
   bool stopped_ = false;
 };

@@ -3,6 +3,8 @@
 // instance incarnation the chain SimRedisLink -> FaultyLink -> RedisBroker -> Engine with a
 // TestHandler. Instance faults come from the case's schedule (FaultInjector), link faults from
 // the case's rates, handler faults from the events' behaviours; every one is counted and recorded.
+// A stall_replace runs two processes under one owner id for a while: the stalled one, which
+// resumes and is killed a lease TTL later, and its replacement, which stands for the instance.
 //
 // The history it returns stands in the order the server DECIDED things (what the checker
 // assumes): a record made right after a broker reply is placed where the server ran that command,
@@ -117,14 +119,22 @@ class World {
  private:
   struct Incarnation;
   struct Instance;
+  struct Replaced;
   class Sink;
   class StampServer;
   class StampObserver;
   class InnerStampLink;
   class OuterStampLink;
 
-  void bring_up(std::uint32_t instance);
+  // A fresh engine in the instance's runtime: a new owner id, or with `same_owner` the current
+  // one (a stall_replace's replacement).
+  void bring_up(std::uint32_t instance, bool same_owner = false);
   void tear_down(std::uint32_t instance);
+  // stall_replace (FaultInjector::set_replace_hook): the instance's process, stalled until
+  // `resume_ms`, is set aside and killed later; a replacement with the same owner id starts in a
+  // new runtime, which is returned.
+  SimRuntime* replace(std::uint32_t instance, std::uint64_t resume_ms);
+  void kill_replaced(std::size_t index);
   Task<void> publish_all();
   void set_link_faults(bool enabled);
 
@@ -142,6 +152,7 @@ class World {
   std::vector<std::unique_ptr<StampServer>> servers_;  // kept to the end: late commands use them
   std::vector<std::unique_ptr<Instance>> instances_;
   std::unique_ptr<Instance> publisher_;
+  std::vector<std::unique_ptr<Replaced>> replaced_;  // kept to the end, like servers_
   std::unique_ptr<FaultInjector> injector_;
   // Per stream (category, key): from the server's view of the sink, and what must be accepted
   // in the end.
