@@ -9,8 +9,8 @@
 // - an instance over its fair share releases every extra to a newcomer;
 // - a stopped instance leaves the group's members at once;
 // - the partition-count warning fires only past partitions_warn_threshold.
-// Found by scripts/mutate (mutate/catalog.txt heartbeat-*, share-keeps-one-extra,
-// stop-keeps-membership, warn-at-threshold).
+// It kills these mutants of mutate/catalog.txt: heartbeat-*, share-keeps-one-extra,
+// stop-keeps-membership, warn-at-threshold.
 #include <gtest/gtest.h>
 
 #include <cstdio>

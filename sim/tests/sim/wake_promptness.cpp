@@ -5,8 +5,8 @@
 // exit from the event before it on its key, or its key's acquire, whichever came last. A worker
 // that starts waiting while its instance's blocking read is in flight must end that read so that
 // its stream is watched; a waiter whose stream got an entry must be woken. On the simulator's
-// World, virtual time. Found by scripts/mutate (mutate/catalog.txt waker-no-ring-for-new-waiter,
-// waker-woken-not-rung).
+// World, virtual time. It kills these mutants of mutate/catalog.txt:
+// waker-no-ring-for-new-waiter, waker-woken-not-rung.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Owner ids where one begins with the other (pod names worker-1 and worker-10, or a restarted
 // worker-1 beside worker-10): a lease is an owner's own only when its value is exactly
 // "owner:generation", so neither acquire nor acquire_many ever hands one of them the lease the
-// other holds. RedisBroker on SimRedis, call by call (found by scripts/mutate: mutate/catalog.txt
+// other holds. RedisBroker on SimRedis, call by call (it kills mutate/catalog.txt
 // acquire-owner-prefix-no-colon and acquire-many-owner-prefix-no-colon).
 #include <gtest/gtest.h>
 

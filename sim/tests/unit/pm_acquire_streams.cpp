@@ -2,7 +2,7 @@
 // for it: a value with events on order only (nothing yet on payment) is taken and served, not
 // skipped until every category has seen it; a value with no stream anywhere, or with a key of
 // another type in one category, is no unit. RedisBroker with pm_categories on SimRedis, call by
-// call (found by scripts/mutate: mutate/catalog.txt acquire-many-pm-needs-every-stream).
+// call (it kills mutate/catalog.txt acquire-many-pm-needs-every-stream).
 #include <gtest/gtest.h>
 
 #include <optional>

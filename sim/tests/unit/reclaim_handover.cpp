@@ -2,8 +2,8 @@
 // however recently they were delivered and however many there are: an entry left pending by a
 // failed handler just before its owner released the lease (a graceful stop or a rebalance) is
 // read again by the next owner at once; a long pending list is walked to its end whatever the
-// batch sizes. RedisBroker on SimRedis, call by call (found by scripts/mutate:
-// mutate/catalog.txt reclaim-min-idle-count and reclaim-one-call).
+// batch sizes. RedisBroker on SimRedis, call by call (it kills mutate/catalog.txt
+// reclaim-min-idle-count and reclaim-one-call).
 #include <gtest/gtest.h>
 
 #include <optional>

@@ -2,7 +2,7 @@
 // a stale owner's halt is refused and the halt record operators read stays the holder's; the
 // `record` handler's exit deletes only its own in-progress marker (another owner's marker is the
 // server-side evidence of an overlap); the decision journal tells a repeated ack ('again') from
-// the first. RedisBroker on SimRedis, call by call (found by scripts/mutate: mutate/catalog.txt
+// the first. RedisBroker on SimRedis, call by call (it kills mutate/catalog.txt
 // record-halt-unfenced, handler-exit-deletes-any-marker, ack-journal-again-inverted).
 #include <gtest/gtest.h>
 
