@@ -50,6 +50,15 @@ install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX) --component seqby_dev
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX) --component Unspecified
 
+# Mutation testing (README.md "Mutation testing"), never part of make test: each bug of
+# mutate/catalog.txt planted in turn in a scratch copy under /tmp, the suites run on it; the
+# table is also written to $(BUILD_DIR)/mutate.md. MUTATE_ARGS="--only ID,ID" runs a few.
+MUTATE_ARGS ?=
+.PHONY: mutate
+mutate: deps
+	@mkdir -p $(BUILD_DIR)
+	scripts/mutate --jobs $(JOBS) --markdown $(BUILD_DIR)/mutate.md $(MUTATE_ARGS)
+
 format: deps
 	@scripts/check-format --fix
 

@@ -67,3 +67,8 @@ if(TARGET seqby)
   add_test(NAME sim_seed_42_is_deterministic COMMAND seqby sim --seed 42 --check-determinism)
   set_tests_properties(sim_seed_42_is_deterministic PROPERTIES LABELS sim)
 endif()
+
+# The mutation catalog of scripts/mutate (make mutate, never part of make test) parses and each
+# entry applies exactly once to this tree, so it cannot rot silently; a bad catalog exits 2.
+add_test(NAME mutate_catalog COMMAND python3 ${CMAKE_SOURCE_DIR}/mutate/test_catalog.py)
+set_tests_properties(mutate_catalog PROPERTIES LABELS unit)

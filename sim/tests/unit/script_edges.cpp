@@ -1,0 +1,125 @@
+// Three script contracts no other test pins down, each what an operator or the harness reads:
+// a stale owner's halt is refused and the halt record operators read stays the holder's; the
+// `record` handler's exit deletes only its own in-progress marker (another owner's marker is the
+// server-side evidence of an overlap); the decision journal tells a repeated ack ('again') from
+// the first. RedisBroker on SimRedis, call by call (it kills mutate/catalog.txt
+// record-halt-unfenced, handler-exit-deletes-any-marker, ack-journal-again-inverted).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seqby/broker/redis_broker.h"
+#include "seqby/broker/script_contracts.h"
+#include "seqby/core/keyspace.h"
+#include "seqby/sim/sim_redis.h"
+#include "sim_direct.h"
+
+namespace seqby::redis {
+namespace {
+
+constexpr const char* kGroup = "billing";
+
+using seqby::testing::DirectLink;
+using seqby::testing::ManualClock;
+using seqby::testing::run_now;
+
+struct ScriptEdges : ::testing::Test {
+  ManualClock clock;
+  sim::SimRedis redis{clock};
+  DirectLink link{redis};
+  const PartitionRef partition{"order", "k0"};
+
+  static Lease acquire(RedisBroker& broker, const PartitionRef& p, const std::string& owner) {
+    auto got = run_now(broker.acquire(p, "", owner, 3000));
+    SEQBY_CHECK(got.ok() && got.value().has_value());
+    return *got.value();
+  }
+  std::map<std::string, std::string> hash(const std::string& key) {
+    Reply r = redis.execute({"HGETALL", key});
+    std::map<std::string, std::string> out;
+    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+      out[r.elements[i].str] = r.elements[i + 1].str;
+    }
+    return out;
+  }
+};
+
+TEST_F(ScriptEdges, AStaleOwnersHaltIsRefusedAndTheHaltRecordStaysTheHolders) {
+  RedisBroker broker{link};
+  const std::string e1 = run_now(broker.publish(partition, "created", "{\"seq\":1}")).value();
+  const Lease stale = acquire(broker, partition, "a");
+  clock.advance(3001);
+  const Lease holder = acquire(broker, partition, "b");
+  ASSERT_TRUE(run_now(broker.record_halt(holder, kGroup, e1, "poison", 4)).ok());
+
+  const Status refused = run_now(broker.record_halt(stale, kGroup, e1, "timeout", 9));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), Errc::fenced);
+  const std::map<std::string, std::string> halt = hash(halt_key_name(partition, kGroup));
+  EXPECT_EQ(halt.at("owner"), holder.token());
+  EXPECT_EQ(halt.at("reason"), "poison");
+  EXPECT_EQ(halt.at("delivery_count"), "4");
+}
+
+TEST_F(ScriptEdges, AHandlerExitDeletesItsOwnMarkerOnlyNeverAnotherOwners) {
+  RedisBroker broker{link};
+  const std::string marker = inprogress_key_name(partition, kGroup);
+  script::HandlerEnter::Args enter{marker, "a:e1", "a", 3000, "e1"};
+  auto entered = run_now(
+      broker.run_script(script::HandlerEnter::name, script::encode<script::HandlerEnter>(enter)));
+  ASSERT_TRUE(script::decode_reply<script::HandlerEnter>(entered).ok());
+
+  // b (overlapping, under a lease of its own) ends its execution: a's marker stays.
+  script::HandlerExit::Args other{marker, "b:e2", "e2", "ok"};
+  auto exited = run_now(
+      broker.run_script(script::HandlerExit::name, script::encode<script::HandlerExit>(other)));
+  Result<bool> deleted = script::decode_reply<script::HandlerExit>(exited);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_FALSE(deleted.value());
+  EXPECT_EQ(redis.execute({"GET", marker}).str, "a:e1");
+
+  script::HandlerExit::Args own{marker, "a:e1", "e1", "ok"};
+  auto own_exit = run_now(
+      broker.run_script(script::HandlerExit::name, script::encode<script::HandlerExit>(own)));
+  Result<bool> own_deleted = script::decode_reply<script::HandlerExit>(own_exit);
+  ASSERT_TRUE(own_deleted.ok());
+  EXPECT_TRUE(own_deleted.value());
+  EXPECT_EQ(redis.execute({"EXISTS", marker}).integer, 0);
+}
+
+TEST_F(ScriptEdges, TheJournalTellsARepeatedAckFromTheFirst) {
+  RedisBrokerOptions options;
+  options.journal_maxlen = 1000;
+  options.journal_group = kGroup;
+  RedisBroker broker{link, options};
+  const std::string e1 = run_now(broker.publish(partition, "created", "{\"seq\":1}")).value();
+  ASSERT_TRUE(run_now(broker.ensure_group(partition, kGroup)).ok());
+  const Lease a = acquire(broker, partition, "a");
+  auto read = run_now(broker.fenced_read(a, kGroup, ReadFrom::new_entries));
+  ASSERT_TRUE(read.ok() && read.value().has_value());
+  ASSERT_TRUE(run_now(broker.fenced_ack(a, kGroup, e1)).ok());
+  ASSERT_TRUE(run_now(broker.fenced_ack(a, kGroup, e1)).ok());  // a lost reply, sent again
+
+  std::vector<std::string> ack_details;
+  Reply journal = redis.execute({"XRANGE", journal_stream_name(partition), "-", "+"});
+  for (const Reply& entry : journal.elements) {
+    ASSERT_EQ(entry.elements.size(), 2u);
+    std::map<std::string, std::string> fields;
+    const Reply& flat = entry.elements[1];
+    for (std::size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
+      fields[flat.elements[i].str] = flat.elements[i + 1].str;
+    }
+    if (fields["op"] == "ack") {
+      EXPECT_EQ(fields["event"], e1);
+      ack_details.push_back(fields["detail"]);
+    }
+  }
+  const std::vector<std::string> expected{"", "again"};
+  EXPECT_EQ(ack_details, expected);
+}
+
+}  // namespace
+}  // namespace seqby::redis
