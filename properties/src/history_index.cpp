@@ -163,11 +163,17 @@ void HistoryIndex::on_exit(const HistoryRecord& r) {
   step_.unit = unit_of(r);
   if (step_.unit < 0) return;
   IndexedUnit& unit = units_[step_.unit];
-  for (std::size_t i = unit.open.size(); i-- > 0;) {
-    const HistoryRecord& enter = (*history_)[executions_[unit.open[i]].enter];
-    if (enter.node == r.node && same_event(enter, r)) {
-      end_execution(unit, i);
-      return;
+  // Two processes may run under one owner id (a replacement started with the same --owner-id
+  // while the old one is stalled), both inside the same event: an exit ends the enter of its own
+  // generation. Only a record without that match falls back to the node's latest enter.
+  for (const bool same_generation : {true, false}) {
+    for (std::size_t i = unit.open.size(); i-- > 0;) {
+      const HistoryRecord& enter = (*history_)[executions_[unit.open[i]].enter];
+      if (enter.node == r.node && same_event(enter, r) &&
+          (!same_generation || enter.generation == r.generation)) {
+        end_execution(unit, i);
+        return;
+      }
     }
   }
   note("exit #" + std::to_string(r.index) + " by " + r.node + " of event " + r.event_id +

@@ -52,6 +52,36 @@ TEST(CheckerExclusion, OverlapWithAStaleExecutionIsCountedApartNotAViolation) {
   EXPECT_EQ(report.stale_overlaps[0].witnesses, overlap);
 }
 
+// Two processes under one owner id (a replacement started with the same --owner-id while the
+// old one stalls) inside the same event at two generations: the replacement's exit ends ITS
+// enter, not the stalled process's later one, so its next event does not seem to overlap it.
+TEST(CheckerExclusion, AnExitEndsTheEnterOfItsOwnGenerationUnderOneOwnerId) {
+  const Lease old_process{"pod", "orders", "A", "billing", 1};
+  const Lease replacement{"pod", "orders", "A", "billing", 2};
+  HistoryBuilder h;
+  h.publish("orders", "A", "1-0");
+  h.publish("orders", "A", "2-0");
+  h.acquire(old_process);
+  h.read(old_process, "1-0");  // then it stalls before entering
+  h.acquire(replacement);
+  h.read(replacement, "1-0");
+  h.enter(replacement, "1-0");
+  h.commit(replacement, "1-0", 1);
+  h.enter(old_process, "1-0");  // resumed: stale, its lease moved before it entered
+  h.exit(replacement, "1-0");
+  h.ack(replacement, "1-0");
+  h.read(replacement, "2-0");
+  h.enter(replacement, "2-0");
+  h.event_op(HistoryOp::commit_fenced, old_process, "1-0", 1);
+  h.event_op(HistoryOp::exit, old_process, "1-0", -1, "failed: commit fenced");
+  h.commit(replacement, "2-0", 2);
+  h.exit(replacement, "2-0");
+  h.ack(replacement, "2-0");
+  const CheckReport report = check(h);
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.stale_overlaps, 1u) << render_report_text(report);
+}
+
 TEST(CheckerExclusion, StaleExecutionThatThenCommitsIsAViolation) {
   HistoryBuilder h;
   W witnesses = stall_and_takeover(h);

@@ -58,7 +58,7 @@ TEST(CaseFiles, MalformedFieldsNameFileFieldAndProblem) {
             "client_pause, clock_skew, connection_reset, crash, handler_poison, "
             "handler_transient, heartbeat_stall, latency, redis_clock_jump, reply_lost, "
             "request_lost, script_flush, server_restart, server_restart_empty, slow_handler, "
-            "stall)");
+            "stall, stall_replace)");
   EXPECT_EQ(load_edited([](auto& j) {
               j["events"][1]["seq"] = 5;
             }).rfind("case.json: field 'events[1].seq': expected ", 0),
