@@ -1,5 +1,7 @@
 #include "seqby/core/keyspace.h"
 
+#include "seqby/core/hash_slot.h"
+
 namespace seqby {
 namespace {
 
@@ -26,19 +28,6 @@ std::string tagged(std::string_view s) {
   return out;
 }
 
-// CRC16-CCITT (XMODEM), polynomial 0x1021, initial 0: Redis Cluster's key hash (cluster.c).
-std::uint16_t crc16(std::string_view bytes) {
-  std::uint16_t crc = 0;
-  for (const char c : bytes) {
-    crc ^= static_cast<std::uint16_t>(static_cast<unsigned char>(c)) << 8;
-    for (int bit = 0; bit < 8; ++bit) {
-      crc = (crc & 0x8000) != 0 ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021)
-                                : static_cast<std::uint16_t>(crc << 1);
-    }
-  }
-  return crc;
-}
-
 }  // namespace
 
 const char* key_layout_name(KeyLayout layout) {
@@ -57,15 +46,28 @@ std::optional<KeyLayout> parse_key_layout(std::string_view name) {
   return std::nullopt;
 }
 
-std::uint16_t key_hash_slot(std::string_view key) {
-  const std::size_t open = key.find('{');
-  if (open != std::string_view::npos) {
-    const std::size_t close = key.find('}', open + 1);
-    if (close != std::string_view::npos && close > open + 1) {
-      key = key.substr(open + 1, close - open - 1);
+std::uint16_t crc16_xmodem(std::string_view data) {
+  std::uint16_t crc = 0;
+  for (const char c : data) {
+    crc ^= static_cast<std::uint16_t>(static_cast<unsigned char>(c)) << 8;
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = (crc & 0x8000) != 0 ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021)
+                                : static_cast<std::uint16_t>(crc << 1);
     }
   }
-  return static_cast<std::uint16_t>(crc16(key) & (kHashSlotCount - 1));
+  return crc;
+}
+
+std::string_view hash_tag(std::string_view key) {
+  const std::size_t open = key.find('{');
+  if (open == std::string_view::npos) return key;
+  const std::size_t close = key.find('}', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return key;
+  return key.substr(open + 1, close - open - 1);
+}
+
+std::uint16_t key_hash_slot(std::string_view key) {
+  return static_cast<std::uint16_t>(crc16_xmodem(hash_tag(key)) & (kHashSlotCount - 1));
 }
 
 std::string partition_stream_name(std::string_view category, std::string_view key,

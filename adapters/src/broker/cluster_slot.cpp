@@ -240,28 +240,8 @@ bool keys_of(const Command& command, const CommandSpec& spec, std::vector<std::s
 
 }  // namespace
 
-std::uint16_t crc16_xmodem(std::string_view data) {
-  std::uint16_t crc = 0;
-  for (char c : data) {
-    crc ^= static_cast<std::uint16_t>(static_cast<unsigned char>(c)) << 8;
-    for (int bit = 0; bit < 8; ++bit) {
-      crc = (crc & 0x8000) != 0 ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021)
-                                : static_cast<std::uint16_t>(crc << 1);
-    }
-  }
-  return crc;
-}
-
-std::string_view hash_tag(std::string_view key) {
-  const std::size_t open = key.find('{');
-  if (open == std::string_view::npos) return key;
-  const std::size_t close = key.find('}', open + 1);
-  if (close == std::string_view::npos || close == open + 1) return key;
-  return key.substr(open + 1, close - open - 1);
-}
-
 std::uint16_t key_slot(std::string_view key) {
-  const std::uint16_t slot = crc16_xmodem(hash_tag(key)) % kClusterSlotCount;
+  const std::uint16_t slot = key_hash_slot(key);
   SEQBY_CHECK(slot < kClusterSlotCount);
   return slot;
 }

@@ -11,20 +11,15 @@
 #include <vector>
 
 #include "seqby/broker/reply.h"
+#include "seqby/core/hash_slot.h"
+#include "seqby/core/keyspace.h"
 
 namespace seqby::redis {
 
-inline constexpr std::uint16_t kClusterSlotCount = 16384;
+inline constexpr std::uint16_t kClusterSlotCount = kHashSlotCount;
 
-// CRC16-CCITT XMODEM (polynomial 0x1021, initial value 0, no reflection), Redis Cluster's key
-// hash: crc16("123456789") == 0x31C3.
-std::uint16_t crc16_xmodem(std::string_view data);
-
-// The part of `key` that is hashed: between the first '{' and the first '}' after it when that
-// is not empty, else the whole key ("{user1000}.following" -> "user1000", "foo{}{bar}" -> all).
-std::string_view hash_tag(std::string_view key);
-
-// The hash slot of `key`: crc16_xmodem(hash_tag(key)) % 16384, what CLUSTER KEYSLOT answers.
+// The hash slot of `key`, what CLUSTER KEYSLOT answers: key_hash_slot (seqby/core/keyspace.h),
+// CRC16 XMODEM of its hash tag (seqby/core/hash_slot.h) modulo 16384.
 std::uint16_t key_slot(std::string_view key);
 
 // Where a command goes on a cluster.
