@@ -409,6 +409,32 @@ bool RedisCluster::wait_healthy(std::uint64_t limit_ms) {
   return healthy;
 }
 
+bool RedisCluster::wait_replicated(std::uint16_t master, std::uint64_t limit_ms) {
+  auto offset_of = [](std::uint16_t port, const std::string& field) -> long long {
+    Result<redis::Reply> info = run(port, {"INFO", "replication"});
+    if (!info.ok() || info.value().is_error()) return -1;
+    const std::string value = info_field(info.value().str, field);
+    return value.empty() ? -1 : std::atoll(value.c_str());
+  };
+  const long long written = offset_of(master, "master_repl_offset");
+  const std::vector<std::uint16_t> replicas = replicas_of(master);
+  if (written < 0 || replicas.empty()) {
+    error_ = "127.0.0.1:" + std::to_string(master) +
+             (written < 0 ? " does not say its master_repl_offset" : " has no replica");
+    return false;
+  }
+  return wait_until(
+      [&] {
+        for (std::uint16_t replica : replicas) {
+          if (offset_of(replica, "slave_repl_offset") < written) return false;
+        }
+        return true;
+      },
+      limit_ms,
+      "the replicas of 127.0.0.1:" + std::to_string(master) + " to reach offset " +
+          std::to_string(written));
+}
+
 bool RedisCluster::wait_until(const std::function<bool()>& done, std::uint64_t limit_ms,
                               const std::string& what) {
   if (wait_for(done, limit_ms, kPollMs)) return true;

@@ -76,6 +76,12 @@ class RedisCluster {
   std::vector<std::uint16_t> masters();
   std::vector<std::uint16_t> replicas_of(std::uint16_t master);
 
+  // Until every replica of `master` has applied every write the master had made when called
+  // (its INFO replication slave_repl_offset reaches the master's master_repl_offset), within
+  // `limit_ms`. A WAIT on a fresh connection cannot say so: WAIT counts only the writes of its own
+  // connection, and a connection that wrote nothing is answered at once.
+  bool wait_replicated(std::uint16_t master, std::uint64_t limit_ms);
+
   // SIGKILLs node `port` and reaps it (a crash); it stays down.
   void kill(std::uint16_t port);
 

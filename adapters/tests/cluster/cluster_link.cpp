@@ -369,7 +369,7 @@ TEST(ClusterLink, FollowsAFailoverByClusterFailover) {
   const std::vector<std::uint16_t> replicas = cluster.replicas_of(master);
   ASSERT_EQ(replicas.size(), 1u);
   const std::uint16_t replica = replicas.front();
-  ASSERT_EQ(RedisCluster::run(master, {"WAIT", "1", "5000"}).value(), Reply::of_int(1));
+  ASSERT_TRUE(cluster.wait_replicated(master, 10000)) << cluster.error();
 
   // A manual failover the master does not complete in time (5 s) is given up by the replica:
   // asked again, up to 4 times, while the replica is still one.
@@ -416,7 +416,7 @@ TEST(ClusterLink, AKilledMasterIsReportedNotRetriedThenItsPromotedReplicaServes)
   ASSERT_EQ(run_on(runtime, link, {"SET", key, "replicated"}).value(), Reply::status("OK"));
   const std::uint16_t master = cluster.master_of_slot(slot).value();
   const std::uint16_t replica = cluster.replicas_of(master).at(0);
-  ASSERT_EQ(RedisCluster::run(master, {"WAIT", "1", "5000"}).value(), Reply::of_int(1));
+  ASSERT_TRUE(cluster.wait_replicated(master, 10000)) << cluster.error();
 
   cluster.kill(master);
   // The connection to the dead master is lost: the command is reported, never sent elsewhere.
@@ -441,7 +441,7 @@ TEST(ClusterLink, AKilledMasterIsReportedNotRetriedThenItsPromotedReplicaServes)
       },
       30000, "the replica 127.0.0.1:" + std::to_string(replica) + " to serve " + key))
       << cluster.error() << "; link stats: refreshes " << link.stats().refreshes;
-  EXPECT_EQ(*served, Reply::bulk("replicated"));  // WAIT made it reach the replica
+  EXPECT_EQ(*served, Reply::bulk("replicated"));  // it had reached the replica
   EXPECT_EQ(link.node_of_slot(slot), address(replica));
   // The INCR that was reported as lost did not run on the new master.
   EXPECT_EQ(run_on(runtime, link, {"GET", "kill:{k}n"}).value(), Reply::nil());
