@@ -40,6 +40,7 @@ struct PublishOptions {
   std::string history_stream;
   std::uint64_t journal_maxlen = 0;  // > 0: the publish script journals each publish
   std::string key_layout = "flat";   // flat | cluster (RedisBrokerOptions::key_layout)
+  Durability durability;             // --wait-replicas, --wait-timeout-ms
 };
 
 JsonValue field_value(const std::string& text) {
@@ -144,6 +145,8 @@ int run_publish(PublishOptions o) {
   redis::HiredisLink link(runtime, config.value());
   redis::RedisBrokerOptions broker_options;
   broker_options.key_layout = *key_layout;
+  broker_options.wait_replicas = o.durability.wait_replicas;
+  broker_options.wait_timeout_ms = o.durability.wait_timeout_ms;
   redis::RedisBroker broker(link, broker_options);
   const PartitionRef partition{o.category, o.key, *key_layout};
   for (std::uint32_t i = 0; i < o.count; ++i) {
@@ -178,6 +181,7 @@ void add_publish_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "publish", "Publish events to partition C:K and add K to C:__partitions__");
   add_redis_option(cmd, options->redis_url);
+  add_durability_options(cmd, options->durability);
   add_category_option(cmd, options->category);
   CLI::Option* key = cmd->add_option("--key", options->key, "The partition key K")->type_name("K");
   cmd->add_option("--key-field", options->key_field,

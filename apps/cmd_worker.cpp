@@ -70,6 +70,7 @@ struct WorkerOptions {
   std::string metrics_addr;                   // HOST:PORT of /metrics, /healthz, /readyz; "": none
   std::string log_format = "text";            // text | json
   std::string key_layout = "flat";            // flat | cluster (RedisBrokerOptions::key_layout)
+  Durability durability;                      // --wait-replicas, --wait-timeout-ms
 };
 
 // How often the loop samples its figures (and tells /healthz it answers), and reads pending and
@@ -397,6 +398,8 @@ int run_worker(const WorkerOptions& o) {
     broker_options.journal_maxlen = o.journal_maxlen;
     broker_options.journal_group = o.group;
     broker_options.key_layout = *key_layout;
+    broker_options.wait_replicas = o.durability.wait_replicas;
+    broker_options.wait_timeout_ms = o.durability.wait_timeout_ms;
     if (o.process_manager) broker_options.pm_categories = o.categories;
     broker_options.on_no_partition = [&log](const PartitionRef& unit, const std::string& why) {
       log_no_partition(log, unit, why);
@@ -462,6 +465,10 @@ int run_worker(const WorkerOptions& o) {
              " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
              (o.journal_maxlen > 0 ? " journal_maxlen=" + std::to_string(o.journal_maxlen)
                                    : " history_stream=" + o.history_stream) +
+             (o.durability.wait_replicas > 0
+                  ? " wait_replicas=" + std::to_string(o.durability.wait_replicas) +
+                        " wait_timeout_ms=" + std::to_string(o.durability.wait_timeout_ms)
+                  : "") +
              " variant=" + std::string(testing::variant_name(variant)) +
              (metrics_server ? " metrics_addr=" + metrics_server->address().text() : ""));
     std::atomic<bool> sampling_stop{false};
@@ -549,6 +556,7 @@ void add_worker_command(CLI::App& app, int& exit_code) {
       "Run one real engine instance: own partitions of a category and process them, or with "
       "--process-manager own correlation values across several categories");
   add_redis_option(cmd, options->redis_url);
+  add_durability_options(cmd, options->durability);
   cmd->add_option("--category", options->categories,
                   "The stream category C (repeat it for a process manager's categories)")
       ->type_name("C")

@@ -59,4 +59,19 @@ CLI::Option* add_category_option(CLI::App* command, std::string& category) {
       ->required();
 }
 
+void add_durability_options(CLI::App* command, Durability& durability) {
+  command
+      ->add_option("--wait-replicas", durability.wait_replicas,
+                   "After every publish, lease acquire and commit, WAIT until N replicas have its "
+                   "writes; one not acknowledged in time is reported as failed, since a failover "
+                   "may lose it (docs/ARCHITECTURE.md \"What a failover keeps\"; 0, the "
+                   "default: off)")
+      ->type_name("N");
+  command
+      ->add_option("--wait-timeout-ms", durability.wait_timeout_ms,
+                   "How long each WAIT of --wait-replicas waits (default 1000)")
+      ->type_name("MS")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{3'600'000}));
+}
+
 }  // namespace seqby::apps

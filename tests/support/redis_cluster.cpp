@@ -327,6 +327,13 @@ void RedisCluster::kill(std::uint16_t port) {
   }
 }
 
+bool RedisCluster::signal(std::uint16_t port, int signal) {
+  for (Node& node : nodes_) {
+    if (node.port == port && !node.killed) return node.process.send(signal);
+  }
+  return false;
+}
+
 std::string RedisCluster::why_unhealthy() {
   std::string slots_seen;
   std::uint16_t slots_seen_port = 0;

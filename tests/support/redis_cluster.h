@@ -84,6 +84,8 @@ class RedisCluster {
 
   // SIGKILLs node `port` and reaps it (a crash); it stays down.
   void kill(std::uint16_t port);
+  // Sends `signal` to node `port` by pid (SIGSTOP, SIGCONT: a stall); false when it is not running.
+  bool signal(std::uint16_t port, int signal);
 
   // Every live node: cluster_state:ok, 16384 slots assigned and ok, and every live replica's
   // master link up, within `limit_ms`; otherwise false with error() naming what was not so.

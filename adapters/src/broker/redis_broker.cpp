@@ -31,10 +31,27 @@ CapabilitySet RedisBroker::capabilities() const {
 }
 
 Task<Result<Reply>> RedisBroker::eval(const char* source, const ScriptCall& call,
-                                      std::string_view sha) {
+                                      std::string_view sha, std::string_view name, bool durable) {
   Command command =
       sha.empty() ? eval_command("EVAL", source, call) : eval_command("EVALSHA", sha, call);
-  co_return co_await link_.execute(std::move(command));
+  if (!durable || options_.wait_replicas == 0) co_return co_await link_.execute(std::move(command));
+  const std::uint32_t wanted = options_.wait_replicas;
+  Result<ReplicatedReply> waited =
+      co_await link_.execute_replicated(std::move(command), wanted, options_.wait_timeout_ms);
+  if (!waited.ok()) co_return waited.error();
+  ReplicatedReply& out = waited.value();
+  // An error reply decided nothing worth keeping (NOSCRIPT is run again by run_script).
+  if (out.reply.is_error() || out.replicas >= static_cast<std::int64_t>(wanted)) {
+    co_return std::move(out.reply);
+  }
+  const std::string acknowledged = out.replicas < 0
+                                       ? "no WAIT reply (" + out.wait_error + ")"
+                                       : std::to_string(out.replicas) + " of the " +
+                                             std::to_string(wanted) + " replicas asked within " +
+                                             std::to_string(options_.wait_timeout_ms) + " ms";
+  co_return make_error(Errc::timeout, std::string(name) +
+                                          " ran on the master but its writes have " + acknowledged +
+                                          " (the durability option): a failover may lose them");
 }
 
 std::size_t RedisBroker::script_index(std::string_view name) {
@@ -52,6 +69,11 @@ std::size_t RedisBroker::script_index(std::string_view name) {
 }
 
 Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall call) {
+  Result<Reply> reply = co_await run_script(name, std::move(call), /*durable=*/false);
+  co_return reply;
+}
+
+Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall call, bool durable) {
   // By index, never by reference: scripts_ may grow while this call waits for a reply.
   const std::size_t index = script_index(name);
   const char* source = scripts_[index].source;
@@ -70,13 +92,14 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
       }
     }
     if (!sha.empty()) {
-      Result<Reply> reply = co_await eval(source, call, sha);
+      Result<Reply> reply = co_await eval(source, call, sha, name, durable);
       if (!reply.ok() || !reply.value().is_error_with("NOSCRIPT")) co_return reply;
       // The server lost its script cache: EVAL now, load again next time.
       scripts_[index].sha.clear();
     }
   }
-  co_return co_await eval(source, call, {});
+  Result<Reply> reply = co_await eval(source, call, {}, name, durable);
+  co_return reply;
 }
 
 PartitionRef RedisBroker::laid_out(const PartitionRef& partition) const {
@@ -117,7 +140,7 @@ Task<Result<std::string>> RedisBroker::publish(const PartitionRef& given, std::s
     args.journal.key = partition.key;
   }
   ScriptCall call = script::encode<script::Publish>(std::move(args));
-  Result<Reply> reply = co_await run_script(script::Publish::name, std::move(call));
+  Result<Reply> reply = co_await run_script(script::Publish::name, std::move(call), true);
   co_return script::decode_reply<script::Publish>(reply);
 }
 
@@ -194,7 +217,7 @@ Task<Result<std::optional<Lease>>> RedisBroker::acquire(const PartitionRef& give
                              std::string(owner_id), ttl_ms};
   args.journal = journal_of(Lease{partition, std::string(scope), std::string(owner_id), 0, ""});
   ScriptCall call = script::encode<script::Acquire>(std::move(args));
-  Result<Reply> reply = co_await run_script(script::Acquire::name, std::move(call));
+  Result<Reply> reply = co_await run_script(script::Acquire::name, std::move(call), true);
   Result<std::optional<std::uint64_t>> generation = script::decode_reply<script::Acquire>(reply);
   if (!generation.ok()) co_return generation.error();
   if (!generation.value().has_value()) co_return std::optional<Lease>();

@@ -22,7 +22,7 @@ Task<Result<std::string>> RedisBroker::publish_across_slots(const PartitionRef& 
   script::PublishIntent::Args intent{partition.index(), publishing, partition.key};
   ScriptCall intent_call = script::encode<script::PublishIntent>(std::move(intent));
   Result<Reply> intent_reply =
-      co_await run_script(script::PublishIntent::name, std::move(intent_call));
+      co_await run_script(script::PublishIntent::name, std::move(intent_call), true);
   Result<std::int64_t> open = script::decode_reply<script::PublishIntent>(intent_reply);
   if (!open.ok()) co_return open.error();
   SEQBY_CHECK(open.value() >= 1);
@@ -37,7 +37,7 @@ Task<Result<std::string>> RedisBroker::publish_across_slots(const PartitionRef& 
   }
   ScriptCall append_call = script::encode<script::PublishAppend>(std::move(append));
   Result<Reply> append_reply =
-      co_await run_script(script::PublishAppend::name, std::move(append_call));
+      co_await run_script(script::PublishAppend::name, std::move(append_call), true);
   // No answer: the entry may still arrive, on another node's connection, after anything sent
   // now; the intent stays open (the key is never reaped until an operator closes it).
   if (!append_reply.ok()) co_return append_reply.error();
@@ -46,7 +46,8 @@ Task<Result<std::string>> RedisBroker::publish_across_slots(const PartitionRef& 
   // P2: the entry exists (or the append was refused and never will): close this intent, once.
   script::PublishDone::Args done{publishing, partition.key};
   ScriptCall done_call = script::encode<script::PublishDone>(std::move(done));
-  Result<Reply> done_reply = co_await run_script(script::PublishDone::name, std::move(done_call));
+  Result<Reply> done_reply =
+      co_await run_script(script::PublishDone::name, std::move(done_call), true);
   // A lost answer leaves the count one too high: safe (the key stays unreapable), never re-sent.
   (void)done_reply;
   co_return id;

@@ -83,7 +83,7 @@ Task<Result<CommitReply>> RedisBroker::fenced_commit(const Lease& lease, std::st
                journal_of(lease)};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
   ScriptCall call = script::encode<S>(std::move(args));
-  Result<Reply> reply = co_await run_script(name, std::move(call));
+  Result<Reply> reply = co_await run_script(name, std::move(call), /*durable=*/true);
   co_return script::decode_reply<S>(reply);
 }
 

@@ -126,7 +126,7 @@ Task<Result<std::vector<std::optional<Lease>>>> RedisBroker::acquire_many(
         args.keys.push_back(std::move(stream));
     }
     ScriptCall call = script::encode<S>(std::move(args));
-    Result<Reply> reply = co_await run_script(S::name, std::move(call));
+    Result<Reply> reply = co_await run_script(S::name, std::move(call), /*durable=*/true);
     Result<S::Out> generations = script::decode_reply<S>(reply);
     if (!generations.ok()) co_return generations.error();
     if (generations.value().size() > end - begin) {

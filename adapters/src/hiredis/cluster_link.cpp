@@ -49,6 +49,9 @@ class FlagGuard {
   bool* flag_;
 };
 
+// A reply with no WAIT asked, or none run (the command was redirected or refused here).
+ReplicatedReply replied(Reply reply) { return ReplicatedReply{std::move(reply), -1, ""}; }
+
 }  // namespace
 
 ClusterLink::ClusterLink(RealRuntime& runtime, RedisConfig seed, ClusterLinkOptions options)
@@ -79,17 +82,43 @@ Task<Result<Reply>> ClusterLink::execute(Command command) {
   }
   // A command without keys goes to the master of slot 0 (any master would do).
   const std::uint16_t slot = route.kind == CommandRoute::Kind::slot ? route.slot : 0;
-  Result<Reply> reply = co_await execute_on_slot(std::move(command), slot);
+  Result<ReplicatedReply> reply = co_await execute_on_slot(std::move(command), slot, {});
+  if (!reply.ok()) co_return reply.error();
+  co_return std::move(reply).value().reply;
+}
+
+// As execute, for one slot's command only: the WAIT goes with the command to the node that runs
+// it, on the same connection (after a MOVED or an ASK, to the node redirected to).
+Task<Result<ReplicatedReply>> ClusterLink::execute_replicated(Command command,
+                                                              std::uint32_t replicas,
+                                                              std::uint64_t timeout_ms) {
+  SEQBY_CHECK(runtime_.on_loop());
+  CommandRoute route = route_command(command);
+  if (route.kind == CommandRoute::Kind::refused) {
+    ++stats_.refused;
+    co_return replied(Reply::error(std::move(route.refusal)));
+  }
+  if (route.kind != CommandRoute::Kind::slot) {
+    co_return make_error(Errc::invalid, "WAIT after " + upper(command.front()) +
+                                            ": the durability option waits after a command of "
+                                            "one slot only (it names no key, or is sent to every "
+                                            "master)");
+  }
+  Status ready = co_await ensure_map();
+  if (!ready.ok()) co_return ready.error();
+  Result<ReplicatedReply> reply =
+      co_await execute_on_slot(std::move(command), route.slot, WaitAsk{replicas, timeout_ms});
   co_return reply;
 }
 
-Task<Result<Reply>> ClusterLink::execute_on_slot(Command command, std::uint16_t slot) {
+Task<Result<ReplicatedReply>> ClusterLink::execute_on_slot(Command command, std::uint16_t slot,
+                                                           std::optional<WaitAsk> wait) {
   SEQBY_CHECK(slot < kClusterSlotCount);
   if (slot_owner_[slot] == kNoOwner) {
-    co_return Reply::error(
-        "CLUSTERDOWN Hash slot not served (seqby cluster link: no master "
-        "serves slot " +
-        std::to_string(slot) + " in the last slot map; not sent)");
+    co_return replied(
+        Reply::error("CLUSTERDOWN Hash slot not served (seqby cluster link: no master "
+                     "serves slot " +
+                     std::to_string(slot) + " in the last slot map; not sent)"));
   }
   std::string address = nodes_[slot_owner_[slot]].address;
   bool asking = false;
@@ -100,7 +129,7 @@ Task<Result<Reply>> ClusterLink::execute_on_slot(Command command, std::uint16_t 
   const std::string name = upper(command.front());
   for (;;) {
     const bool asked_here = asking;
-    Result<Reply> result = co_await send(address, command, asking);
+    Result<ReplicatedReply> result = co_await send_on(address, command, asking, wait);
     asking = false;
     if (!result.ok()) {
       // It may have run: passed on as it is, and the map is read again before the next command.
@@ -108,14 +137,14 @@ Task<Result<Reply>> ClusterLink::execute_on_slot(Command command, std::uint16_t 
       mark_stale();
       co_return result;
     }
-    const Reply& reply = result.value();
+    const Reply& reply = result.value().reply;
     if (!reply.is_error()) co_return result;
 
     if (std::optional<Redirection> redirect = parse_redirect(reply); redirect.has_value()) {
       // MOVED and ASK: the node did not run the command.
       if (redirects >= options_.redirects_max) {
-        co_return Reply::error(reply.str + " (seqby cluster link: still redirected after " +
-                               std::to_string(redirects) + " redirections; not run)");
+        co_return replied(Reply::error(reply.str + " (seqby cluster link: still redirected after " +
+                                       std::to_string(redirects) + " redirections; not run)"));
       }
       ++redirects;
       Result<std::size_t> target = node_index(redirect->address);
@@ -134,9 +163,9 @@ Task<Result<Reply>> ClusterLink::execute_on_slot(Command command, std::uint16_t 
     if (reply.is_error_with("TRYAGAIN")) {
       // A multi-key command on a slot being migrated while its keys are split: it did not run.
       if (tryagains >= options_.tryagain_count_max) {
-        co_return Reply::error(reply.str + " (seqby cluster link: gave up after " +
-                               std::to_string(tryagains + 1) + " tries while slot " +
-                               std::to_string(slot) + " is migrating; not run)");
+        co_return replied(Reply::error(reply.str + " (seqby cluster link: gave up after " +
+                                       std::to_string(tryagains + 1) + " tries while slot " +
+                                       std::to_string(slot) + " is migrating; not run)"));
       }
       ++tryagains;
       ++stats_.tryagain;
@@ -234,18 +263,33 @@ Task<Result<std::vector<std::pair<std::string, Reply>>>> ClusterLink::execute_on
 
 Task<Result<Reply>> ClusterLink::send(const std::string& address, const Command& command,
                                       bool asking) {
+  Result<ReplicatedReply> reply = co_await send_on(address, command, asking, {});
+  if (!reply.ok()) co_return reply.error();
+  co_return std::move(reply).value().reply;
+}
+
+Task<Result<ReplicatedReply>> ClusterLink::send_on(const std::string& address,
+                                                   const Command& command, bool asking,
+                                                   std::optional<WaitAsk> wait) {
   Result<std::size_t> index = node_index(address);
   if (!index.ok()) co_return index.error();
   // The link, not the vector slot: nodes_ may grow while this command waits.
   HiredisLink* link = nodes_[index.value()].link.get();
-  sent_[address] += asking ? 2 : 1;
+  sent_[address] += (asking ? 2 : 1) + (wait.has_value() ? 1 : 0);
   Command copy = command;
+  if (wait.has_value()) {
+    Result<ReplicatedReply> waited = co_await link->execute_replicated(
+        std::move(copy), wait->replicas, wait->timeout_ms, asking);
+    co_return waited;
+  }
   if (asking) {
     Result<Reply> asked = co_await link->execute_asking(std::move(copy));
-    co_return asked;
+    if (!asked.ok()) co_return asked.error();
+    co_return replied(std::move(asked).value());
   }
   Result<Reply> reply = co_await link->execute(std::move(copy));
-  co_return reply;
+  if (!reply.ok()) co_return reply.error();
+  co_return replied(std::move(reply).value());
 }
 
 Task<Status> ClusterLink::ensure_map() {

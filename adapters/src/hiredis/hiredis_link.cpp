@@ -429,6 +429,38 @@ Task<Result<Reply>> HiredisLink::execute_asking(Command command) {
   co_return co_await awaiter;
 }
 
+Task<Result<ReplicatedReply>> HiredisLink::execute_replicated(Command command,
+                                                              std::uint32_t replicas,
+                                                              std::uint64_t timeout_ms) {
+  Result<ReplicatedReply> out =
+      co_await execute_replicated(std::move(command), replicas, timeout_ms, /*asking=*/false);
+  co_return out;
+}
+
+Task<Result<ReplicatedReply>> HiredisLink::execute_replicated(Command command,
+                                                              std::uint32_t replicas,
+                                                              std::uint64_t timeout_ms,
+                                                              bool asking) {
+  // Both started in this one turn: each is sent at once on the ready connection, or both wait
+  // for the same handshake and are sent in order on that connection (Impl::on_ready). A drop in
+  // between fails the WAIT: it is never sent on a connection the command was not sent on.
+  Impl::OpAwaiter first{impl_->start(std::move(command), asking)};
+  Impl::OpAwaiter wait{impl_->start(
+      Command{"WAIT", std::to_string(replicas), std::to_string(timeout_ms)}, /*asking=*/false)};
+  Result<Reply> reply = co_await first;
+  Result<Reply> waited = co_await wait;
+  if (!reply.ok()) co_return reply.error();
+  ReplicatedReply out{std::move(reply).value(), -1, ""};
+  if (!waited.ok()) {
+    out.wait_error = waited.error().message;
+  } else if (waited.value().kind == Reply::Kind::integer) {
+    out.replicas = waited.value().integer;
+  } else {
+    out.wait_error = "WAIT answered " + to_string(waited.value());
+  }
+  co_return out;
+}
+
 void HiredisLink::disconnect() { impl_->disconnect(); }
 void HiredisLink::set_connection_observer(ConnectionObserver observer) {
   impl_->set_connection_observer(std::move(observer));

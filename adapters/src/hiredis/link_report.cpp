@@ -155,6 +155,19 @@ Task<Result<Reply>> ReportingLink::execute(Command command) {
   co_return reply;
 }
 
+// A script is named by the sha an earlier SCRIPT LOAD through execute taught what_of.
+Task<Result<ReplicatedReply>> ReportingLink::execute_replicated(Command command,
+                                                                std::uint32_t replicas,
+                                                                std::uint64_t timeout_ms) {
+  const std::string what = what_of(command);
+  Result<ReplicatedReply> reply =
+      co_await inner_.execute_replicated(std::move(command), replicas, timeout_ms);
+  if (!reply.ok()) co_return reply;
+  const Reply& answer = reply.value().reply;
+  if (answer.is_error() && !expected_error(answer.str)) report(what, answer.str);
+  co_return reply;
+}
+
 void ReportingLink::report(const std::string& what, const std::string& error) {
   ++refusals_;
   const std::string code = error.substr(0, error.find(' '));

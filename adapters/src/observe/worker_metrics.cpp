@@ -425,6 +425,17 @@ Task<Result<Reply>> MetricsLink::execute(Command command) {
   co_return reply;
 }
 
+Task<Result<ReplicatedReply>> MetricsLink::execute_replicated(Command command,
+                                                              std::uint32_t replicas,
+                                                              std::uint64_t timeout_ms) {
+  metrics_.on_command_sent(command);
+  Result<ReplicatedReply> reply =
+      co_await inner_.execute_replicated(std::move(command), replicas, timeout_ms);
+  const bool array = reply.ok() && reply.value().reply.kind == Reply::Kind::array;
+  metrics_.on_command_done("", reply.ok(), array);
+  co_return reply;
+}
+
 // --- the samplers -----------------------------------------------------------------------------
 
 namespace {

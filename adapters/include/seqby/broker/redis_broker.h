@@ -64,6 +64,14 @@ struct RedisBrokerOptions {
   // wait (a blocking read over many partitions spans slots: an engine on it polls). Every
   // partition the broker is given is spelled this way (the engine's leases come from acquire).
   KeyLayout key_layout = KeyLayout::flat;
+  // The durability option (docs/ARCHITECTURE.md "What a failover keeps"): with wait_replicas > 0
+  // every publish step, acquire, acquire_many and fenced_commit is followed on its connection by
+  // WAIT wait_replicas wait_timeout_ms (RedisLink::execute_replicated), and a write fewer replicas
+  // acknowledged in time is answered Errc::timeout (it ran on the master and may not outlive a
+  // failover: a publisher publishes again, an engine does not use the lease, a handler's event
+  // fails and is retried). Off (0) by default. The simulated links cannot wait (unsupported).
+  std::uint32_t wait_replicas = 0;
+  std::uint64_t wait_timeout_ms = 1000;
 };
 
 // The connections of a broker's wake channels (Broker::wake_channels): the link of channel N,
@@ -155,7 +163,10 @@ class RedisBroker final : public Broker {
   Task<Result<Reply>> run_script(std::string_view name, ScriptCall call);
 
  private:
-  Task<Result<Reply>> eval(const char* source, const ScriptCall& call, std::string_view sha);
+  // `durable`: the write is one the durability option waits for (wait_replicas).
+  Task<Result<Reply>> run_script(std::string_view name, ScriptCall call, bool durable);
+  Task<Result<Reply>> eval(const char* source, const ScriptCall& call, std::string_view sha,
+                           std::string_view name, bool durable);
   // The journal tail of a step under `lease` (empty when the journal is off).
   script::JournalTail journal_of(const Lease& lease) const;
 

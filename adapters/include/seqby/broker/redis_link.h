@@ -11,6 +11,15 @@
 
 namespace seqby::redis {
 
+// A command's reply and what the WAIT sent right after it on the same connection answered.
+struct ReplicatedReply {
+  Reply reply;
+  // Replicas that acknowledged every write of the connection up to the command (WAIT's integer);
+  // -1 when the WAIT got no reply (the connection was lost after the command's reply).
+  std::int64_t replicas = -1;
+  std::string wait_error;  // why replicas is -1, or WAIT's error reply
+};
+
 class RedisLink {
  public:
   virtual ~RedisLink() = default;
@@ -21,6 +30,15 @@ class RedisLink {
   // Sends `command` (argv form, e.g. {"SET", "k", "v", "NX"}) and returns the server's reply,
   // or Errc::timeout / Errc::closed when no reply came back (the command may or may not have run).
   virtual Task<Result<Reply>> execute(Command command) = 0;
+
+  // Sends `command`, then `WAIT replicas timeout_ms` on the same connection with nothing awaited
+  // between them, so that WAIT counts the replicas that have the command's writes (WAIT counts
+  // only its own connection's writes: sent on another connection, or after a reconnect, it says
+  // nothing of them). The durability option (RedisBrokerOptions::wait_replicas) runs its writes
+  // through this. A link that cannot keep the two on one connection answers Errc::unsupported,
+  // as this default does (the simulated links: the simulator models no replicas).
+  virtual Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
+                                                           std::uint64_t timeout_ms);
 };
 
 }  // namespace seqby::redis

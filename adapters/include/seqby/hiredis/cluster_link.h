@@ -58,6 +58,10 @@ class ClusterLink final : public RedisLink {
   ~ClusterLink() override;
 
   Task<Result<Reply>> execute(Command command) override;
+  // A command of one slot, and WAIT on the connection that ran it (RedisLink's contract); a
+  // command of no slot or of every master is Errc::invalid.
+  Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
+                                                   std::uint64_t timeout_ms) override;
 
   // Reads CLUSTER SLOTS from the known nodes in turn (the seed first until a map exists) and
   // replaces the map. Errc::closed naming each node tried when none answered.
@@ -84,9 +88,17 @@ class ClusterLink final : public RedisLink {
     std::string address;
   };
 
-  Task<Result<Reply>> execute_on_slot(Command command, std::uint16_t slot);
+  struct WaitAsk {
+    std::uint32_t replicas = 0;
+    std::uint64_t timeout_ms = 0;
+  };
+  // With `wait`, WAIT follows the command to the node that runs it, on its connection.
+  Task<Result<ReplicatedReply>> execute_on_slot(Command command, std::uint16_t slot,
+                                                std::optional<WaitAsk> wait);
   Task<Result<Reply>> execute_on_all(Command command, const std::string& name);
   Task<Result<Reply>> send(const std::string& address, const Command& command, bool asking);
+  Task<Result<ReplicatedReply>> send_on(const std::string& address, const Command& command,
+                                        bool asking, std::optional<WaitAsk> wait);
   Task<Status> ensure_map();
   Result<std::size_t> node_index(const std::string& address);
   // Replaces the map with CLUSTER SLOTS reply `reply` (an unknown endpoint is `asked_host`).

@@ -74,6 +74,12 @@ class HiredisLink final : public RedisLink {
   // The same, with ASKING sent right before `command` on the same connection (nothing in
   // between): a Redis Cluster node then runs it on a slot it is importing (an ASK redirection).
   Task<Result<Reply>> execute_asking(Command command);
+  // `command` then WAIT on this one connection, queued in one turn (RedisLink's contract).
+  Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
+                                                   std::uint64_t timeout_ms) override;
+  // The same with ASKING before `command` (a Redis Cluster node's import, as execute_asking).
+  Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
+                                                   std::uint64_t timeout_ms, bool asking);
 
   // Drops the connection now: in-flight commands return Errc::closed; the next one reconnects.
   void disconnect();

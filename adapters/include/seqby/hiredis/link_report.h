@@ -67,6 +67,8 @@ class ReportingLink final : public RedisLink {
   ReportingLink(RedisLink& inner, Clock& clock, std::string link_name, LogLine log);
 
   Task<Result<Reply>> execute(Command command) override;
+  Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
+                                                   std::uint64_t timeout_ms) override;
 
   // Error replies reported so far, those a line stood for included (for metrics).
   std::uint64_t refusals() const { return refusals_; }

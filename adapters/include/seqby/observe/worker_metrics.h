@@ -171,6 +171,8 @@ class MetricsLink final : public RedisLink {
   // REQUIRES: `inner` and `metrics` outlive the link.
   MetricsLink(RedisLink& inner, WorkerMetrics& metrics);
   Task<Result<Reply>> execute(Command command) override;
+  Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
+                                                   std::uint64_t timeout_ms) override;
 
  private:
   RedisLink& inner_;

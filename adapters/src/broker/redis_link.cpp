@@ -1,0 +1,13 @@
+#include "seqby/broker/redis_link.h"
+
+namespace seqby::redis {
+
+Task<Result<ReplicatedReply>> RedisLink::execute_replicated(Command command,
+                                                            std::uint32_t /*replicas*/,
+                                                            std::uint64_t /*timeout_ms*/) {
+  co_return make_error(Errc::unsupported, "this link cannot send WAIT on the connection of " +
+                                              command.front() +
+                                              " (the durability option needs a real Redis link)");
+}
+
+}  // namespace seqby::redis
