@@ -114,6 +114,13 @@ int run_publish(PublishOptions o) {
                  "old history stream, or the decision journal)\n");
     return kExitUsage;
   }
+  if (!o.history_stream.empty() && o.durability.wait_replicas > 0) {
+    // The history stream's publish is one EVAL of its own, not the broker's publish.
+    std::fprintf(stderr,
+                 "seqby publish: --history-stream and --wait-replicas: the durability option "
+                 "waits after the broker's publish, which --history-stream does not use\n");
+    return kExitUsage;
+  }
   const std::optional<KeyLayout> key_layout = parse_key_layout(o.key_layout);
   if (!key_layout.has_value()) {
     std::fprintf(stderr, "seqby publish: --key-layout: unknown layout '%s'; known: flat, cluster\n",
