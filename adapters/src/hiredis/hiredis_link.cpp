@@ -29,9 +29,28 @@ class HiredisLink::Impl {
     std::coroutine_handle<> waiter;
     RealRuntime::TimerId deadline_timer = 0;
     bool sent = false;
-    bool asking = false;  // sent right after an ASKING of its own (execute_asking)
+    bool asking = false;           // sent right after an ASKING of its own (execute_asking)
+    std::uint64_t sent_epoch = 0;  // the connection attempt it was sent on
+    // Called once the result is set (a group WAIT's own op only).
+    std::function<void(const std::shared_ptr<Op>&)> on_resolved;
   };
   using OpPtr = std::shared_ptr<Op>;
+
+  // One durable command's share of a group WAIT (execute_replicated): the answer of the first
+  // WAIT sent after the command, on the connection it was sent on.
+  struct WaitShare {
+    OpPtr command;
+    std::optional<Result<Reply>> result;
+    std::coroutine_handle<> waiter;
+  };
+  using SharePtr = std::shared_ptr<WaitShare>;
+  struct ShareAwaiter {
+    SharePtr share;
+    bool await_ready() const noexcept { return share->result.has_value(); }
+    void await_suspend(std::coroutine_handle<> h) noexcept { share->waiter = h; }
+    Result<Reply> await_resume() { return std::move(*share->result); }
+    ~ShareAwaiter() { share->waiter = {}; }
+  };
 
   struct OpAwaiter {
     OpPtr op;
@@ -59,9 +78,31 @@ class HiredisLink::Impl {
 
   ~Impl() {
     SEQBY_CHECK(runtime_.on_loop());
+    destroying_ = true;  // a group WAIT that ends now sends no next one
     runtime_.cancel_timer(connect_timer_);
     drop(make_error(Errc::closed, "the link to " + url_ + " was destroyed"));
     fail_waiting(make_error(Errc::closed, "the link to " + url_ + " was destroyed"));
+    for (const SharePtr& share : next_group_.shares) {
+      settle(share, make_error(Errc::closed, "the link to " + url_ + " was destroyed"));
+    }
+  }
+
+  // The durable command `command` waits for a WAIT sent after it. WAIT holds its client on the
+  // server until replicas acknowledge (the commands pipelined behind it wait too), and one WAIT
+  // confirms every earlier write of its connection: so one WAIT is out at a time, and the
+  // commands sent while it is out share the next one (a group commit), sent when it returns.
+  SharePtr join_wait(const OpPtr& command, std::uint32_t replicas, std::uint64_t timeout_ms) {
+    auto share = std::make_shared<WaitShare>();
+    share->command = command;
+    if (command->result && !command->sent) {
+      share->result = make_error(Errc::closed, "its command was not sent");
+      return share;
+    }
+    next_group_.replicas = std::max(next_group_.replicas, replicas);
+    next_group_.timeout_ms = std::max(next_group_.timeout_ms, timeout_ms);
+    next_group_.shares.push_back(share);
+    if (!wait_out_) send_group_wait();
+    return share;
   }
 
   OpPtr start(Command command, bool asking) {
@@ -124,6 +165,56 @@ class HiredisLink::Impl {
     if (op->waiter) {
       runtime_.defer([op] {
         if (op->waiter) std::exchange(op->waiter, {}).resume();
+      });
+    }
+    if (op->on_resolved) std::exchange(op->on_resolved, {})(op);
+  }
+
+  struct WaitGroup {
+    std::uint32_t replicas = 0;
+    std::uint64_t timeout_ms = 0;
+    std::vector<SharePtr> shares;
+  };
+
+  void send_group_wait() {
+    WaitGroup group = std::exchange(next_group_, WaitGroup{});
+    if (group.shares.empty() || destroying_) return;
+    wait_out_ = true;
+    OpPtr wait =
+        start(Command{"WAIT", std::to_string(group.replicas), std::to_string(group.timeout_ms)},
+              /*asking=*/false);
+    auto finish = [this, group = std::move(group)](const OpPtr& done) {
+      wait_out_ = false;
+      for (const SharePtr& share : group.shares) {
+        const Op& command = *share->command;
+        if (!done->result->ok()) {
+          settle(share, done->result->error());
+        } else if (!command.sent || !done->sent || command.sent_epoch != done->sent_epoch) {
+          // The connection was replaced between them: this WAIT says nothing of the command.
+          settle(share, make_error(Errc::closed, "the connection was lost between " +
+                                                     hiredis::describe(command.command) +
+                                                     " and its WAIT"));
+        } else {
+          settle(share, *done->result);
+        }
+      }
+      // Not from inside this resolution: it may come from a connection being torn down.
+      runtime_.defer([this, alive = std::weak_ptr<int>(alive_)] {
+        if (!alive.expired()) send_group_wait();
+      });
+    };
+    if (wait->result) {
+      finish(wait);  // failed at once (not connected, too many commands)
+    } else {
+      wait->on_resolved = std::move(finish);
+    }
+  }
+
+  void settle(const SharePtr& share, Result<Reply> result) {
+    share->result = std::move(result);
+    if (share->waiter) {
+      runtime_.defer([share] {
+        if (share->waiter) std::exchange(share->waiter, {}).resume();
       });
     }
   }
@@ -379,6 +470,7 @@ class HiredisLink::Impl {
     }
     box.release();  // on_reply owns it now; hiredis calls it exactly once
     op->sent = true;
+    op->sent_epoch = epoch_;
     ++in_flight_;
     ++stats_.commands_sent;
     stats_.in_flight_max = std::max<std::uint64_t>(stats_.in_flight_max, in_flight_);
@@ -411,6 +503,9 @@ class HiredisLink::Impl {
   std::size_t outstanding_ = 0;  // unresolved commands (waiting or in flight)
   std::size_t in_flight_ = 0;    // sent commands whose callback has not run
   Stats stats_;
+  bool wait_out_ = false;  // a group WAIT is sent and unanswered
+  WaitGroup next_group_;   // the durable commands sent since, for the next WAIT
+  bool destroying_ = false;
 };
 
 HiredisLink::HiredisLink(RealRuntime& runtime, RedisConfig config)
@@ -441,12 +536,10 @@ Task<Result<ReplicatedReply>> HiredisLink::execute_replicated(Command command,
                                                               std::uint32_t replicas,
                                                               std::uint64_t timeout_ms,
                                                               bool asking) {
-  // Both started in this one turn: each is sent at once on the ready connection, or both wait
-  // for the same handshake and are sent in order on that connection (Impl::on_ready). A drop in
-  // between fails the WAIT: it is never sent on a connection the command was not sent on.
+  // The command now, then the first WAIT sent after it (Impl::join_wait): the WAIT's answer
+  // counts only when both went on one connection.
   Impl::OpAwaiter first{impl_->start(std::move(command), asking)};
-  Impl::OpAwaiter wait{impl_->start(
-      Command{"WAIT", std::to_string(replicas), std::to_string(timeout_ms)}, /*asking=*/false)};
+  Impl::ShareAwaiter wait{impl_->join_wait(first.op, replicas, timeout_ms)};
   Result<Reply> reply = co_await first;
   Result<Reply> waited = co_await wait;
   if (!reply.ok()) co_return reply.error();

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <iostream>
+#include <vector>
+
 #include "redis_server.h"
 #include "seqby/broker/redis_broker.h"
 #include "seqby/hiredis/blocking_redis.h"
@@ -40,6 +44,54 @@ TEST(DurabilityOption, AWaitSentWithACommandAnswersHowManyReplicasHaveItsWrites)
   ASSERT_TRUE(wrong.ok());
   EXPECT_TRUE(wrong.value().reply.is_error_with("WRONGTYPE")) << to_string(wrong.value().reply);
   EXPECT_EQ(wrong.value().replicas, 0);
+}
+
+Task<void> durable_incr(HiredisLink& link, std::string key, std::vector<ReplicatedReply>* out,
+                        std::size_t* done) {
+  Command incr{"INCR", std::move(key)};
+  Result<ReplicatedReply> reply = co_await link.execute_replicated(std::move(incr), 0, 1000);
+  if (reply.ok()) out->push_back(std::move(reply).value());
+  ++*done;
+}
+
+Task<void> wait_done(Runtime& runtime, const std::size_t* done, std::size_t target) {
+  while (*done < target) co_await runtime.sleep_ms(1);
+}
+
+// One WAIT at a time per connection (a WAIT holds the commands pipelined behind it): the
+// durable commands sent while one is out share the next (a group commit), and each still gets
+// its command's reply and a WAIT sent after it.
+TEST(DurabilityOption, DurableCommandsInFlightTogetherShareTheirWaits) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  auto config = parse_redis_url(server.url());
+  ASSERT_TRUE(config.ok());
+  RealRuntime runtime;
+  HiredisLink link(runtime, config.value());
+  const std::string key = unique_category("group") + ":n";
+  ASSERT_TRUE(runtime.block_on(link.execute({"DEL", key})).ok());
+  constexpr std::size_t kCommands = 64;
+  std::vector<ReplicatedReply> replies;
+  std::size_t done = 0;
+  const std::uint64_t sent_before = link.stats().commands_sent;
+  for (std::size_t i = 0; i < kCommands; ++i) {
+    runtime.spawn("durable_incr", durable_incr(link, key, &replies, &done));
+  }
+  runtime.block_on(wait_done(runtime, &done, kCommands));
+  ASSERT_EQ(replies.size(), kCommands);
+  std::vector<std::int64_t> counts;
+  for (const ReplicatedReply& reply : replies) {
+    ASSERT_EQ(reply.reply.kind, Reply::Kind::integer) << to_string(reply.reply);
+    counts.push_back(reply.reply.integer);
+    EXPECT_EQ(reply.replicas, 0) << reply.wait_error;
+  }
+  std::sort(counts.begin(), counts.end());
+  for (std::size_t i = 0; i < kCommands; ++i)
+    EXPECT_EQ(counts[i], static_cast<std::int64_t>(i + 1));
+  const std::uint64_t waits = link.stats().commands_sent - sent_before - kCommands;
+  EXPECT_GE(waits, 1u);
+  EXPECT_LT(waits, kCommands) << "every durable command sent a WAIT of its own";
+  std::cout << kCommands << " durable commands in flight together: " << waits << " WAITs\n";
 }
 
 TEST(DurabilityOption, WithoutTheReplicasAskedEveryDurableWriteIsReportedAndTheRestRuns) {
