@@ -19,6 +19,7 @@
 #include "seqby/core/json_flat.h"
 #include "seqby/core/keys.h"
 #include "seqby/core/outbox.h"
+#include "seqby/hiredis/cluster_link.h"
 #include "seqby/hiredis/hiredis_link.h"
 #include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/redis_history.h"
@@ -41,6 +42,7 @@ struct PublishOptions {
   std::uint64_t journal_maxlen = 0;  // > 0: the publish script journals each publish
   std::string key_layout = "flat";   // flat | cluster (RedisBrokerOptions::key_layout)
   Durability durability;             // --wait-replicas, --wait-timeout-ms
+  bool cluster = false;              // --cluster: --redis is a seed node of a Redis Cluster
 };
 
 JsonValue field_value(const std::string& text) {
@@ -147,9 +149,26 @@ int run_publish(PublishOptions o) {
     std::fprintf(stderr, "seqby publish: --redis: %s\n", config.error().message.c_str());
     return kExitUsage;
   }
+  if (o.cluster && *key_layout != KeyLayout::cluster) {
+    std::fprintf(stderr,
+                 "seqby publish: --cluster needs --key-layout cluster (with the flat names a "
+                 "partition's stream and its category's index are in different hash slots)\n");
+    return kExitUsage;
+  }
+  if (o.cluster && config.value().db != 0) {
+    std::fprintf(stderr, "seqby publish: --cluster: a Redis Cluster has only database 0, not %u\n",
+                 config.value().db);
+    return kExitUsage;
+  }
 
   redis::RealRuntime runtime;
-  redis::HiredisLink link(runtime, config.value());
+  std::unique_ptr<redis::RedisLink> owned_link;
+  if (o.cluster) {
+    owned_link = std::make_unique<redis::ClusterLink>(runtime, config.value());
+  } else {
+    owned_link = std::make_unique<redis::HiredisLink>(runtime, config.value());
+  }
+  redis::RedisLink& link = *owned_link;
   redis::RedisBrokerOptions broker_options;
   broker_options.key_layout = *key_layout;
   broker_options.wait_replicas = o.durability.wait_replicas;
@@ -189,6 +208,7 @@ void add_publish_command(CLI::App& app, int& exit_code) {
       "publish", "Publish events to partition C:K and add K to C:__partitions__");
   add_redis_option(cmd, options->redis_url);
   add_durability_options(cmd, options->durability);
+  add_cluster_option(cmd, options->cluster);
   add_category_option(cmd, options->category);
   CLI::Option* key = cmd->add_option("--key", options->key, "The partition key K")->type_name("K");
   cmd->add_option("--key-field", options->key_field,

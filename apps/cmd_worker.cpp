@@ -37,6 +37,7 @@
 #include "options.h"
 #include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
+#include "seqby/hiredis/cluster_link.h"
 #include "seqby/hiredis/hiredis_link.h"
 #include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/link_report.h"
@@ -71,6 +72,7 @@ struct WorkerOptions {
   std::string log_format = "text";            // text | json
   std::string key_layout = "flat";            // flat | cluster (RedisBrokerOptions::key_layout)
   Durability durability;                      // --wait-replicas, --wait-timeout-ms
+  bool cluster = false;  // --cluster: --redis is a seed node of a Redis Cluster
 };
 
 // How often the loop samples its figures (and tells /healthz it answers), and reads pending and
@@ -91,16 +93,21 @@ constexpr int kExitRedisRefused = 3;
 class ReportedLinks {
  public:
   // `metrics`, when not null, hears every connection event too.
+  // `cluster`: the commands go over a ClusterLink seeded by `config` (--cluster), whose node
+  // connections are not reported here (its errors are), and there are no wake links.
   ReportedLinks(redis::RealRuntime& runtime, const redis::RedisConfig& config,
-                const redis::LogWriter& log, redis::WorkerMetrics* metrics)
+                const redis::LogWriter& log, redis::WorkerMetrics* metrics, bool cluster)
       : runtime_(runtime),
         config_(config),
         log_(log),
         metrics_(metrics),
-        commands_(runtime, config),
+        single_(cluster ? nullptr : std::make_unique<redis::HiredisLink>(runtime, config)),
+        slots_(cluster ? std::make_unique<redis::ClusterLink>(runtime, config) : nullptr),
         commands_report_(runtime.clock(), "commands", redis::redacted_url(config), logger(log)),
-        commands_reported_(commands_, runtime.clock(), "commands", logger(log)) {
-    commands_.set_connection_observer([this](const redis::HiredisLink::ConnectionEvent& e) {
+        commands_reported_(single_ ? static_cast<redis::RedisLink&>(*single_) : *slots_,
+                           runtime.clock(), "commands", logger(log)) {
+    if (!single_) return;
+    single_->set_connection_observer([this](const redis::HiredisLink::ConnectionEvent& e) {
       commands_report_.on_event(e);
       if (metrics_ != nullptr) metrics_->on_connection_event("commands", e);
     });
@@ -108,7 +115,9 @@ class ReportedLinks {
 
   redis::RedisLink& commands() { return commands_reported_; }
   // The broker's wake links: channel N's ("wake", "wake#1", ...) made when first asked for.
+  // None over a cluster: a wake read spans slots, and the cluster layout's broker polls.
   redis::WakeLinks wake_links() {
+    if (slots_) return [](std::size_t) -> redis::RedisLink* { return nullptr; };
     return [this](std::size_t channel) -> redis::RedisLink* {
       while (wake_.size() <= channel) {
         const std::string name =
@@ -162,7 +171,8 @@ class ReportedLinks {
   redis::RedisConfig config_;
   const redis::LogWriter& log_;
   redis::WorkerMetrics* metrics_;
-  redis::HiredisLink commands_;
+  std::unique_ptr<redis::HiredisLink> single_;  // one server
+  std::unique_ptr<redis::ClusterLink> slots_;   // or a Redis Cluster (--cluster)
   redis::ConnectionReport commands_report_;
   redis::ReportingLink commands_reported_;
   std::vector<std::unique_ptr<WakeChannel>> wake_;
@@ -306,6 +316,12 @@ int run_worker(const WorkerOptions& o) {
       }
     }
   }
+  if (o.cluster && *key_layout != KeyLayout::cluster) {
+    std::fprintf(stderr,
+                 "seqby worker: --cluster needs --key-layout cluster (with the flat names a "
+                 "partition's keys and its category's index are in different hash slots)\n");
+    return kExitUsage;
+  }
   if (*key_layout == KeyLayout::cluster && o.journal_maxlen > 0) {
     // The worker's journal notes and `seqby check --redis` still read the flat journal names.
     std::fprintf(stderr,
@@ -326,6 +342,11 @@ int run_worker(const WorkerOptions& o) {
   Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
   if (!config.ok()) {
     std::fprintf(stderr, "seqby worker: --redis: %s\n", config.error().message.c_str());
+    return kExitUsage;
+  }
+  if (o.cluster && config.value().db != 0) {
+    std::fprintf(stderr, "seqby worker: --cluster: a Redis Cluster has only database 0, not %u\n",
+                 config.value().db);
     return kExitUsage;
   }
   EngineOptions options;
@@ -388,7 +409,7 @@ int run_worker(const WorkerOptions& o) {
     // Every exec child's exchange blocks a pool thread while its event runs.
     runtime_options.worker_count += o.exec_concurrency;
     redis::RealRuntime runtime(runtime_options);
-    ReportedLinks links(runtime, config.value(), log, metrics.get());
+    ReportedLinks links(runtime, config.value(), log, metrics.get(), o.cluster);
     std::optional<redis::MetricsLink> measured_link;
     if (metrics) measured_link.emplace(links.commands(), *metrics);
     redis::RedisLink& link = measured_link.has_value()
@@ -557,6 +578,7 @@ void add_worker_command(CLI::App& app, int& exit_code) {
       "--process-manager own correlation values across several categories");
   add_redis_option(cmd, options->redis_url);
   add_durability_options(cmd, options->durability);
+  add_cluster_option(cmd, options->cluster);
   cmd->add_option("--category", options->categories,
                   "The stream category C (repeat it for a process manager's categories)")
       ->type_name("C")

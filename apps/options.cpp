@@ -74,4 +74,11 @@ void add_durability_options(CLI::App* command, Durability& durability) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{3'600'000}));
 }
 
+void add_cluster_option(CLI::App* command, bool& cluster) {
+  command->add_flag("--cluster", cluster,
+                    "--redis is one node of a Redis Cluster: commands go to each slot's master "
+                    "(MOVED and ASK followed; needs --key-layout cluster; docs/ARCHITECTURE.md "
+                    "\"The cluster link\")");
+}
+
 }  // namespace seqby::apps

@@ -36,5 +36,7 @@ struct Durability {
   std::uint64_t wait_timeout_ms = 1000;
 };
 void add_durability_options(CLI::App* command, Durability& durability);
+// --cluster: --redis names one node of a Redis Cluster (a seed), for worker and publish.
+void add_cluster_option(CLI::App* command, bool& cluster);
 
 }  // namespace seqby::apps

@@ -76,6 +76,7 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
     args.insert(args.end(), {"--history-stream", history_stream});
   }
   if (!s.unsafe_variant.empty()) args.insert(args.end(), {"--unsafe-variant", s.unsafe_variant});
+  args.insert(args.end(), s.extra_flags.begin(), s.extra_flags.end());
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();
 }

@@ -127,6 +127,7 @@ constexpr std::array kCommands = {
     CommandSpec{"SSCAN", Shape::range, kOne, ""},
     CommandSpec{"STRLEN", Shape::range, kOne, ""},
     CommandSpec{"SUBSCRIBE", Shape::refused, kNone, "subscriptions hold a connection"},
+    CommandSpec{"SUNION", Shape::range, kAll, ""},  // discovery: the index and its reaping set
     CommandSpec{"TIME", Shape::no_key, kNone, ""},
     CommandSpec{"TOUCH", Shape::range, kAll, ""},
     CommandSpec{"TTL", Shape::range, kOne, ""},

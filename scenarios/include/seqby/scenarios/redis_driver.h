@@ -54,6 +54,8 @@ struct WorkerSettings : EngineLimits {
   // Non-empty: every worker runs this KNOWN-BROKEN variant (`seqby worker --unsafe-variant`),
   // to prove the real-Redis harness catches it. Empty: the design.
   std::string unsafe_variant;
+  // Passed after the others as they are (e.g. {"--cluster", "--key-layout", "cluster"}).
+  std::vector<std::string> extra_flags;
 };
 
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
