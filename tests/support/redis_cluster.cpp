@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "seqby/hiredis/blocking_redis.h"
 #include "seqby/runtime/free_port.h"
@@ -325,6 +326,68 @@ void RedisCluster::kill(std::uint16_t port) {
     node.process.kill();  // SIGKILL and reap, by pid
     node.killed = true;
   }
+}
+
+bool RedisCluster::begin_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to) {
+  const std::string s = std::to_string(slot);
+  for (const auto& [port, state, peer] :
+       {std::tuple{to, "IMPORTING", from}, std::tuple{from, "MIGRATING", to}}) {
+    Result<redis::Reply> set = run(port, {"CLUSTER", "SETSLOT", s, state, id_of(peer)});
+    if (!set.ok() || set.value() != redis::Reply::status("OK")) {
+      error_ = "CLUSTER SETSLOT " + s + " " + state + " on 127.0.0.1:" + std::to_string(port) +
+               ": " + (set.ok() ? redis::to_string(set.value()) : set.error().message);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool RedisCluster::migrate_keys(std::uint16_t from, std::uint16_t to,
+                                const std::vector<std::string>& keys) {
+  if (keys.empty()) return true;
+  redis::Command command{"MIGRATE", "127.0.0.1", std::to_string(to), "", "0", "5000", "KEYS"};
+  command.insert(command.end(), keys.begin(), keys.end());
+  Result<redis::Reply> migrated = run(from, command);
+  // NOKEY: every key asked for was already gone (moved, or deleted meanwhile).
+  if (migrated.ok() && (migrated.value() == redis::Reply::status("OK") ||
+                        migrated.value() == redis::Reply::status("NOKEY"))) {
+    return true;
+  }
+  error_ = "MIGRATE of " + std::to_string(keys.size()) +
+           " keys from 127.0.0.1:" + std::to_string(from) + ": " +
+           (migrated.ok() ? redis::to_string(migrated.value()) : migrated.error().message);
+  return false;
+}
+
+bool RedisCluster::finish_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to,
+                                    std::size_t batch) {
+  const std::string s = std::to_string(slot);
+  for (;;) {
+    Result<redis::Reply> left =
+        run(from, {"CLUSTER", "GETKEYSINSLOT", s, std::to_string(std::max<std::size_t>(batch, 1))});
+    if (!left.ok() || left.value().kind != redis::Reply::Kind::array) {
+      error_ = "CLUSTER GETKEYSINSLOT " + s + " on 127.0.0.1:" + std::to_string(from) + " failed";
+      return false;
+    }
+    if (left.value().elements.empty()) break;
+    std::vector<std::string> keys;
+    for (const redis::Reply& key : left.value().elements) keys.push_back(key.str);
+    if (!migrate_keys(from, to, keys)) return false;
+  }
+  // The new owner first, then the old one, then the others (as redis-cli does).
+  std::vector<std::uint16_t> order{to, from};
+  for (std::uint16_t master : masters()) {
+    if (master != to && master != from) order.push_back(master);
+  }
+  for (std::uint16_t master : order) {
+    Result<redis::Reply> set = run(master, {"CLUSTER", "SETSLOT", s, "NODE", id_of(to)});
+    if (!set.ok() || set.value() != redis::Reply::status("OK")) {
+      error_ = "CLUSTER SETSLOT " + s + " NODE on 127.0.0.1:" + std::to_string(master) + ": " +
+               (set.ok() ? redis::to_string(set.value()) : set.error().message);
+      return false;
+    }
+  }
+  return true;
 }
 
 bool RedisCluster::signal(std::uint16_t port, int signal) {

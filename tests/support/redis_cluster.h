@@ -82,6 +82,16 @@ class RedisCluster {
   // connection, and a connection that wrote nothing is answered at once.
   bool wait_replicated(std::uint16_t master, std::uint64_t limit_ms);
 
+  // Moves `slot` from master `from` to master `to` the way `redis-cli --cluster reshard` does:
+  // begin_slot_move marks it IMPORTING on `to` and MIGRATING on `from`; migrate_keys MIGRATEs
+  // `keys` (of that slot, on `from`); finish_slot_move migrates what is left, in batches of
+  // `batch` keys, and gives the slot to `to` on every master (`to` first, then `from`). Each is
+  // false with error() naming the step that failed.
+  bool begin_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to);
+  bool migrate_keys(std::uint16_t from, std::uint16_t to, const std::vector<std::string>& keys);
+  bool finish_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to,
+                        std::size_t batch = 1000);
+
   // SIGKILLs node `port` and reaps it (a crash); it stays down.
   void kill(std::uint16_t port);
   // Sends `signal` to node `port` by pid (SIGSTOP, SIGCONT: a stall); false when it is not running.

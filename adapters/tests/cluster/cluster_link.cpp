@@ -43,9 +43,9 @@ Result<Reply> run_on(RealRuntime& runtime, ClusterLink& link, Command command) {
   return runtime.block_on(link.execute(std::move(command)));
 }
 
-// Moves `slot` from master `from` to master `to` the way redis-cli --cluster reshard does, in
-// two halves: begin() marks it IMPORTING/MIGRATING and migrates `keys_first`; finish() migrates
-// whatever keys are left and gives the slot to `to` on every master.
+// Moves `slot` from master `from` to master `to` in two halves (RedisCluster's slot move):
+// begin() marks it IMPORTING/MIGRATING and migrates `keys_first`; finish() migrates whatever keys
+// are left and gives the slot to `to` on every master.
 struct SlotMove {
   RedisCluster& cluster;
   std::uint16_t slot;
@@ -53,39 +53,13 @@ struct SlotMove {
   std::uint16_t to;
 
   void begin(const std::vector<std::string>& keys_first) const {
-    const std::string s = std::to_string(slot);
-    ASSERT_EQ(
-        RedisCluster::run(to, {"CLUSTER", "SETSLOT", s, "IMPORTING", cluster.id_of(from)}).value(),
-        Reply::status("OK"));
-    ASSERT_EQ(
-        RedisCluster::run(from, {"CLUSTER", "SETSLOT", s, "MIGRATING", cluster.id_of(to)}).value(),
-        Reply::status("OK"));
+    ASSERT_TRUE(cluster.begin_slot_move(slot, from, to)) << cluster.error();
     migrate(keys_first);
   }
   void migrate(const std::vector<std::string>& keys) const {
-    if (keys.empty()) return;
-    Command command{"MIGRATE", "127.0.0.1", std::to_string(to), "", "0", "5000", "KEYS"};
-    command.insert(command.end(), keys.begin(), keys.end());
-    ASSERT_EQ(RedisCluster::run(from, command).value(), Reply::status("OK"));
+    ASSERT_TRUE(cluster.migrate_keys(from, to, keys)) << cluster.error();
   }
-  void finish() const {
-    const std::string s = std::to_string(slot);
-    Result<Reply> left = RedisCluster::run(from, {"CLUSTER", "GETKEYSINSLOT", s, "1000"});
-    ASSERT_TRUE(left.ok());
-    std::vector<std::string> keys;
-    for (const Reply& key : left.value().elements) keys.push_back(key.str);
-    migrate(keys);
-    // The new owner first, then the old one, then the others (as redis-cli does).
-    std::vector<std::uint16_t> order{to, from};
-    for (std::uint16_t master : cluster.masters()) {
-      if (master != to && master != from) order.push_back(master);
-    }
-    for (std::uint16_t master : order) {
-      ASSERT_EQ(
-          RedisCluster::run(master, {"CLUSTER", "SETSLOT", s, "NODE", cluster.id_of(to)}).value(),
-          Reply::status("OK"));
-    }
-  }
+  void finish() const { ASSERT_TRUE(cluster.finish_slot_move(slot, from, to)) << cluster.error(); }
 };
 
 // A master other than `not_this`.

@@ -1,14 +1,16 @@
 // Two real `seqby worker` processes on a real Redis Cluster (tests/support/redis_cluster.h: 3
 // masters, 3 replicas) with `--cluster --key-layout cluster`: `seqby publish --cluster` writes
 // 8 partitions' events (with --wait-replicas 1, so every acknowledged publish is on a replica),
-// the workers share the partitions, and mid-run the master serving the first partition's slot
-// is SIGKILLed and its replica promoted. Every event still commits exactly in publish order (each
+// the workers share the partitions, and mid-run a nemesis strikes: the master serving the first
+// partition's slot is SIGKILLed and its replica promoted, or the second partition's slot is
+// migrated to another master key by key. Every event still commits exactly in publish order (each
 // partition's effects are its entries' ids by seq, no gap), no worker ever sees another inside a
 // partition it is in (the record handler's in-progress marker; an overlap is logged as
 // inprogress_overlap), and both workers stop cleanly. Every wait is bounded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -57,9 +59,10 @@ struct Reader {
   redis::ClusterLink link;
 };
 
-TEST(CliClusterWorkers, TwoWorkersServeEveryPartitionInOrderThroughAMasterFailover) {
-  RedisCluster cluster;
-  ASSERT_TRUE(cluster.ok()) << cluster.error();
+// Publishes kPartitions x kEvents, runs two workers, calls `nemesis` once the first partition's
+// worth of events is committed, and checks the outcome once every event is committed.
+void run_through(RedisCluster& cluster, const std::string& name,
+                 const std::function<void(Reader&)>& nemesis) {
   const std::string seed = "redis://127.0.0.1:" + std::to_string(cluster.ports().front());
   for (int i = 0; i < kPartitions; ++i) {
     const CommandRun published = scenarios::run_command(
@@ -95,22 +98,18 @@ TEST(CliClusterWorkers, TwoWorkersServeEveryPartitionInOrderThroughAMasterFailov
     return total;
   };
 
-  // Some work done, then the master of the first partition's slot dies mid-run.
   ASSERT_TRUE(cluster.wait_until([&] { return committed() >= kEvents; }, 60000, "first commits"))
       << cluster.error() << "\n"
       << logs();
-  const std::uint16_t master =
-      cluster.master_of_slot(redis::key_slot(partition_of(0).stream())).value();
-  const std::uint16_t replica = cluster.replicas_of(master).at(0);
-  cluster.kill(master);
-  const std::int64_t at_kill = committed();
+  const std::int64_t before = committed();
+  nemesis(reader);
+  if (::testing::Test::HasFatalFailure()) return;
   ASSERT_TRUE(cluster.wait_until([&] { return committed() == kPartitions * kEvents; }, 90000,
-                                 "every event committed after the failover"))
+                                 "every event committed after the " + name))
       << cluster.error() << "\ncommitted " << committed() << "\n"
       << logs();
-  std::cout << "killed master 127.0.0.1:" << master << " after " << at_kill << " of "
-            << kPartitions * kEvents << " commits; its replica 127.0.0.1:" << replica
-            << " promoted; all committed\n";
+  std::cout << name << " after " << before << " of " << kPartitions * kEvents
+            << " commits; all committed\n";
 
   for (int i = 0; i < kPartitions; ++i) {
     const PartitionRef p = partition_of(i);
@@ -129,6 +128,38 @@ TEST(CliClusterWorkers, TwoWorkersServeEveryPartitionInOrderThroughAMasterFailov
   EXPECT_EQ(logs().find(std::string(seqby::testing::kInProgressOverlap)), std::string::npos)
       << logs();
   for (const auto& w : workers) EXPECT_EQ(w->terminate(), 0) << logs();
+}
+
+TEST(CliClusterWorkers, TwoWorkersServeEveryPartitionInOrderThroughAMasterFailover) {
+  RedisCluster cluster;
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  run_through(cluster, "SIGKILL of the master of k0's slot", [&](Reader&) {
+    const std::uint16_t master =
+        cluster.master_of_slot(redis::key_slot(partition_of(0).stream())).value();
+    cluster.kill(master);
+  });
+}
+
+// The slot of k1 moves to another master while the workers run, the way `redis-cli --cluster
+// reshard` moves it: IMPORTING/MIGRATING, its keys MIGRATEd one at a time (a step meanwhile
+// meets ASK or TRYAGAIN), then SETSLOT NODE on every master (MOVED).
+TEST(CliClusterWorkers, TwoWorkersServeEveryPartitionInOrderThroughASlotMigration) {
+  RedisCluster cluster;
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  run_through(cluster, "migration of k1's slot", [&](Reader& reader) {
+    const std::uint16_t slot = redis::key_slot(partition_of(1).stream());
+    const std::uint16_t from = cluster.master_of_slot(slot).value();
+    std::uint16_t to = 0;
+    for (std::uint16_t master : cluster.masters()) {
+      if (master != from) to = master;
+    }
+    ASSERT_NE(to, 0);
+    // The move lands while k1 still has work (each event takes kHandlerDelayMs).
+    ASSERT_LT(reader.last_seq(partition_of(1), "g"), kEvents);
+    ASSERT_TRUE(cluster.begin_slot_move(slot, from, to)) << cluster.error();
+    ASSERT_TRUE(cluster.finish_slot_move(slot, from, to, /*batch=*/1)) << cluster.error();
+    EXPECT_EQ(cluster.master_of_slot(slot), to);
+  });
 }
 
 }  // namespace
