@@ -39,9 +39,13 @@ RedisBrokerOptions options_with(std::uint32_t wait_replicas) {
   return options;
 }
 
+// One partition `key` of category orders, the master of its slot and that master's replica.
 struct Fixture {
-  explicit Fixture(RedisCluster& given)
+  Fixture(RedisCluster& given, const std::string& key)
       : cluster(given),
+        partition{"orders", key, KeyLayout::cluster},
+        master(cluster.master_of_slot(key_slot(partition.stream())).value()),
+        replica(cluster.replicas_of(master).at(0)),
         link(runtime, cluster.seed()),
         plain(link, options_with(0)),
         durable(link, options_with(1)) {}
@@ -51,16 +55,18 @@ struct Fixture {
   }
   Result<Reply> command(Command command) { return run(link.execute(std::move(command))); }
 
-  // From here on the replica of `master` gets none of its writes.
-  void lag_replica(std::uint16_t master, std::uint16_t replica) {
+  // From here on the replica gets none of the master's writes.
+  void lag_replica() {
     ASSERT_TRUE(cluster.wait_replicated(master, 10000)) << cluster.error();
     ASSERT_TRUE(cluster.signal(replica, SIGSTOP));
     Result<Reply> dropped = RedisCluster::run(master, {"CLIENT", "KILL", "TYPE", "replica"});
     ASSERT_TRUE(dropped.ok() && dropped.value() == Reply::of_int(1))
         << (dropped.ok() ? to_string(dropped.value()) : dropped.error().message);
   }
-  // Kills `master`, resumes `replica` and waits until the link's commands on `key` run there.
-  void fail_over(std::uint16_t master, std::uint16_t replica, const std::string& key) {
+  // Kills the master, resumes the replica and waits until the link's commands on the partition's
+  // stream run there.
+  void fail_over() {
+    const std::string key = partition.stream();
     cluster.kill(master);
     ASSERT_TRUE(cluster.signal(replica, SIGCONT));
     ASSERT_TRUE(cluster.wait_until(
@@ -87,6 +93,9 @@ struct Fixture {
   }
 
   RedisCluster& cluster;
+  const PartitionRef partition;
+  const std::uint16_t master;
+  const std::uint16_t replica;
   RealRuntime runtime;
   ClusterLink link;
   RedisBroker plain;    // no durability option
@@ -96,14 +105,12 @@ struct Fixture {
 TEST(ClusterDurability, APublishTheMasterAcknowledgedIsLostByAFailoverUnlessItWaitedForItsReplica) {
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
-  Fixture f(cluster);
-  const PartitionRef partition{"orders", "k1", KeyLayout::cluster};
-  const std::uint16_t master = cluster.master_of_slot(key_slot(partition.stream())).value();
-  const std::uint16_t replica = cluster.replicas_of(master).at(0);
+  Fixture f(cluster, "k1");
+  const PartitionRef& partition = f.partition;
 
   Result<std::string> kept = f.run(f.durable.publish(partition, "created", R"({"n":1})"));
   ASSERT_TRUE(kept.ok()) << kept.error().message;
-  f.lag_replica(master, replica);
+  f.lag_replica();
   Result<std::string> acknowledged = f.run(f.plain.publish(partition, "created", R"({"n":2})"));
   ASSERT_TRUE(acknowledged.ok()) << acknowledged.error().message;
   Result<std::string> told = f.run(f.durable.publish(partition, "created", R"({"n":3})"));
@@ -112,9 +119,9 @@ TEST(ClusterDurability, APublishTheMasterAcknowledgedIsLostByAFailoverUnlessItWa
   EXPECT_NE(told.error().message.find("0 of the 1 replicas"), std::string::npos)
       << told.error().message;
   // The master has all three.
-  EXPECT_EQ(RedisCluster::run(master, {"XLEN", partition.stream()}).value(), Reply::of_int(3));
+  EXPECT_EQ(RedisCluster::run(f.master, {"XLEN", partition.stream()}).value(), Reply::of_int(3));
 
-  f.fail_over(master, replica, partition.stream());
+  f.fail_over();
   // The promoted replica has the prefix WAIT confirmed: the acknowledged publish is gone.
   EXPECT_EQ(f.data_in(partition), std::vector<std::string>{R"({"n":1})"});
   std::cout << "failover of a lagging replica: kept the publish WAIT confirmed; lost one the "
@@ -124,10 +131,8 @@ TEST(ClusterDurability, APublishTheMasterAcknowledgedIsLostByAFailoverUnlessItWa
 TEST(ClusterDurability, ACommitTheMasterAcceptedIsLostByAFailoverUnlessItWaitedForItsReplica) {
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
-  Fixture f(cluster);
-  const PartitionRef partition{"orders", "k2", KeyLayout::cluster};
-  const std::uint16_t master = cluster.master_of_slot(key_slot(partition.stream())).value();
-  const std::uint16_t replica = cluster.replicas_of(master).at(0);
+  Fixture f(cluster, "k2");
+  const PartitionRef& partition = f.partition;
   ASSERT_TRUE(f.run(f.durable.publish(partition, "created", R"({"n":1})")).ok());
   ASSERT_TRUE(f.run(f.durable.ensure_group(partition, kGroup)).ok());
   Result<std::optional<Lease>> acquired = f.run(f.durable.acquire(partition, "", "node1", 60000));
@@ -136,7 +141,7 @@ TEST(ClusterDurability, ACommitTheMasterAcceptedIsLostByAFailoverUnlessItWaitedF
   Result<NextReply> read = f.run(f.durable.fenced_next(lease, kGroup, ReadFrom::new_entries, ""));
   ASSERT_TRUE(read.ok() && read.value().entry.has_value());
 
-  f.lag_replica(master, replica);
+  f.lag_replica();
   Result<CommitReply> accepted = f.run(f.plain.fenced_commit(lease, kGroup, 1, "effect-1"));
   ASSERT_TRUE(accepted.ok()) << accepted.error().message;
   EXPECT_EQ(accepted.value().outcome, CommitOutcome::accepted);
@@ -144,7 +149,7 @@ TEST(ClusterDurability, ACommitTheMasterAcceptedIsLostByAFailoverUnlessItWaitedF
   ASSERT_FALSE(told.ok());
   EXPECT_EQ(told.code(), Errc::timeout) << told.error().message;
 
-  f.fail_over(master, replica, partition.stream());
+  f.fail_over();
   // Both commits are gone (the accepted one too); the lease, acquired with WAIT, is still ours,
   // the entry is still pending, and the handler's retry commits seq 1 again: order holds.
   EXPECT_EQ(f.command({"HLEN", effects_hash_name(partition, kGroup)}).value(), Reply::of_int(0));
@@ -171,14 +176,12 @@ TEST(ClusterDurability, ACommitTheMasterAcceptedIsLostByAFailoverUnlessItWaitedF
 TEST(ClusterDurability, AnAcquireWhileTheReplicaLagsIsRefusedWithTheOptionAndItsGenerationReused) {
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
-  Fixture f(cluster);
-  const PartitionRef partition{"orders", "k3", KeyLayout::cluster};
-  const std::uint16_t master = cluster.master_of_slot(key_slot(partition.stream())).value();
-  const std::uint16_t replica = cluster.replicas_of(master).at(0);
+  Fixture f(cluster, "k3");
+  const PartitionRef& partition = f.partition;
   ASSERT_TRUE(f.run(f.durable.publish(partition, "created", R"({"n":1})")).ok());
   ASSERT_TRUE(f.run(f.durable.ensure_group(partition, kGroup)).ok());
 
-  f.lag_replica(master, replica);
+  f.lag_replica();
   Result<std::optional<Lease>> told = f.run(f.durable.acquire(partition, "", "node1", 60000));
   ASSERT_FALSE(told.ok());
   EXPECT_EQ(told.code(), Errc::timeout) << told.error().message;
@@ -188,7 +191,7 @@ TEST(ClusterDurability, AnAcquireWhileTheReplicaLagsIsRefusedWithTheOptionAndIts
   ASSERT_TRUE(used.ok() && used.value().has_value()) << used.error().message;
   EXPECT_EQ(used.value()->generation, 2u);
 
-  f.fail_over(master, replica, partition.stream());
+  f.fail_over();
   Result<std::optional<Lease>> after = f.run(f.plain.acquire(partition, "", "node3", 60000));
   ASSERT_TRUE(after.ok() && after.value().has_value()) << after.error().message;
   EXPECT_EQ(after.value()->generation, 1u);  // the counter lost both increments

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <vector>
 
 #include "redis_server.h"
@@ -24,13 +25,23 @@ std::string unique_category(const std::string& name) {
   return "durability" + std::to_string(::getpid()) + name;
 }
 
-TEST(DurabilityOption, AWaitSentWithACommandAnswersHowManyReplicasHaveItsWrites) {
+// A redis-server and a link to it (ok() false when it did not start: server.error() says why).
+struct Connected {
+  Connected() {
+    if (server.ok() && config.ok()) link.emplace(runtime, config.value());
+  }
+  bool ok() const { return link.has_value(); }
   testing::RedisServer server;
-  ASSERT_TRUE(server.ok()) << server.error();
-  auto config = parse_redis_url(server.url());
-  ASSERT_TRUE(config.ok());
+  Result<RedisConfig> config = parse_redis_url(server.url());
   RealRuntime runtime;
-  HiredisLink link(runtime, config.value());
+  std::optional<HiredisLink> link;
+};
+
+TEST(DurabilityOption, AWaitSentWithACommandAnswersHowManyReplicasHaveItsWrites) {
+  Connected c;
+  ASSERT_TRUE(c.ok()) << c.server.error();
+  RealRuntime& runtime = c.runtime;
+  HiredisLink& link = *c.link;
   const std::string key = unique_category("wait") + ":k";
   Result<ReplicatedReply> set =
       runtime.block_on(link.execute_replicated({"SET", key, "v"}, 0, 1000));
@@ -62,12 +73,10 @@ Task<void> wait_done(Runtime& runtime, const std::size_t* done, std::size_t targ
 // durable commands sent while one is out share the next (a group commit), and each still gets
 // its command's reply and a WAIT sent after it.
 TEST(DurabilityOption, DurableCommandsInFlightTogetherShareTheirWaits) {
-  testing::RedisServer server;
-  ASSERT_TRUE(server.ok()) << server.error();
-  auto config = parse_redis_url(server.url());
-  ASSERT_TRUE(config.ok());
-  RealRuntime runtime;
-  HiredisLink link(runtime, config.value());
+  Connected c;
+  ASSERT_TRUE(c.ok()) << c.server.error();
+  RealRuntime& runtime = c.runtime;
+  HiredisLink& link = *c.link;
   const std::string key = unique_category("group") + ":n";
   ASSERT_TRUE(runtime.block_on(link.execute({"DEL", key})).ok());
   constexpr std::size_t kCommands = 64;
@@ -95,19 +104,17 @@ TEST(DurabilityOption, DurableCommandsInFlightTogetherShareTheirWaits) {
 }
 
 TEST(DurabilityOption, WithoutTheReplicasAskedEveryDurableWriteIsReportedAndTheRestRuns) {
-  testing::RedisServer server;
-  ASSERT_TRUE(server.ok()) << server.error();
-  auto config = parse_redis_url(server.url());
-  ASSERT_TRUE(config.ok());
-  RealRuntime runtime;
-  HiredisLink link(runtime, config.value());
+  Connected c;
+  ASSERT_TRUE(c.ok()) << c.server.error();
+  RealRuntime& runtime = c.runtime;
+  HiredisLink& link = *c.link;
   RedisBrokerOptions options;
   options.wait_replicas = 1;
   options.wait_timeout_ms = 50;
   RedisBroker durable(link, options);
   RedisBroker plain(link, RedisBrokerOptions{});
   const PartitionRef partition{unique_category("writes"), "k1"};
-  BlockingRedis setup(config.value());
+  BlockingRedis setup(c.config.value());
 
   Result<std::string> published = runtime.block_on(durable.publish(partition, "created", "{}"));
   ASSERT_FALSE(published.ok());
