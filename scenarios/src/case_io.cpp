@@ -288,6 +288,9 @@ const Fields<sim::CaseEvent>& event_fields(bool process_manager) {
             "poison", [](auto& e) -> auto& { return e.behaviour.poison; }),
         field_of<E>(
             "slow_ms", [](auto& e) -> auto& { return e.behaviour.slow_ms; }),
+        field_of<E>(
+            "beside_slow_ms", [](auto& e) -> auto& { return e.behaviour.beside_slow_ms; },
+            Need::omitted_when_empty),
     };
   };
   static const Fields<E> plain = make(false);
@@ -432,6 +435,12 @@ const Fields<sim::SimCase>& case_fields() {
         field("category", &C::category),
         field("group", &C::group),
         pm_categories,
+        field<C>("beside_group", &C::beside_group, Need::omitted_when_empty,
+                 [](const C& c) {
+                   return c.beside_group.empty() || !sim::is_process_manager(c)
+                              ? std::string()
+                              : std::string("a process-manager case has no beside group");
+                 }),
         field<C>("instance_count", &C::instance_count, Need::required,
                  [](const C& c) {
                    return c.instance_count >= 1 && c.instance_count <= 64

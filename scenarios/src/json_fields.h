@@ -102,7 +102,8 @@ using Fields = std::vector<Field<S>>;
 enum class Need {
   required,            // always written; reading fails when it is missing
   optional,            // always written; older files leave it off (it keeps its default)
-  omitted_when_empty,  // written only when not empty; reading keeps the default when absent
+  omitted_when_empty,  // written only when not empty (a number: not 0); reading keeps the
+                       // default when absent
 };
 
 // A check of a member just read: "" when it holds, else what is wrong (reported at its path).
@@ -118,6 +119,8 @@ Field<S> field_of(std::string name, Get get, Need need = Need::required, Check<S
     const auto& value = get(s);
     if constexpr (requires { value.empty(); }) {
       if (need == Need::omitted_when_empty && value.empty()) return;
+    } else if constexpr (std::is_arithmetic_v<std::remove_cvref_t<decltype(value)>>) {
+      if (need == Need::omitted_when_empty && value == 0) return;
     }
     object[name] = value;
   };

@@ -21,6 +21,21 @@ EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id) 
   return o;
 }
 
+EngineOptions beside_engine_options_for(const SimCase& c, const std::string& owner_id) {
+  SEQBY_CHECK(!c.beside_group.empty() && !is_process_manager(c));
+  EngineOptions o = engine_options_for(c, owner_id);
+  o.category.clear();
+  o.group = c.beside_group;
+  o.pm_categories = {c.category};
+  o.reap_idle_ms = 0;  // a process manager never reaps (EngineOptions::pm_categories)
+  return o;
+}
+
+std::vector<std::string> groups_of(const SimCase& c) {
+  if (c.beside_group.empty()) return {c.group};
+  return {c.group, c.beside_group};
+}
+
 std::string category_of(const SimCase& c, const CaseEvent& e) {
   return e.category.empty() ? c.category : e.category;
 }
@@ -55,9 +70,17 @@ CaseEngineOptions CaseTemplate::default_engine() {
   return e;
 }
 
+namespace {
+
+// The process manager a case with a beside group runs beside its handler group.
+constexpr const char* kBesideGroup = "fulfil";
+
+}  // namespace
+
 SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
   SEQBY_CHECK(t.instance_count >= 1 && t.key_count >= 1);
   SEQBY_CHECK(t.duration_ms_min <= t.duration_ms_max);
+  SEQBY_CHECK(t.beside_slow_ms_min <= t.beside_slow_ms_max);
   SEQBY_CHECK(t.bounds.transient_failures_max <= t.engine.retry_count_max);
   const Rng root(seed);
   SimCase c;
@@ -73,6 +96,13 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
   c.link = t.link;
   c.run_ms = t.run_ms;
   c.liveness_ms = t.liveness_ms;
+  // A sub-stream of its own: a case without a beside group draws everything else as before.
+  Rng beside = root.derive("case/beside");
+  if (!pm && t.beside_one_in > 0 && beside.below(t.beside_one_in) == 0) {
+    c.beside_group = kBesideGroup;
+    if (c.engine.reap_idle_ms == 0) c.engine.reap_idle_ms = t.beside_reap_idle_ms;
+    SEQBY_CHECK(c.engine.reap_idle_ms > 0);
+  }
 
   for (std::uint32_t k = 0; k < t.key_count; ++k) {
     char name[32];
@@ -104,6 +134,7 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
   const std::size_t category_count = pm ? c.pm_categories.size() : 1;
   std::vector<std::int64_t> next_seq(c.keys.size() * category_count, 1);
   const Rng handler_rng = root.derive("case");
+  Rng beside_slow = root.derive("case/beside_slow");
   for (std::uint32_t i = 0; i < t.event_count; ++i) {
     CaseEvent e;
     e.at_ms = at[i];
@@ -118,6 +149,10 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
     e.behaviour.transient_failures = f.transient_failures;
     e.behaviour.poison = f.poison;
     e.behaviour.slow_ms = f.slow_ms;
+    if (!c.beside_group.empty() && t.beside_slow_one_in > 0 &&
+        beside_slow.below(t.beside_slow_one_in) == 0) {
+      e.behaviour.beside_slow_ms = beside_slow.uniform(t.beside_slow_ms_min, t.beside_slow_ms_max);
+    }
     c.events.push_back(std::move(e));
   }
   c.schedule =
@@ -170,8 +205,9 @@ std::string describe_case(const SimCase& c) {
       pm += (i == 0 ? "" : ",") + c.pm_categories[i];
     }
   }
+  const std::string beside = c.beside_group.empty() ? "" : " beside=" + c.beside_group;
   return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
-         " variant=" + std::string(testing::variant_name(c.variant)) + pm +
+         " variant=" + std::string(testing::variant_name(c.variant)) + pm + beside +
          " instances=" + std::to_string(c.instance_count) +
          " keys=" + std::to_string(c.keys.size()) + " events=" + std::to_string(c.events.size()) +
          " poison=" + std::to_string(poison) +

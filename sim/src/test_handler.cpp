@@ -12,8 +12,9 @@ std::string event_data_json(const std::string& key, std::int64_t seq) {
   return encode_json_object(object);
 }
 
-HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer)
-    : observer_(observer), process_manager_(is_process_manager(c)) {
+HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer, bool beside)
+    : observer_(observer), process_manager_(is_process_manager(c)), beside_(beside) {
+  SEQBY_CHECK(!beside || !c.beside_group.empty());
   for (const CaseEvent& e : c.events) plan_[{category_of(c, e), e.key, e.seq}] = e.behaviour;
 }
 
@@ -72,7 +73,7 @@ Task<HandlerResult> TestHandler::handle_call(const Event& event, HandlerContext&
   plan_.on_first_call(node_, event.category, event.key, seq);
   const EventBehaviour b = plan_.behaviour(event.category, event.key, seq);
   plan_.inside_[node_] = HandlerPlan::Inside{event.category, event.key, seq};
-  co_await runtime_.sleep_ms(b.duration_ms + b.slow_ms);
+  co_await runtime_.sleep_ms(b.duration_ms + b.slow_ms + (plan_.beside_ ? b.beside_slow_ms : 0));
   plan_.inside_.erase(node_);
   if (b.poison) co_return HandlerResult::failed("poison");
   if (plan_.take_transient_failure(event.category, event.key, seq))

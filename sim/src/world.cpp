@@ -40,6 +40,10 @@ World::World(const SimCase& c, WorldOptions options)
       plan_(case_, observer_.get()),
       rng_(Rng(c.seed).derive("world")) {
   SEQBY_CHECK(case_.instance_count >= 1);
+  SEQBY_CHECK(case_.beside_group.empty() || !is_process_manager(case_));
+  if (!case_.beside_group.empty()) {
+    beside_plan_ = std::make_unique<HandlerPlan>(case_, observer_.get(), true);
+  }
   if (options_.key_layout == KeyLayout::cluster) redis_.enable_cluster_mode();
   observer_->set_recorder(recorder_.get());
   for (const auto& category : categories_of(case_)) {
@@ -52,10 +56,11 @@ World::World(const SimCase& c, WorldOptions options)
       if (poison > 0) poisoned_.insert({category, key});
     }
   }
+  // The injector strikes the case's instances only (the schedule's targets), not the beside one.
   std::vector<SimRuntime*> runtimes;
-  for (std::uint32_t i = 0; i < case_.instance_count; ++i) {
+  for (std::uint32_t i = 0; i < world_instance_count(case_); ++i) {
     instances_.push_back(std::make_unique<Instance>(scheduler_, "i" + std::to_string(i)));
-    runtimes.push_back(instances_.back()->runtime.get());
+    if (i < case_.instance_count) runtimes.push_back(instances_.back()->runtime.get());
   }
   publisher_ = std::make_unique<Instance>(scheduler_, "publisher");
   FaultHooks hooks;
@@ -94,14 +99,19 @@ void World::bring_up(std::uint32_t i, bool same_owner) {
   SimRuntime& runtime = *instance.runtime;
   observer_->set_node(runtime.name(), owner);
   servers_.push_back(std::make_unique<StampServer>(*this, redis_, owner));
-  auto inc = std::make_unique<Incarnation>(*this, runtime, *servers_.back(), owner,
-                                           rng_.derive("link/" + streams), true);
+  const bool beside = i >= case_.instance_count;
+  SEQBY_CHECK(!beside || beside_plan_);
+  EngineOptions engine_options =
+      beside ? beside_engine_options_for(case_, owner) : engine_options_for(case_, owner);
+  auto inc =
+      std::make_unique<Incarnation>(*this, runtime, *servers_.back(), owner,
+                                    rng_.derive("link/" + streams), true, engine_options.group);
   inc->faulty->set_enabled(link_faults_on_);
-  inc->handler = std::make_unique<TestHandler>(runtime, plan_, owner);
+  inc->handler = std::make_unique<TestHandler>(runtime, beside ? *beside_plan_ : plan_, owner);
   const bool previous_release = i < case_.previous_release_instances;
   SEQBY_CHECK(!previous_release || case_.variant == testing::Variant::correct);
   inc->engine = std::make_unique<Engine>(
-      runtime, *inc->broker, *sink_, *inc->handler, engine_options_for(case_, owner),
+      runtime, *inc->broker, *sink_, *inc->handler, std::move(engine_options),
       previous_release ? testing::previous_release_steps()
                        : testing::make_engine_steps(case_.variant));
   instance.live = std::move(inc);
@@ -111,7 +121,7 @@ void World::bring_up(std::uint32_t i, bool same_owner) {
 void World::tear_down(std::uint32_t i) {
   Instance& instance = *instances_[i];
   // The runtime already destroyed every frame; now the objects they used.
-  plan_.inside().erase(owner_id(i));
+  (i < case_.instance_count ? plan_ : *beside_plan_).inside().erase(owner_id(i));
   instance.live.reset();
 }
 
@@ -175,7 +185,7 @@ std::string World::owner_id(std::uint32_t i) const {
 bool World::is_down(std::uint32_t i) const { return !instances_.at(i)->live; }
 
 std::optional<std::uint32_t> World::holder_of(const std::string& key) const {
-  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
+  for (std::uint32_t i = 0; i < case_.instance_count; ++i) {
     const auto& live = instances_[i]->live;
     if (!live) continue;
     for (const auto& p : live->engine->held()) {
@@ -187,7 +197,7 @@ std::optional<std::uint32_t> World::holder_of(const std::string& key) const {
 
 std::optional<std::uint32_t> World::inside(const std::string& key, std::int64_t* seq,
                                            std::string* category) const {
-  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
+  for (std::uint32_t i = 0; i < case_.instance_count; ++i) {
     if (!instances_[i]->live) continue;
     auto it = plan_.inside().find(owner_id(i));
     if (it != plan_.inside().end() && it->second.key == key) {
@@ -203,19 +213,22 @@ void World::inject(const TimedFault& fault) { injector_->inject(fault); }
 
 std::int64_t World::accepted_seq(const std::string& key, const std::string& category) const {
   SEQBY_CHECK(!category.empty() || !is_process_manager(case_));
-  auto it = accepted_seq_.find({category.empty() ? case_.category : category, key});
+  auto it = accepted_seq_.find({case_.group, category.empty() ? case_.category : category, key});
   return it == accepted_seq_.end() ? 0 : it->second;
 }
 
 bool World::all_committed() const {
   if (!publisher_done_) return false;
-  for (const auto& [stream, target] : target_seq_) {
-    if (accepted_seq(stream.second, stream.first) < target) return false;
-  }
-  // A poisoned stream is done once its poison head halted it, not when the events before it
-  // were committed (with the poison event first, that is at once: nothing would be checked).
-  for (const StreamRef& stream : poisoned_) {
-    if (halted_.count(stream) == 0) return false;
+  for (const std::string& group : groups_of(case_)) {
+    for (const auto& [stream, target] : target_seq_) {
+      auto it = accepted_seq_.find({group, stream.first, stream.second});
+      if ((it == accepted_seq_.end() ? 0 : it->second) < target) return false;
+    }
+    // A poisoned stream is done once its poison head halted it, not when the events before it
+    // were committed (with the poison event first, that is at once: nothing would be checked).
+    for (const StreamRef& stream : poisoned_) {
+      if (halted_.count({group, stream.first, stream.second}) == 0) return false;
+    }
   }
   return true;
 }
@@ -226,12 +239,13 @@ WorldStats World::stats() const {
   WorldStats s;
   s.events_published = events_published_;
   for (const auto& [stream, seq] : accepted_seq_) {
-    s.events_committed += static_cast<std::uint64_t>(seq);
+    // The case's group's: a beside group commits the same events again.
+    if (std::get<0>(stream) == case_.group) s.events_committed += static_cast<std::uint64_t>(seq);
   }
   s.sim_ms = scheduler_.now_ms();
   s.scheduler_steps = scheduler_.step_count();
   s.redis_commands = sink_->command_count();
-  s.handler_calls = plan_.calls();
+  s.handler_calls = plan_.calls() + (beside_plan_ ? beside_plan_->calls() : 0);
   s.restarts = restarts_;
   s.liveness_reached = liveness_reached_;
   s.liveness_ms_used = liveness_ms_used_;
@@ -248,7 +262,7 @@ void World::start() {
   publisher_->live = std::make_unique<Incarnation>(
       *this, *publisher_->runtime,
       *servers_.emplace_back(std::make_unique<StampServer>(*this, redis_, std::string())),
-      std::string(), rng_.derive("link/publisher"), false);
+      std::string(), rng_.derive("link/publisher"), false, case_.group);
   for (std::uint32_t i = 0; i < instances_.size(); ++i) bring_up(i);
   publisher_->runtime->spawn("publisher", publish_all());
   injector_->apply(case_.schedule);

@@ -154,10 +154,10 @@ class World::OuterStampLink final : public redis::RedisLink {
   std::uint64_t* decision_stamp_;  // the sink's slot for node_
 };
 
-// One engine incarnation (or the publisher, without faults, handler or engine).
+// One engine incarnation (or the publisher, without faults, handler or engine) of `group`.
 struct World::Incarnation {
   Incarnation(World& world, SimRuntime& runtime, StampServer& server, const std::string& node,
-              Rng rng, bool with_faults);
+              Rng rng, bool with_faults, const std::string& group);
 
   std::unique_ptr<SimRedisLink> link;
   std::unique_ptr<InnerStampLink> inner;

@@ -144,7 +144,7 @@ redis::Reply World::StampServer::execute(const redis::Command& command) {
       redis::runs_script(command, unfenced_commit_sha_, unfenced_commit_source_)) {
     decided = parse_commit(command, reply, world_.options_.key_layout, &decision);
     if (decided) {
-      std::int64_t& last = world_.accepted_seq_[{decision.category, decision.key}];
+      std::int64_t& last = world_.accepted_seq_[{decision.group, decision.category, decision.key}];
       last = std::max(last, decision.seq);
     }
   } else if (redis::runs_script(command, ack_sha_, ack_source_) ||
@@ -201,7 +201,8 @@ Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command
 }
 
 World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& server,
-                                const std::string& node, Rng rng, bool with_faults) {
+                                const std::string& node, Rng rng, bool with_faults,
+                                const std::string& group) {
   // The publisher's connection is exempt: it stands for an outbox relay that publishes exactly
   // once, so the server faults delay it and never cut it off.
   const GateConnection connection{&world.gate_, world.gate_.connect(runtime.name(), !with_faults)};
@@ -219,7 +220,7 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
   outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
   redis::RedisBrokerOptions options = testing::redis_broker_options_for(world.case_.variant);
   options.journal_maxlen = world.options_.journal_maxlen;
-  options.journal_group = world.case_.group;
+  options.journal_group = group;
   options.key_layout = world.options_.key_layout;
   if (!with_faults) {
     broker = std::make_unique<redis::RedisBroker>(*outer, options);
@@ -265,7 +266,7 @@ void World::StampObserver::on_fault(FaultKind kind, std::string_view node,
 
 void World::Sink::record(HistoryRecord record) {
   if (record.op == HistoryOp::halt || record.op == HistoryOp::dlq) {
-    world_.halted_.insert({record.category, record.key});
+    world_.halted_.insert({record.group, record.category, record.key});
   }
   std::uint64_t sort_key = 2 * stamp_count_;
   if (is_decision(record.op)) {
@@ -288,6 +289,7 @@ void World::Sink::record_header() {
       r.detail += (i == 0 ? "" : "+") + c.pm_categories[i];
     }
   }
+  if (!c.beside_group.empty()) r.detail += " pm=" + c.beside_group + ":" + c.category;
   if (c.instance_count < 2 || c.keys.size() < 2) r.detail += " skip=parallel";
   r.detail += " seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
               " variant=" + std::string(testing::variant_name(c.variant)) +

@@ -63,7 +63,8 @@ TEST(JournalMatchesWorld, EveryDecidedStepIsJournaledInTheServersOrderUnderTheSw
       std::vector<std::int64_t> world_commits;
       std::multiset<Step> world_halts;
       for (const HistoryRecord& r : history) {
-        if (r.category != c.category || r.key != key) continue;
+        // The partition's journal is its group's (a beside process manager journals its unit's).
+        if (r.category != c.category || r.key != key || r.group != c.group) continue;
         if (r.op == HistoryOp::commit) world_commits.push_back(r.seq);
         if (r.op == HistoryOp::halt) world_halts.emplace(r.op, r.node, r.generation, r.event_id);
         if (compared(r.op)) decided.emplace_back(r.op, r.node, r.generation, r.event_id);

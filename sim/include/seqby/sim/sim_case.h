@@ -27,6 +27,9 @@ struct EventBehaviour {
   std::uint32_t transient_failures = 0;  // the first N calls (counted across instances) fail
   bool poison = false;                   // every call fails: the partition halts on it
   std::uint64_t slow_ms = 0;             // extra time each call takes (slow_handler)
+  // Extra time each call of the beside group (SimCase::beside_group) takes, on top of slow_ms;
+  // the case's own group never waits it.
+  std::uint64_t beside_slow_ms = 0;
   friend bool operator==(const EventBehaviour&, const EventBehaviour&) = default;
 };
 
@@ -64,6 +67,13 @@ struct SimCase {
   // Non-empty: `group` is a process manager over these categories (distinct); `category` is
   // then "" and every event names its category.
   std::vector<std::string> pm_categories;
+  // Non-empty: a second group on `category` beside `group` (issue 18, "a reap while another group
+  // has an entry in flight"): a process manager of this name over {category}, run by one instance
+  // of its own after the case's instances (no instance faults; link and server faults as any
+  // connection), slower than `group` by each event's beside_slow_ms. `group` reaps
+  // (engine.reap_idle_ms > 0), and a reap must wait while this group has an entry in flight.
+  // Only in a handler-group case (pm_categories empty).
+  std::string beside_group;
   std::uint32_t instance_count = 3;
   // A rolling upgrade (docs/ARCHITECTURE.md "Rolling upgrade"): instances 0 .. N-1 run the
   // previous release's protocol (seqby::testing::previous_release_steps), the others this one.
@@ -81,6 +91,10 @@ struct SimCase {
 
 // The engine options of instance `owner_id` in a run of `c` (a process manager's for a PM case).
 EngineOptions engine_options_for(const SimCase& c, const std::string& owner_id);
+// The engine options of the beside group's instance `owner_id`: the process manager
+// `c.beside_group` over {c.category}, with the case's limits but no reaping.
+// REQUIRES: c.beside_group is not empty.
+EngineOptions beside_engine_options_for(const SimCase& c, const std::string& owner_id);
 
 // Whether `c` runs a process manager.
 inline bool is_process_manager(const SimCase& c) { return !c.pm_categories.empty(); }
@@ -88,6 +102,12 @@ inline bool is_process_manager(const SimCase& c) { return !c.pm_categories.empty
 std::string category_of(const SimCase& c, const CaseEvent& e);
 // The categories `c` publishes to: pm_categories, else {c.category}.
 std::vector<std::string> categories_of(const SimCase& c);
+// The groups that must commit every event of `c`: {group}, and beside_group when there is one.
+std::vector<std::string> groups_of(const SimCase& c);
+// The instances `c` runs: instance_count, plus the beside group's one.
+inline std::uint32_t world_instance_count(const SimCase& c) {
+  return c.instance_count + (c.beside_group.empty() ? 0 : 1);
+}
 
 // How generate_case shapes a seed's case.
 struct CaseTemplate {
@@ -106,6 +126,21 @@ struct CaseTemplate {
   std::vector<std::string> pm_categories;
   SwarmBounds bounds = default_bounds();
   std::uint32_t poison_rate_ppm_max = 2'000;  // poison halts a key: keep it rare
+  // One seed in this many (drawn from sub-stream "case/beside"; 0: none) runs a second group
+  // beside the case's (SimCase::beside_group): the case's group then reaps after
+  // beside_reap_idle_ms (unless `engine` sets a reap time), and the beside group is slow on one
+  // event in beside_slow_one_in, by beside_slow_ms_min..max (sub-stream "case/beside_slow"),
+  // past the reap time: a reap meets its entry in flight, mostly where a key's next event comes
+  // more than that later. A default campaign reaches Reached::reap_refused_for_other_group so:
+  // seeds 0..299 reached it 151 times (a reap time of 500 ms with slow times of 0.7 to 2.5 s in
+  // one event in 8 reached it about a seventh as often: a key's events come every 320 ms on
+  // average). A seed with a beside group handles every event twice: one in 8 costs the
+  // campaign about 13% more CPU, one in 4 about 30%. Never in a process-manager case.
+  std::uint32_t beside_one_in = 8;
+  std::uint64_t beside_reap_idle_ms = 250;
+  std::uint32_t beside_slow_one_in = 6;
+  std::uint64_t beside_slow_ms_min = 300;
+  std::uint64_t beside_slow_ms_max = 1'000;
   // Idle partitions poll every 200 ms (the engine's default is 50): at 50 ms, empty polls are
   // ~40% of a default seed's server commands.
   CaseEngineOptions engine = default_engine();
@@ -134,7 +169,8 @@ std::int64_t first_poison_seq(const SimCase& c, const std::string& key,
                               const std::string& category = "");
 
 // Short summary: "seed=7 scenario=default variant=correct instances=3 keys=16 events=1000 ...";
-// a process-manager case adds "pm=G categories=order,payment" after the variant.
+// a process-manager case adds "pm=G categories=order,payment" after the variant, a case with a
+// beside group "beside=G".
 std::string describe_case(const SimCase& c);
 
 }  // namespace seqby::sim

@@ -24,8 +24,11 @@ namespace seqby::sim {
 class HandlerPlan {
  public:
   // `observer` is told of a handler fault when an event carrying it is first handled (may be
-  // null). REQUIRES: `observer` outlives the plan.
-  HandlerPlan(const SimCase& c, FaultObserver* observer);
+  // null). `beside`: the plan of the case's beside group, whose calls also take each event's
+  // beside_slow_ms (not a handler fault: not reported); its counters are its own, so transient
+  // failures strike each group. REQUIRES:
+  // `observer` outlives the plan.
+  HandlerPlan(const SimCase& c, FaultObserver* observer, bool beside = false);
 
   // The behaviour of (category, key, seq); the default behaviour when the case has no such
   // event.
@@ -57,6 +60,7 @@ class HandlerPlan {
   EventBehaviour default_;
   FaultObserver* observer_;
   bool process_manager_ = false;  // fault details name the category too
+  bool beside_ = false;           // the beside group's plan: calls take beside_slow_ms too
   std::uint64_t calls_ = 0;
   friend class TestHandler;
 };

@@ -18,6 +18,11 @@
 // world tracks per event or commit is kept per stream (category, key); a key is a correlation
 // value, held as one unit across its categories. The run header names the process manager and
 // its categories ("run pm=G:order+payment ...", properties/markers.h).
+//
+// A case with a beside group (SimCase::beside_group) runs one more instance, after the case's
+// (index instance_count): the process manager beside the case's group, on its own handler plan.
+// No scheduled instance fault strikes it; the world waits for both groups' commits, and the
+// instance queries below (holder_of, inside) answer for the case's group only.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +31,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -107,10 +113,12 @@ class World {
                                       std::string* category = nullptr) const;
   // Applies an instance fault now (recorded and counted like a scheduled one).
   void inject(const TimedFault& fault);
-  // Seq of the last commit the effect sink accepted for stream `category`:`key` (0: none).
-  // `category` "" is the case's category. REQUIRES: a process-manager case names the category.
+  // Seq of the last commit the effect sink accepted for stream `category`:`key` of the case's
+  // group (0: none). `category` "" is the case's category. REQUIRES: a process-manager case
+  // names the category.
   std::int64_t accepted_seq(const std::string& key, const std::string& category = "") const;
-  // Every event not behind a poison head was published and accepted by the sink.
+  // Every event not behind a poison head was published and accepted by the sink, for every
+  // group of the case (groups_of).
   bool all_committed() const;
   bool publisher_done() const { return publisher_done_; }
   FaultCounters faults() const;
@@ -148,21 +156,23 @@ class World {
   std::unique_ptr<StampObserver> observer_;
   std::unique_ptr<FaultRecorder> recorder_;
   HandlerPlan plan_;
+  std::unique_ptr<HandlerPlan> beside_plan_;  // the beside group's (null without one)
   Rng rng_;
   std::vector<std::unique_ptr<StampServer>> servers_;  // kept to the end: late commands use them
   std::vector<std::unique_ptr<Instance>> instances_;
   std::unique_ptr<Instance> publisher_;
   std::vector<std::unique_ptr<Replaced>> replaced_;  // kept to the end, like servers_
   std::unique_ptr<FaultInjector> injector_;
-  // Per stream (category, key): from the server's view of the sink, and what must be accepted
-  // in the end.
+  // Per stream (category, key), and per group and stream (group, category, key): from the
+  // server's view of the sink, and what each group must have accepted in the end.
   using StreamRef = std::pair<std::string, std::string>;
-  std::map<StreamRef, std::int64_t> accepted_seq_;
+  using GroupStreamRef = std::tuple<std::string, std::string, std::string>;
+  std::map<GroupStreamRef, std::int64_t> accepted_seq_;
   std::map<StreamRef, std::int64_t> target_seq_;
-  // The streams whose target ends at a poison event, and those of them whose head was halted on
-  // (or moved to the DLQ, by a variant that does): the liveness phase waits for both.
+  // The streams whose target ends at a poison event, and per group those of them whose head was
+  // halted on (or moved to the DLQ, by a variant that does): the liveness phase waits for both.
   std::set<StreamRef> poisoned_;
-  std::set<StreamRef> halted_;
+  std::set<GroupStreamRef> halted_;
   std::uint64_t events_published_ = 0;
   std::uint64_t restarts_ = 0;
   std::uint64_t liveness_ms_used_ = 0;
