@@ -11,7 +11,6 @@
 
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -113,12 +112,6 @@ struct Instance {
   redis::RedisBroker broker;
   CommittingHandler handler;
   Engine engine;
-
-  std::vector<std::string> held() const {
-    std::vector<std::string> keys;
-    for (const PartitionStatus& status : engine.held()) keys.push_back(status.key);
-    return keys;
-  }
 };
 
 struct World {
@@ -157,20 +150,6 @@ struct World {
     }
   }
 
-  // What `broker.live_members` answers for the group, asked from the publisher's side.
-  std::vector<std::string> live_members() {
-    std::optional<std::vector<std::string>> members;
-    publisher_runtime.spawn("members", ask_members(&members));
-    scheduler.run_until([&] { return members.has_value(); }, scheduler.now_ms() + 5000);
-    SEQBY_CHECK(members.has_value());
-    return *members;
-  }
-  Task<void> ask_members(std::optional<std::vector<std::string>>* out) {
-    Result<std::vector<std::string>> members = co_await publisher.live_members(kCategory, kGroup);
-    SEQBY_CHECK(members.ok());
-    out->emplace(members.value());
-  }
-
   const HistoryRecord* last(HistoryOp op, const std::string& node, const std::string& key) const {
     const HistoryRecord* found = nullptr;
     for (const auto& r : history.records()) {
@@ -178,14 +157,6 @@ struct World {
     }
     return found;
   }
-  std::vector<std::string> warnings() const {
-    std::vector<std::string> out;
-    for (const auto& r : history.records()) {
-      if (r.op == HistoryOp::warn) out.push_back(r.detail);
-    }
-    return out;
-  }
-
   void print_history() const {
     for (const auto& r : history.records()) {
       std::fprintf(
