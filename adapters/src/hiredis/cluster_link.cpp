@@ -275,7 +275,7 @@ Task<Result<ReplicatedReply>> ClusterLink::send_on(const std::string& address,
   if (!index.ok()) co_return index.error();
   // The link, not the vector slot: nodes_ may grow while this command waits.
   HiredisLink* link = nodes_[index.value()].link.get();
-  sent_[address] += (asking ? 2 : 1) + (wait.has_value() ? 1 : 0);
+  sent_[address] += asking ? 2 : 1;  // a durable command's WAIT is shared (HiredisLink): uncounted
   Command copy = command;
   if (wait.has_value()) {
     Result<ReplicatedReply> waited = co_await link->execute_replicated(

@@ -73,7 +73,8 @@ class ClusterLink final : public RedisLink {
   std::string node_of_slot(std::uint16_t slot) const;
   // The masters of the map, "host:port", sorted.
   std::vector<std::string> masters() const;
-  // Commands sent to each node so far ("host:port" -> count), ASKING and CLUSTER SLOTS included.
+  // Commands sent to each node so far ("host:port" -> count), ASKING and CLUSTER SLOTS included,
+  // the durability option's WAITs not (several commands share one).
   std::map<std::string, std::uint64_t> commands_per_node() const;
   Stats stats() const { return stats_; }
 
