@@ -30,7 +30,8 @@ CLI::Option* add_redis_option(CLI::App* command, std::string& url);
 CLI::Option* add_category_option(CLI::App* command, std::string& category);
 
 // The durability option (RedisBrokerOptions::wait_replicas, wait_timeout_ms): --wait-replicas N
-// (0, the default: off) and --wait-timeout-ms T (at least 1), for worker and publish.
+// (0, the default: off) and --wait-timeout-ms T (1 to 1500: a WAIT holds its connection, and
+// the link's 2 s command deadline would cut a longer one short), for worker and publish.
 struct Durability {
   std::uint32_t wait_replicas = 0;
   std::uint64_t wait_timeout_ms = 1000;
