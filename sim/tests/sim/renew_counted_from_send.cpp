@@ -23,6 +23,7 @@
 #include "seqby/sim/sim_link.h"
 #include "seqby/sim/sim_redis.h"
 #include "seqby/sim/sim_runtime.h"
+#include "sim_engine_parts.h"
 
 namespace seqby::sim {
 namespace {
@@ -34,54 +35,8 @@ constexpr std::uint64_t kTtlMs = 3000;
 constexpr std::uint64_t kHeartbeatMs = 200;
 constexpr std::uint64_t kCutTimeoutMs = 200;  // how long a call takes to fail while cut off
 
-std::int64_t seq_of(const std::string& data) {
-  const std::string field = "\"seq\":";
-  const auto at = data.find(field);
-  SEQBY_CHECK(at != std::string::npos);
-  return std::stoll(data.substr(at + field.size()));
-}
-
-// Commits each event's seq after handle_ms of virtual time.
-class CommittingHandler final : public Handler {
- public:
-  explicit CommittingHandler(Runtime& runtime) : runtime_(runtime) {}
-  std::uint64_t handle_ms = 10;
-
-  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override {
-    co_await runtime_.sleep_ms(handle_ms);
-    Result<CommitReply> committed = co_await context.commit(seq_of(event.data), event.id);
-    if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
-    const CommitOutcome outcome = committed.value().outcome;
-    if (outcome == CommitOutcome::accepted || outcome == CommitOutcome::duplicate) {
-      co_return HandlerResult::success();
-    }
-    co_return HandlerResult::failed("commit refused");
-  }
-
- private:
-  Runtime& runtime_;
-};
-
-// A link that can be cut off: while `cut`, a call never reaches the server and fails as
-// unanswered after kCutTimeoutMs (a call already sent is answered).
-class CuttableLink final : public redis::RedisLink {
- public:
-  CuttableLink(redis::RedisLink& inner, Runtime& runtime) : inner_(inner), runtime_(runtime) {}
-  bool cut = false;
-
-  Task<Result<redis::Reply>> execute(redis::Command command) override {
-    if (cut) {
-      co_await runtime_.sleep_ms(kCutTimeoutMs);
-      co_return make_error(Errc::timeout, "cut off");
-    }
-    Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
-    co_return reply;
-  }
-
- private:
-  redis::RedisLink& inner_;
-  Runtime& runtime_;
-};
+using testing::CommittingHandler;
+using testing::CuttableLink;
 
 EngineOptions options_for(const std::string& owner) {
   EngineOptions o;
@@ -102,7 +57,7 @@ struct Instance {
            SimLinkOptions link_options)
       : runtime(scheduler, options.owner_id),
         link(runtime, server, Rng(kSeed).derive("link/" + options.owner_id), link_options),
-        cuttable(link, runtime),
+        cuttable(link, runtime, kCutTimeoutMs),
         broker(cuttable),
         handler(runtime),
         engine(runtime, broker, history, handler, std::move(options)) {}
