@@ -9,7 +9,8 @@
 // - an instance over its fair share releases every extra to a newcomer;
 // - a stopped instance leaves the group's members at once;
 // - the partition-count warning fires only past partitions_warn_threshold.
-// It kills these mutants of mutate/catalog.txt: heartbeat-*, share-keeps-one-extra,
+// It kills these mutants of mutate/catalog.txt: the heartbeat-* ones but
+// heartbeat-confirmed-at-reply (renew_counted_from_send.cpp kills that), share-keeps-one-extra,
 // stop-keeps-membership, warn-at-threshold.
 #include <gtest/gtest.h>
 
