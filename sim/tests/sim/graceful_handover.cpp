@@ -22,6 +22,7 @@
 #include "seqby/sim/sim_link.h"
 #include "seqby/sim/sim_redis.h"
 #include "seqby/sim/sim_runtime.h"
+#include "sim_engine_parts.h"
 
 namespace seqby::sim {
 namespace {
@@ -31,33 +32,7 @@ constexpr const char* kCategory = "order";
 constexpr const char* kGroup = "billing";
 constexpr int kEvents = 4;
 
-std::int64_t seq_of(const std::string& data) {
-  const std::string field = "\"seq\":";
-  const auto at = data.find(field);
-  SEQBY_CHECK(at != std::string::npos);
-  return std::stoll(data.substr(at + field.size()));
-}
-
-// Commits each event's seq after handle_ms of virtual time.
-class CommittingHandler final : public Handler {
- public:
-  explicit CommittingHandler(Runtime& runtime) : runtime_(runtime) {}
-  std::uint64_t handle_ms = 400;
-
-  Task<HandlerResult> handle(const Event& event, HandlerContext& context) override {
-    co_await runtime_.sleep_ms(handle_ms);
-    Result<CommitReply> committed = co_await context.commit(seq_of(event.data), event.id);
-    if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
-    const CommitOutcome outcome = committed.value().outcome;
-    if (outcome == CommitOutcome::accepted || outcome == CommitOutcome::duplicate) {
-      co_return HandlerResult::success();
-    }
-    co_return HandlerResult::failed("commit refused");
-  }
-
- private:
-  Runtime& runtime_;
-};
+using testing::CommittingHandler;
 
 EngineOptions options_for(const std::string& owner) {
   EngineOptions o;
@@ -79,7 +54,9 @@ struct Instance {
         link(runtime, server, Rng(kSeed).derive("link/" + options.owner_id)),
         broker(link),
         handler(runtime),
-        engine(runtime, broker, history, handler, std::move(options)) {}
+        engine(runtime, broker, history, handler, std::move(options)) {
+    handler.handle_ms = 400;  // long enough for a stop to land inside an event
+  }
   SimRuntime runtime;
   SimRedisLink link;
   redis::RedisBroker broker;
