@@ -3,23 +3,37 @@
 #
 # The shared functions of adapters/lua/lib (LUA_LIB) are prepended to the scripts that use them:
 # the decision journal's (journal.lua) to every script that calls journal_of() or journal_for(),
-# so every script journals through the same functions, and the one-entry read (read_one.lua,
-# which journals too) to every script that calls read_one().
+# so every script journals through the same functions; the one-entry read (read_one.lua, which
+# journals too) to every script that calls read_one(); the step between two events
+# (next_step.lua) to every script that calls next_step(); and the effect sink's commit
+# (commit_effect.lua) to every script that calls commit_effect().
 #
-# The KNOWN-BROKEN variants' unfenced_read, unfenced_ack, unfenced_commit and unfenced_next are
-# not files: each is generated here from its fenced_* script by deleting the script's lease
-# check (the three lines below, which journal the refusal as STEP_fenced; fenced_next's as
-# read_fenced), so the two can never drift apart. A fenced script without that exact check fails
+# The KNOWN-BROKEN variants' unfenced_read, unfenced_ack, unfenced_commit, unfenced_next and
+# unfenced_commit_next are not files: each is generated here from its fenced_* script by deleting
+# the script's lease check (the three lines below, which journal the refusal as STEP_fenced;
+# fenced_next's as read_fenced, fenced_commit_next's as commit_fenced), so the two can never
+# drift apart. A fenced script without that exact check fails
 # the build.
 cmake_policy(SET CMP0057 NEW)  # if(IN_LIST) in script mode
-set(unfenced_of_fenced read ack commit next)
+set(unfenced_of_fenced read ack commit next commit_next)
 file(READ ${LUA_LIB}/journal.lua journal_lib)
 file(READ ${LUA_LIB}/read_one.lua read_one_lib)
+file(READ ${LUA_LIB}/next_step.lua next_step_lib)
+file(READ ${LUA_LIB}/commit_effect.lua commit_effect_lib)
 
 set(names "")
 foreach(path IN LISTS SCRIPTS)
   get_filename_component(name ${path} NAME_WE)
   file(READ ${path} text_${name})
+  # Each library is prepended before the ones it calls, so every function is defined before use.
+  string(FIND "${text_${name}}" "commit_effect(" commits)
+  if(NOT commits EQUAL -1)
+    set(text_${name} "${commit_effect_lib}${text_${name}}")
+  endif()
+  string(FIND "${text_${name}}" "next_step(" steps)
+  if(NOT steps EQUAL -1)
+    set(text_${name} "${next_step_lib}${text_${name}}")
+  endif()
   string(FIND "${text_${name}}" "read_one(" reads)
   if(NOT reads EQUAL -1)
     set(text_${name} "${read_one_lib}${text_${name}}")
@@ -35,6 +49,8 @@ foreach(path IN LISTS SCRIPTS)
     set(refused_op ${step})
     if(step STREQUAL "next")
       set(refused_op read)
+    elseif(step STREQUAL "commit_next")
+      set(refused_op commit)
     endif()
     set(lease_check "if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return fenced(J, '${refused_op}_fenced')

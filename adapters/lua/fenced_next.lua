@@ -22,45 +22,4 @@ local J = journal_of(2, 6)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return fenced(J, 'read_fenced')
 end
-local count = tonumber(ARGV[5] or '1')
-if not count or count < 1 or count ~= math.floor(count) then
-  return redis.error_reply('ERR fenced_next: ARGV[5] is not a count >= 1: ' .. tostring(ARGV[5]))
-end
-local held = ARGV[6] or ''
-local acked = -1
-if ARGV[4] ~= '' then
-  acked = redis.pcall('XACK', KEYS[2], ARGV[2], ARGV[4])
-  if type(acked) == 'table' then
-    return acked
-  end
-  journal(J, 'ack', ARGV[4], acked == 0 and 'again' or '')
-end
-if held ~= '' then
-  -- Delivered by a read of new entries ('>'), so delivered once.
-  journal(J, 'read', held, 'delivery=1')
-  return {acked, '', held}
-end
-if ARGV[3] == '>' and count > 1 then
-  local entries = read_new(J, KEYS[2], ARGV[2], ARGV[1], count)
-  if entries.err then
-    return entries
-  end
-  if entries[1] then
-    table.insert(entries, 1, '')
-    table.insert(entries, 1, acked)
-    return entries
-  end
-else
-  local entry = read_one(J, KEYS[2], ARGV[2], ARGV[1], ARGV[3])
-  if type(entry) == 'table' and entry.err then
-    return entry
-  end
-  if entry then
-    return {acked, '', entry[1], entry[2], entry[3], entry[4]}
-  end
-  if ARGV[3] ~= '>' then
-    return {acked, ''}
-  end
-end
-local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
-return {acked, last[1] and last[1][1] or '0-0'}
+return next_step(J, KEYS[2], ARGV[2], ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6])

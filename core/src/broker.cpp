@@ -28,6 +28,16 @@ Lease Lease::on(std::string_view category) const {
 Task<Result<NextReply>> Broker::fenced_next(const Lease& lease, std::string_view group,
                                             ReadFrom from, std::string_view ack_id, NextAsk ask) {
   NextReply out;
+  if (ask.commit != nullptr) {
+    Result<CommitReply> committed =
+        co_await fenced_commit(lease, group, ask.commit->seq, ask.commit->effect);
+    if (!committed.ok()) co_return committed.error();
+    if (committed.value().outcome == CommitOutcome::fenced) {
+      co_return Error{Errc::fenced, "FENCED lease not held by " + lease.token()};
+    }
+    out.commit = std::move(committed).value();
+    if (out.commit->outcome == CommitOutcome::out_of_order) co_return out;
+  }
   if (!ack_id.empty()) {
     out.ack_asked = true;
     const Status acked = co_await fenced_ack(lease, group, ack_id);

@@ -1,4 +1,5 @@
 // HandlerContext: the fenced commit a handler makes under its partition's current lease.
+#include "commit_outcome.h"
 #include "retry.h"
 #include "seqby/core/engine_options.h"
 #include "seqby/core/handler.h"
@@ -50,11 +51,19 @@ Task<Result<CommitReply>> HandlerContext::commit(std::int64_t seq, std::string e
     co_return reply;
   }
   const bool earlier_reply_lost = attempts > 1;  // only a reply that never came is sent again
-  CommitReply out = std::move(reply).value();
+  CommitReply out =
+      settle_commit(lease_, seq, std::move(reply).value(), earlier_reply_lost, recorded_seq_max_,
+                    [&](HistoryOp op, std::string detail) { record(op, seq, std::move(detail)); });
+  co_return out;
+}
+
+CommitReply settle_commit(const Lease& lease, std::int64_t seq, CommitReply out,
+                          bool earlier_reply_lost, std::int64_t* recorded_seq_max,
+                          const std::function<void(HistoryOp, std::string)>& record) {
   // The reply's shape, as the sink's script decides it.
   switch (out.outcome) {
     case CommitOutcome::accepted:
-      SEQBY_CHECK(out.last_seq == seq && out.committed_by == lease_.token());
+      SEQBY_CHECK(out.last_seq == seq && out.committed_by == lease.token());
       break;
     case CommitOutcome::duplicate:
       SEQBY_CHECK(out.last_seq >= seq);
@@ -65,36 +74,33 @@ Task<Result<CommitReply>> HandlerContext::commit(std::int64_t seq, std::string e
     case CommitOutcome::fenced:
       break;
   }
-  // A commit whose reply was lost may have been applied: a later try then sees a duplicate of
-  // the last seq committed by this very token, which is our own commit, recorded once.
   const bool own_lost_commit =
       out.outcome == CommitOutcome::duplicate && out.last_seq == seq &&
-      out.committed_by == lease_.token() &&
-      (recorded_seq_max_ != nullptr ? *recorded_seq_max_ < seq : earlier_reply_lost);
+      out.committed_by == lease.token() &&
+      (recorded_seq_max != nullptr ? *recorded_seq_max < seq : earlier_reply_lost);
   if (own_lost_commit) {
     out.outcome = CommitOutcome::accepted;
-    if (recorded_seq_max_ != nullptr) *recorded_seq_max_ = seq;
-    record(HistoryOp::commit, seq, "accepted after a lost reply");
-    co_return out;
+    if (recorded_seq_max != nullptr) *recorded_seq_max = seq;
+    record(HistoryOp::commit, "accepted after a lost reply");
+    return out;
   }
-  if (out.outcome == CommitOutcome::accepted && recorded_seq_max_ != nullptr) {
-    *recorded_seq_max_ = seq;
+  if (out.outcome == CommitOutcome::accepted && recorded_seq_max != nullptr) {
+    *recorded_seq_max = seq;
   }
   switch (out.outcome) {
     case CommitOutcome::accepted:
-      record(HistoryOp::commit, seq, "");
+      record(HistoryOp::commit, "");
       break;
     case CommitOutcome::fenced:
-      record(HistoryOp::commit_fenced, seq, "");
+      record(HistoryOp::commit_fenced, "");
       break;
     case CommitOutcome::duplicate:
     case CommitOutcome::out_of_order:
-      record(
-          HistoryOp::commit_rejected, seq,
-          std::string(commit_outcome_name(out.outcome)) + " last=" + std::to_string(out.last_seq));
+      record(HistoryOp::commit_rejected, std::string(commit_outcome_name(out.outcome)) +
+                                             " last=" + std::to_string(out.last_seq));
       break;
   }
-  co_return out;
+  return out;
 }
 
 }  // namespace seqby

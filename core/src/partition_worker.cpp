@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "commit_outcome.h"
 #include "retry.h"
 #include "waker.h"
 
@@ -176,6 +177,10 @@ Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
     co_return resolved ? Turn::worked : Turn::idle;
   }
   Next next = co_await next_entry(lane);
+  if (next.failed_entry.has_value()) {
+    const Turn failed = co_await entry_failed(lane, *next.failed_entry, next.failure);
+    co_return failed;
+  }
   if (!next.entry.has_value()) co_return next.turn;
   const StreamEntry entry = std::move(*next.entry);
   std::string failure;
@@ -186,6 +191,12 @@ Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
     lane.failures = 0;
     co_return Turn::worked;
   }
+  const Turn failed = co_await entry_failed(lane, entry, failure);
+  co_return failed;
+}
+
+Task<PartitionWorker::Turn> PartitionWorker::entry_failed(Lane& lane, const StreamEntry& entry,
+                                                          const std::string& failure) {
   // The entries held after it stay pending: they are read again from the pending list, in
   // order, after this one.
   lane.held.clear();
@@ -218,6 +229,10 @@ Task<PartitionWorker::Next> PartitionWorker::next_entry_of(Lane& lane, std::uint
   NextAsk ask;
   ask.count = lane.from == ReadFrom::new_entries ? std::max<std::uint32_t>(count, 1) : 1;
   if (!lane.held.empty()) ask.held_id = lane.held.front().id;
+  if (lane.step_commit.has_value()) {
+    SEQBY_CHECK(lane.step_commit->entry.id == lane.unacked_id);
+    ask.commit = &lane.step_commit->commit;
+  }
   Result<NextReply> read = co_await env_.broker.fenced_next(lane.lease, env_.options.group,
                                                             lane.from, lane.unacked_id, ask);
   Next next = co_await read_came_to(lane, std::move(read));
@@ -229,6 +244,12 @@ Task<PartitionWorker::Next> PartitionWorker::read_came_to(Lane& lane, Result<Nex
     // Held entries stay pending for this consumer: the pending read below gives them back, in
     // order, each with a lease check of its own.
     lane.held.clear();
+    if (read.code() == Errc::fenced && lane.step_commit.has_value()) {
+      // The step's first decision, the commit, was refused (fenced_commit_next journals so).
+      record_commit(lane, HistoryOp::commit_fenced, "");
+      fenced("commit fenced");
+      co_return Turn::ended;
+    }
     if (read.code() == Errc::fenced) {
       env_.record(HistoryOp::read_fenced, &lane.lease, "", read.error().message);
       fenced("read fenced");
@@ -245,6 +266,21 @@ Task<PartitionWorker::Next> PartitionWorker::read_came_to(Lane& lane, Result<Nex
   }
   lane.transport_failures = 0;
   NextReply& next = read.value();
+  if (lane.step_commit.has_value()) {
+    SEQBY_CHECK(next.commit.has_value());
+    const CommitReply committed = settle_commit(
+        lane.lease, lane.step_commit->commit.seq, std::move(*next.commit),
+        /*earlier_reply_lost=*/false, &lane.commit_recorded_seq,
+        [&](HistoryOp op, std::string detail) { record_commit(lane, op, std::move(detail)); });
+    Lane::StepCommit made = std::move(*lane.step_commit);
+    lane.step_commit.reset();
+    if (committed.outcome == CommitOutcome::out_of_order) {
+      // Nothing acknowledged or read: the entry is read again from the pending list.
+      SEQBY_CHECK(!next.ack_asked);
+      lane.unacked_id.clear();
+      co_return Next::failed(std::move(made.entry), "commit out of order");
+    }
+  }
   if (next.ack_asked) {
     SEQBY_CHECK(!lane.unacked_id.empty());
     env_.record(HistoryOp::ack, &lane.lease, lane.unacked_id, "");
@@ -303,8 +339,59 @@ Task<PartitionWorker::Step> PartitionWorker::run_one(Lane& lane, const StreamEnt
     co_return Step::failed;
   }
   if (lost_) co_return Step::lost;
+  const bool with_step = result.commit.has_value() && commits_with_step();
+  if (result.commit.has_value() && !with_step) {
+    Result<CommitReply> committed =
+        co_await context.commit(result.commit->seq, std::move(result.commit->effect));
+    const CommitOutcome outcome =
+        committed.ok() ? committed.value().outcome : CommitOutcome::out_of_order;
+    if (outcome == CommitOutcome::fenced || outcome == CommitOutcome::out_of_order) {
+      *failure = !committed.ok()                    ? committed.error().message
+                 : outcome == CommitOutcome::fenced ? "commit fenced"
+                                                    : "commit out of order";
+      co_return Step::failed;
+    }
+  }
   const Step step = co_await handled(lane, entry);
+  if (step == Step::done && with_step) {
+    SEQBY_CHECK(lane.unacked_id == entry.id);  // its ack waits for the step that commits
+    lane.step_commit = Lane::StepCommit{std::move(*result.commit), entry};
+  }
   co_return step;
+}
+
+Task<bool> PartitionWorker::commit_alone(Lane& lane) {
+  SEQBY_CHECK(lane.step_commit.has_value());
+  Lane::StepCommit made = std::move(*lane.step_commit);
+  lane.step_commit.reset();
+  check_may_send();
+  HandlerContext context(env_.runtime, env_.broker, env_.history, lane.lease, env_.options.group,
+                         made.entry.id, env_.options.transport_retry_count_max,
+                         env_.options.retry_backoff_ms, &lane.commit_recorded_seq);
+  Result<CommitReply> committed =
+      co_await context.commit(made.commit.seq, std::move(made.commit.effect));
+  if (committed.ok() && (committed.value().outcome == CommitOutcome::accepted ||
+                         committed.value().outcome == CommitOutcome::duplicate)) {
+    co_return true;
+  }
+  if (committed.ok() && committed.value().outcome == CommitOutcome::fenced) fenced("commit fenced");
+  co_return false;
+}
+
+void PartitionWorker::record_commit(const Lane& lane, HistoryOp op, std::string detail) const {
+  SEQBY_CHECK(lane.step_commit.has_value());
+  HistoryRecord r;
+  r.time_ms = env_.runtime.clock().now_ms();
+  r.node = lane.lease.owner_id;
+  r.op = op;
+  r.category = lane.lease.partition.category;
+  r.key = lane.lease.partition.key;
+  r.group = env_.options.group;
+  r.generation = lane.lease.generation;
+  r.event_id = lane.step_commit->entry.id;
+  r.seq = lane.step_commit->commit.seq;
+  r.detail = std::move(detail);
+  env_.history.record(std::move(r));
 }
 
 Task<PartitionWorker::Step> PartitionWorker::handled(Lane& lane, const StreamEntry& entry) {
@@ -315,6 +402,13 @@ Task<PartitionWorker::Step> PartitionWorker::handled(Lane& lane, const StreamEnt
 
 Task<bool> PartitionWorker::ack_handled(Lane& lane) {
   if (lane.unacked_id.empty()) co_return true;
+  if (lane.step_commit.has_value()) {
+    const bool committed = co_await commit_alone(lane);
+    if (!committed) {
+      lane.unacked_id.clear();  // the entry stays pending: its next owner handles it again
+      co_return false;
+    }
+  }
   const std::string id = std::move(lane.unacked_id);
   lane.unacked_id.clear();
   const Step step = co_await ack(lane, id);

@@ -441,6 +441,7 @@ const Fields<sim::SimCase>& case_fields() {
                               ? std::string()
                               : std::string("a process-manager case has no beside group");
                  }),
+        field<C>("commit_with_step", &C::commit_with_step, Need::optional),
         field<C>("instance_count", &C::instance_count, Need::required,
                  [](const C& c) {
                    return c.instance_count >= 1 && c.instance_count <= 64

@@ -104,6 +104,10 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
     SEQBY_CHECK(c.engine.reap_idle_ms > 0);
   }
 
+  Rng commit = root.derive("case/commit");
+  c.commit_with_step =
+      t.commit_with_step_one_in > 0 && commit.below(t.commit_with_step_one_in) == 0;
+
   for (std::uint32_t k = 0; k < t.key_count; ++k) {
     char name[32];
     std::snprintf(name, sizeof name, "client-%02u", k);
@@ -205,7 +209,8 @@ std::string describe_case(const SimCase& c) {
       pm += (i == 0 ? "" : ",") + c.pm_categories[i];
     }
   }
-  const std::string beside = c.beside_group.empty() ? "" : " beside=" + c.beside_group;
+  const std::string beside = (c.beside_group.empty() ? "" : " beside=" + c.beside_group) +
+                             (c.commit_with_step ? " commit=step" : "");
   return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
          " variant=" + std::string(testing::variant_name(c.variant)) + pm + beside +
          " instances=" + std::to_string(c.instance_count) +

@@ -13,7 +13,10 @@ std::string event_data_json(const std::string& key, std::int64_t seq) {
 }
 
 HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer, bool beside)
-    : observer_(observer), process_manager_(is_process_manager(c)), beside_(beside) {
+    : observer_(observer),
+      process_manager_(is_process_manager(c)),
+      beside_(beside),
+      commit_with_step_(c.commit_with_step) {
   SEQBY_CHECK(!beside || !c.beside_group.empty());
   for (const CaseEvent& e : c.events) plan_[{category_of(c, e), e.key, e.seq}] = e.behaviour;
 }
@@ -78,6 +81,7 @@ Task<HandlerResult> TestHandler::handle_call(const Event& event, HandlerContext&
   if (b.poison) co_return HandlerResult::failed("poison");
   if (plan_.take_transient_failure(event.category, event.key, seq))
     co_return HandlerResult::failed("transient");
+  if (plan_.commit_with_step_) co_return HandlerResult::commit_with_step(seq, event.id);
   Result<CommitReply> committed = co_await context.commit(seq, event.id);
   if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);
   switch (committed.value().outcome) {

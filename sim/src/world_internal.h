@@ -96,6 +96,8 @@ class World::StampServer final : public SimServer {
   std::string_view unfenced_ack_source_;
   std::string_view next_source_;
   std::string_view unfenced_next_source_;
+  std::string_view commit_next_source_;
+  std::string_view unfenced_commit_next_source_;
   std::string commit_sha_;
   std::string ack_sha_;
   // The no_fence variant's scripts: the same KEYS/ARGV and replies without the lease check.
@@ -103,6 +105,8 @@ class World::StampServer final : public SimServer {
   std::string unfenced_ack_sha_;
   std::string next_sha_;
   std::string unfenced_next_sha_;
+  std::string commit_next_sha_;
+  std::string unfenced_commit_next_sha_;
 };
 
 // Maps instance runtime names ("i0") to the current owner id ("i0-g2") for fault records, and

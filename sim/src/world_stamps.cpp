@@ -113,6 +113,39 @@ bool parse_next_ack(const redis::Command& c, const redis::Reply& reply, KeyLayou
   return true;
 }
 
+// A fenced_commit_next (or unfenced_commit_next) the server answered: its accepted commit, then
+// the ack of the entry it committed for (none when out of order); `out` gets 0, 1 or 2.
+void parse_commit_next(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
+                       std::vector<ServerDecision>* out) {
+  using S = redis::script::FencedCommitNext;
+  const Result<S::Out> stepped = S::decode_reply(reply);
+  if (!stepped.ok() || !stepped.value().commit.has_value()) return;
+  std::optional<S::Args> args = redis::script::decode_args<S>(c);
+  if (!args.has_value()) return;
+  std::optional<PartitionGroup> sink = parse_sink_key_name(args->sink, layout);
+  std::optional<PartitionRef> partition = split_partition_stream(args->stream, layout);
+  if (!sink.has_value() || !partition.has_value()) return;
+  if (stepped.value().commit->outcome == CommitOutcome::accepted) {
+    ServerDecision& commit = out->emplace_back();
+    commit.op = HistoryOp::commit;
+    commit.category = sink->partition.category;
+    commit.key = sink->partition.key;
+    commit.group = sink->group;
+    commit.token = args->token;
+    commit.seq = args->seq;
+    commit.event_id = args->effect;  // the test handler's effect is the event id
+  }
+  if (stepped.value().ack_asked && !args->ack_id.empty()) {
+    ServerDecision& ack = out->emplace_back();
+    ack.op = HistoryOp::ack;
+    ack.category = std::move(partition->category);
+    ack.key = std::move(partition->key);
+    ack.token = std::move(args->token);
+    ack.group = std::move(args->group);
+    ack.event_id = std::move(args->ack_id);
+  }
+}
+
 }  // namespace
 
 // --- server ---------------------------------------------------------------------------------
@@ -127,12 +160,16 @@ World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
       unfenced_ack_source_(source_of(redis::script::FencedAck::unfenced_name)),
       next_source_(source_of(redis::script::FencedNext::name)),
       unfenced_next_source_(source_of(redis::script::FencedNext::unfenced_name)),
+      commit_next_source_(source_of(redis::script::FencedCommitNext::name)),
+      unfenced_commit_next_source_(source_of(redis::script::FencedCommitNext::unfenced_name)),
       commit_sha_(sha1_hex(commit_source_)),
       ack_sha_(sha1_hex(ack_source_)),
       unfenced_commit_sha_(sha1_hex(unfenced_commit_source_)),
       unfenced_ack_sha_(sha1_hex(unfenced_ack_source_)),
       next_sha_(sha1_hex(next_source_)),
-      unfenced_next_sha_(sha1_hex(unfenced_next_source_)) {}
+      unfenced_next_sha_(sha1_hex(unfenced_next_source_)),
+      commit_next_sha_(sha1_hex(commit_next_source_)),
+      unfenced_commit_next_sha_(sha1_hex(unfenced_commit_next_source_)) {}
 
 redis::Reply World::StampServer::execute(const redis::Command& command) {
   const std::uint64_t stamp = world_.sink_->next_stamp();
@@ -153,6 +190,19 @@ redis::Reply World::StampServer::execute(const redis::Command& command) {
   } else if (redis::runs_script(command, next_sha_, next_source_) ||
              redis::runs_script(command, unfenced_next_sha_, unfenced_next_source_)) {
     decided = parse_next_ack(command, reply, world_.options_.key_layout, &decision);
+  } else if (redis::runs_script(command, commit_next_sha_, commit_next_source_) ||
+             redis::runs_script(command, unfenced_commit_next_sha_, unfenced_commit_next_source_)) {
+    std::vector<ServerDecision> decisions;
+    parse_commit_next(command, reply, world_.options_.key_layout, &decisions);
+    for (ServerDecision& d : decisions) {
+      if (d.op == HistoryOp::commit) {
+        std::int64_t& last = world_.accepted_seq_[{d.group, d.category, d.key}];
+        last = std::max(last, d.seq);
+      }
+      d.stamp = stamp;
+      d.time_ms = world_.scheduler_.now_ms();
+      world_.sink_->add_server_commit(std::move(d));
+    }
   }
   if (decided) {
     decision.stamp = stamp;

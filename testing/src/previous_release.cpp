@@ -25,7 +25,9 @@ class PreviousReleaseWorker final : public PartitionWorker {
     co_return next;
   }
 
-  // fenced_ack.lua right after the handler.
+  // fenced_ack.lua right after the handler (a handler's commit_with_step is made before it, by
+  // itself: the previous release had no step to carry it).
+  bool commits_with_step() const override { return false; }
   Task<Step> handled(Lane& lane, const StreamEntry& entry) override {
     const Step acked = co_await ack(lane, entry.id);
     co_return acked;

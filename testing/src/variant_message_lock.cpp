@@ -18,7 +18,9 @@ class MessageLockWorker final : public SharedGroupWorker {
 
  protected:
   Task<void> process() override;
-  // Acknowledged at once, under the lock (the lock is released before the next read).
+  // Acknowledged at once, under the lock (the lock is released before the next read), so a
+  // handler's commit_with_step is made right after the handler, before that ack.
+  bool commits_with_step() const override { return false; }
   Task<Step> handled(Lane& lane, const StreamEntry& entry) override {
     const Step acked = co_await ack(lane, entry.id);
     co_return acked;

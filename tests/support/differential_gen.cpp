@@ -410,6 +410,11 @@ class Generator {
     } else if (name == "fenced_ack") {
       *keys = {lease, stream};
       *argv = {hot(kTokens), hot(kGroups), id()};
+    } else if (name == "fenced_commit_next" || name == "unfenced_commit_next") {
+      *keys = {lease, stream, key(kHashes), key(kHashes)};
+      *argv = {hot(kTokens), hot(kGroups),   rng_.chance(0.6) ? ">" : "0",
+               id(),         num(1, 3),      rng_.chance(0.2) ? id() : "",
+               num(0, 4),    one_of(kValues)};
     } else if (name == "fenced_commit") {
       *keys = {lease, key(kHashes), key(kHashes)};
       *argv = {hot(kTokens), num(0, 4), one_of(kValues)};

@@ -1,4 +1,4 @@
-// Two contracts of the fenced scripts, written once and run through RedisBroker on SimRedis
+// Three contracts of the fenced scripts, written once and run through RedisBroker on SimRedis
 // (sim/tests/sim/same_owner_fence.cpp) and on a real redis-server
 // (adapters/tests/redis/same_owner_fence_real.cpp), so the simulator's Lua and the server's agree:
 //
@@ -12,6 +12,8 @@
 // 2. A reap while another group has an entry in flight: group g1's owner has acked every entry
 //    of a partition, group g2 (with a lease of its own) has been delivered the last entry but
 //    not acked it. The reap refuses and leaves the stream, its groups, index entry and lease.
+//
+// 3. The commit carried by the step (fenced_commit_next): commit_carried_by_the_step below.
 //
 // What it does not cover: handler_enter / handler_exit (the record test handler's in-progress
 // marker), which are not fenced and compare owner ids only.
@@ -168,6 +170,12 @@ inline void expect_every_step_refused(ContractServer& s, const Lease& stale,
     Result<CommitReply> commit = call(s, b.fenced_commit(stale, g, seq, "stale-" + in_flight));
     ASSERT_TRUE(commit.ok()) << commit.error().message;
     EXPECT_EQ(commit.value().outcome, CommitOutcome::fenced) << "fenced_commit seq " << seq;
+    const EffectCommit effect{seq, "stale-" + in_flight};
+    NextAsk ask;
+    ask.commit = &effect;
+    EXPECT_EQ(call(s, b.fenced_next(stale, g, ReadFrom::new_entries, in_flight, ask)).code(),
+              Errc::fenced)
+        << "fenced_next carrying the commit of seq " << seq << " (fenced_commit_next)";
   }
   EXPECT_EQ(call(s, b.reclaim(stale, g)).code(), Errc::fenced) << "reclaim";
   EXPECT_EQ(call(s, b.drop_stale_consumers(stale, g)).code(), Errc::fenced)
@@ -291,6 +299,82 @@ inline void same_owner_stale_generation_cannot_reap(ContractServer& s, const Par
   ASSERT_TRUE(reaped.ok()) << reaped.error().message;
   EXPECT_TRUE(reaped.value()) << "the newer generation could not reap its cold partition";
   EXPECT_EQ(s.run({"EXISTS", p.stream()}).integer, 0);
+}
+
+// Contract 3, the commit carried by the step (fenced_commit_next, HandlerResult::commit_with_step):
+// the effect of the entry handled, its ack and the read of the next are one step under one lease
+// check. Accepted: committed, acknowledged and the next delivered. Sent again after a lost reply:
+// a duplicate by this very token, acknowledged again (harmless), nothing committed twice. Out of
+// order: nothing committed, acknowledged or read. A held entry's check rides on it as well.
+inline void commit_carried_by_the_step(ContractServer& s, const PartitionRef& p) {
+  redis::RedisBroker& b = s.broker();
+  ASSERT_TRUE(call(s, b.ensure_group(p, kGroup)).ok());
+  const std::string e1 = publish(s, p, 1);
+  const std::string e2 = publish(s, p, 2);
+  const std::string e3 = publish(s, p, 3);
+  const Lease lease = acquire(s, p, "", "a");
+  const std::optional<StreamEntry> first = read(s, lease, kGroup, ReadFrom::new_entries);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->id, e1);
+  const std::string effects = redis::effects_hash_name(p, kGroup);
+  auto step = [&](const std::string& ack_id, std::int64_t seq, const std::string& effect,
+                  std::uint32_t count, const std::string& held_id) {
+    const EffectCommit commit{seq, effect};
+    NextAsk ask;
+    ask.count = count;
+    ask.held_id = held_id;
+    ask.commit = &commit;
+    return call(s, b.fenced_next(lease, kGroup, ReadFrom::new_entries, ack_id, ask));
+  };
+  auto pending_count = [&] { return s.run({"XPENDING", p.stream(), kGroup}).elements[0].integer; };
+
+  // Out of order (seq 2 before 1): nothing committed, acknowledged or read.
+  const std::string before = partition_state(s, p, lease.key(), {kGroup});
+  Result<NextReply> gap = step(e1, 2, "gap-" + e1, 1, "");
+  ASSERT_TRUE(gap.ok()) << gap.error().message;
+  ASSERT_TRUE(gap.value().commit.has_value());
+  EXPECT_EQ(gap.value().commit->outcome, CommitOutcome::out_of_order);
+  EXPECT_EQ(gap.value().commit->last_seq, 0);
+  EXPECT_FALSE(gap.value().ack_asked);
+  EXPECT_FALSE(gap.value().entry.has_value());
+  EXPECT_EQ(partition_state(s, p, lease.key(), {kGroup}), before);
+
+  // Accepted: e1's effect committed, e1 acknowledged, e2 and e3 delivered (e3 held).
+  Result<NextReply> stepped = step(e1, 1, e1, 2, "");
+  ASSERT_TRUE(stepped.ok()) << stepped.error().message;
+  ASSERT_TRUE(stepped.value().commit.has_value());
+  EXPECT_EQ(stepped.value().commit->outcome, CommitOutcome::accepted);
+  EXPECT_EQ(stepped.value().commit->last_seq, 1);
+  EXPECT_EQ(stepped.value().commit->committed_by, lease.token());
+  EXPECT_TRUE(stepped.value().acked);
+  ASSERT_TRUE(stepped.value().entry.has_value());
+  EXPECT_EQ(stepped.value().entry->id, e2);
+  ASSERT_EQ(stepped.value().held.size(), 1u);
+  EXPECT_EQ(stepped.value().held[0].id, e3);
+  EXPECT_EQ(s.run({"HGET", effects, "1"}).str, e1);
+  EXPECT_EQ(pending_count(), 2);  // e2 and e3 delivered, e1 acknowledged
+
+  // The same step sent again (its reply lost): a duplicate of our own seq, e1 acked again (0),
+  // and it reads on: nothing new, so it waits after e3.
+  Result<NextReply> again = step(e1, 1, e1, 1, "");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again.value().commit->outcome, CommitOutcome::duplicate);
+  EXPECT_EQ(again.value().commit->last_seq, 1);
+  EXPECT_EQ(again.value().commit->committed_by, lease.token());
+  EXPECT_TRUE(again.value().ack_asked);
+  EXPECT_FALSE(again.value().acked);
+  EXPECT_FALSE(again.value().entry.has_value());
+  EXPECT_EQ(again.value().last_id, e3);
+  EXPECT_EQ(s.run({"HLEN", effects}).integer, 1);
+
+  // e2 handled: its commit rides on the held check of e3.
+  Result<NextReply> held = step(e2, 2, e2, 1, e3);
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  EXPECT_EQ(held.value().commit->outcome, CommitOutcome::accepted);
+  EXPECT_TRUE(held.value().acked);
+  EXPECT_TRUE(held.value().held_checked);
+  EXPECT_EQ(s.run({"HGET", effects, "2"}).str, e2);
+  EXPECT_EQ(pending_count(), 1);  // e3, to be entered now
 }
 
 // How group g2 came to have the last entry in flight.

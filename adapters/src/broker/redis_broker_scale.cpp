@@ -13,8 +13,12 @@ using detail::status_of;
 Task<Result<NextReply>> RedisBroker::fenced_next(const Lease& lease, std::string_view group,
                                                  ReadFrom from, std::string_view ack_id,
                                                  NextAsk ask) {
-  using S = script::FencedNext;
   SEQBY_CHECK(ask.count >= 1);
+  if (ask.commit != nullptr) {
+    Result<NextReply> stepped = co_await fenced_commit_next(lease, group, from, ack_id, ask);
+    co_return stepped;
+  }
+  using S = script::FencedNext;
   S::Args args{lease.key(),
                lease.partition.stream(),
                lease.token(),
@@ -27,6 +31,30 @@ Task<Result<NextReply>> RedisBroker::fenced_next(const Lease& lease, std::string
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
   ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));
+  co_return script::decode_reply<S>(reply);
+}
+
+Task<Result<NextReply>> RedisBroker::fenced_commit_next(const Lease& lease, std::string_view group,
+                                                        ReadFrom from, std::string_view ack_id,
+                                                        const NextAsk& ask) {
+  using S = script::FencedCommitNext;
+  SEQBY_CHECK(ask.commit != nullptr && !ack_id.empty());
+  S::Args args{lease.key(),
+               lease.partition.stream(),
+               sink_key_name(lease.partition, group),
+               effects_hash_name(lease.partition, group),
+               lease.token(),
+               std::string(group),
+               from,
+               std::string(ack_id),
+               ask.count,
+               std::string(ask.held_id),
+               ask.commit->seq,
+               ask.commit->effect,
+               journal_of(lease)};
+  const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
+  ScriptCall call = script::encode<S>(std::move(args));
+  Result<Reply> reply = co_await run_script(name, std::move(call), /*durable=*/true);
   co_return script::decode_reply<S>(reply);
 }
 

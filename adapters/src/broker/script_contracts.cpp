@@ -286,6 +286,35 @@ Result<FencedCommit::Out> FencedCommit::decode_reply(const Reply& reply) {
   return out;
 }
 
+Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply) {
+  if (reply.is_error()) return error_from_reply(reply);
+  if (reply.kind != Reply::Kind::array || reply.elements.size() < 3) {
+    return shape_error(name, reply, "[commit outcome, integer, string] then fenced_next's reply");
+  }
+  Reply commit_part;
+  commit_part.kind = Reply::Kind::array;
+  commit_part.elements.assign(reply.elements.begin(), reply.elements.begin() + 3);
+  Result<CommitReply> committed = FencedCommit::decode_reply(commit_part);
+  if (!committed.ok()) return committed.error();
+  const bool out_of_order = committed.value().outcome == CommitOutcome::out_of_order;
+  if (out_of_order != (reply.elements.size() == 3)) {
+    return shape_error(name, reply,
+                       "[out_of_order, integer, string] or [accepted|duplicate, integer, string, "
+                       "then fenced_next's reply]");
+  }
+  NextReply out;
+  if (!out_of_order) {
+    Reply next_part;
+    next_part.kind = Reply::Kind::array;
+    next_part.elements.assign(reply.elements.begin() + 3, reply.elements.end());
+    Result<NextReply> next = FencedNext::decode_reply(next_part);
+    if (!next.ok()) return next.error();
+    out = std::move(next).value();
+  }
+  out.commit = std::move(committed).value();
+  return out;
+}
+
 Result<RecordHalt::Out> RecordHalt::decode_reply(const Reply& reply) {
   return decode<std::int64_t>(reply, name);
 }
@@ -351,6 +380,7 @@ std::span<const std::string_view> contract_names() {
                                                 DropStaleConsumers::name,
                                                 FencedAck::name,
                                                 FencedCommit::name,
+                                                FencedCommitNext::name,
                                                 FencedNext::name,
                                                 FencedRead::name,
                                                 HandlerEnter::name,
@@ -372,6 +402,7 @@ std::span<const std::string_view> contract_names() {
                                                 ReapEnd::name,
                                                 FencedAck::unfenced_name,
                                                 FencedCommit::unfenced_name,
+                                                FencedCommitNext::unfenced_name,
                                                 FencedNext::unfenced_name,
                                                 FencedRead::unfenced_name};
   return kNames;

@@ -1,7 +1,8 @@
 // The contracts of tests/support/same_owner_contract.h through RedisBroker and HiredisLink on a
 // real redis-server (the simulator's twin is sim/tests/sim/same_owner_fence.cpp): a stale
-// generation of the same owner id is refused by every fenced script and changes nothing, and a
-// reap refuses while another group has the last entry in flight. Each test has a category of its
+// generation of the same owner id is refused by every fenced script and changes nothing, a reap
+// refuses while another group has the last entry in flight, and the commit carried by the step
+// commits, acks and reads in one step. Each test has a category of its
 // own and deletes its keys before and after.
 #include <gtest/gtest.h>
 
@@ -124,6 +125,12 @@ TEST(SameOwnerFenceReapReal, TheOldGenerationCannotReapAColdPartitionTheNewOneCa
   RealContract c;
   ASSERT_TRUE(c.ok()) << c.error();
   contract::same_owner_stale_generation_cannot_reap(c.server(), c.partition());
+}
+
+TEST(CommitCarriedByTheStepReal, CommitsAcksAndReadsInOneStepAndRefusesAGapWhole) {
+  RealContract c;
+  ASSERT_TRUE(c.ok()) << c.error();
+  contract::commit_carried_by_the_step(c.server(), c.partition());
 }
 
 class ReapBesideGroupInFlightReal : public ::testing::TestWithParam<InFlight> {};

@@ -1,7 +1,8 @@
 // The contracts of tests/support/same_owner_contract.h through RedisBroker on SimRedis (the
 // real-Redis twin is adapters/tests/redis/same_owner_fence_real.cpp): a stale generation of the
-// same owner id is refused by every fenced script and changes nothing, and a reap refuses while
-// another group has the last entry in flight.
+// same owner id is refused by every fenced script and changes nothing, a reap refuses while
+// another group has the last entry in flight, and the commit carried by the step commits, acks
+// and reads in one step.
 #include <gtest/gtest.h>
 
 #include "same_owner_contract.h"
@@ -55,6 +56,11 @@ INSTANTIATE_TEST_SUITE_P(Superseded, SameOwnerFence,
                                            Superseded::released_and_acquired,
                                            Superseded::expired_and_acquired),
                          [](const auto& info) { return contract::superseded_name(info.param); });
+
+TEST(CommitCarriedByTheStep, CommitsAcksAndReadsInOneStepAndRefusesAGapWhole) {
+  SimContractServer server;
+  contract::commit_carried_by_the_step(server, kPartition);
+}
 
 TEST(SameOwnerFenceReap, TheOldGenerationCannotReapAColdPartitionTheNewOneCan) {
   SimContractServer server;

@@ -163,6 +163,10 @@ class RedisBroker final : public Broker {
   Task<Result<Reply>> run_script(std::string_view name, ScriptCall call);
 
  private:
+  // fenced_next with ask.commit: fenced_commit_next.lua, durable like fenced_commit.
+  Task<Result<NextReply>> fenced_commit_next(const Lease& lease, std::string_view group,
+                                             ReadFrom from, std::string_view ack_id,
+                                             const NextAsk& ask);
   // `durable`: the write is one the durability option waits for (wait_replicas).
   Task<Result<Reply>> run_script(std::string_view name, ScriptCall call, bool durable);
   Task<Result<Reply>> eval(const char* source, const ScriptCall& call, std::string_view sha,

@@ -453,6 +453,33 @@ struct FencedCommit {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
+// The one fenced script per event where the handler commits through the fenced effect sink
+// (fenced_commit_next.lua): fenced_commit's commit, then fenced_next's step, under one lease check.
+struct FencedCommitNext {
+  static constexpr std::string_view name = "fenced_commit_next";
+  static constexpr std::string_view unfenced_name = "unfenced_commit_next";
+  struct Args {
+    std::string lease;                  // KEYS[1]
+    std::string stream;                 // KEYS[2] C:K
+    std::string sink;                   // KEYS[3] C:K:__sink__:G (last_seq, last_token)
+    std::string effects;                // KEYS[4] C:K:__effects__:G (seq -> effect)
+    std::string token;                  // ARGV[1] O:N, also the consumer name
+    std::string group;                  // ARGV[2]
+    ReadFrom from = ReadFrom::pending;  // ARGV[3] "0" or ">"
+    std::string ack_id;                 // ARGV[4] the entry whose effect this is, acknowledged
+    std::uint64_t count = 1;            // ARGV[5] new entries one read delivers at most
+    std::string held_id;                // ARGV[6] a held entry to check for, not read ("" none)
+    std::int64_t seq = 0;               // ARGV[7]
+    std::string effect;                 // ARGV[8] stored verbatim
+    JournalTail journal = {};           // the decision journal (empty: none)
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::stream, &Args::sink, &Args::effects};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::group,   &Args::from, &Args::ack_id,
+                                          &Args::count, &Args::held_id, &Args::seq,  &Args::effect};
+  using Out = NextReply;  // with `commit` set; FENCED is Errc::fenced
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
 struct RecordHalt {
   static constexpr std::string_view name = "record_halt";
   struct Args {

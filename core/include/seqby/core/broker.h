@@ -36,41 +36,6 @@ enum class ReadFrom : std::uint8_t {
   new_entries,  // the next entry never delivered to the group ('>')
 };
 
-// What the one fenced step between two events asks besides its ack (Broker::fenced_next).
-struct NextAsk {
-  // New entries ('>') one read may deliver at most. The first is entered now; the rest come back
-  // held (NextReply::held) and each is entered only after a later step that names it.
-  std::uint32_t count = 1;
-  // An entry an earlier read delivered and held: instead of reading, this step is the lease
-  // check before entering it ("" reads).
-  std::string_view held_id;
-};
-
-// What the one fenced step between two events answered (Broker::fenced_next).
-struct NextReply {
-  bool ack_asked = false;            // an entry was to be acknowledged first
-  bool acked = false;                // it was acknowledged now (false: it was already, or none)
-  std::optional<StreamEntry> entry;  // the next entry; nullopt when there is none
-  // With no entry from a read of new entries: the stream's last entry id ("0-0" when empty),
-  // after which an idle worker waits for new ones; "" when the broker does not say.
-  std::string last_id;
-  // Asked about a held entry (NextAsk::held_id): the lease was ours, enter it now.
-  bool held_checked = false;
-  // A read of new entries that delivered more than one: the entries after `entry`, in id order,
-  // delivered to this consumer (pending), not yet entered.
-  std::vector<StreamEntry> held;
-};
-
-// A stream an idle worker waits on (Broker::wait_for_entries): any entry after `after_id`.
-struct WatchedStream {
-  PartitionRef partition;
-  std::string after_id;
-};
-
-// The longest an engine's wait_for_entries blocks: a link that carries those waits must allow a
-// command this long plus its own round-trip timeout.
-inline constexpr std::uint64_t kWakeBlockMsMax = 2'000;
-
 // The outcome of an effect commit to the fenced Redis effect sink (optimistic on a per-key seq).
 enum class CommitOutcome : std::uint8_t {
   accepted,      // seq == last + 1 under the current lease: applied
@@ -87,6 +52,55 @@ struct CommitReply {
   std::string committed_by;   // for accepted, and for duplicate of seq == last: the token O:N
                               // that committed last_seq ("" otherwise)
 };
+
+// An effect to commit to the fenced effect sink (Broker::fenced_commit's contract): the key's
+// commit number `seq` (1, 2, 3, ...) and the effect, opaque text stored verbatim.
+struct EffectCommit {
+  std::int64_t seq = 0;
+  std::string effect;
+};
+
+// What the one fenced step between two events asks besides its ack (Broker::fenced_next).
+struct NextAsk {
+  // New entries ('>') one read may deliver at most. The first is entered now; the rest come back
+  // held (NextReply::held) and each is entered only after a later step that names it.
+  std::uint32_t count = 1;
+  // An entry an earlier read delivered and held: instead of reading, this step is the lease
+  // check before entering it ("" reads).
+  std::string_view held_id;
+  // The effect of the entry this step acknowledges, committed first under the same lease check
+  // (a handler's HandlerResult::commit_with_step); null: none. An out-of-order commit
+  // acknowledges and reads nothing (NextReply::commit says so).
+  const EffectCommit* commit = nullptr;
+};
+
+// What the one fenced step between two events answered (Broker::fenced_next).
+struct NextReply {
+  bool ack_asked = false;            // an entry was to be acknowledged first
+  bool acked = false;                // it was acknowledged now (false: it was already, or none)
+  std::optional<StreamEntry> entry;  // the next entry; nullopt when there is none
+  // With no entry from a read of new entries: the stream's last entry id ("0-0" when empty),
+  // after which an idle worker waits for new ones; "" when the broker does not say.
+  std::string last_id;
+  // Asked about a held entry (NextAsk::held_id): the lease was ours, enter it now.
+  bool held_checked = false;
+  // A read of new entries that delivered more than one: the entries after `entry`, in id order,
+  // delivered to this consumer (pending), not yet entered.
+  std::vector<StreamEntry> held;
+  // Asked to commit (NextAsk::commit): the sink's answer, accepted or duplicate (then the rest of
+  // the step was done) or out_of_order (then nothing was acknowledged or read, ack_asked false).
+  std::optional<CommitReply> commit;
+};
+
+// A stream an idle worker waits on (Broker::wait_for_entries): any entry after `after_id`.
+struct WatchedStream {
+  PartitionRef partition;
+  std::string after_id;
+};
+
+// The longest an engine's wait_for_entries blocks: a link that carries those waits must allow a
+// command this long plus its own round-trip timeout.
+inline constexpr std::uint64_t kWakeBlockMsMax = 2'000;
 
 class Broker {
  public:
@@ -164,7 +178,9 @@ class Broker {
   // Fenced: acknowledges `ack_id` (unless empty), then, under the same lease check, either reads
   // for consumer lease.token() (at most ask.count new entries, at most one pending entry) or, for
   // ask.held_id, answers held_checked: the ack of one event and the lease check before entering
-  // the next in one step. Default: fenced_ack, then check_lease or fenced_read (one entry).
+  // the next in one step. With ask.commit, the commit to the fenced effect sink comes first, under
+  // the same check; a FENCED refusal is then Errc::fenced for the whole step (nothing committed).
+  // Default: fenced_commit, fenced_ack, then check_lease or fenced_read (one entry).
   virtual Task<Result<NextReply>> fenced_next(const Lease& lease, std::string_view group,
                                               ReadFrom from, std::string_view ack_id, NextAsk ask);
   // The step that reads at most one entry (NextAsk{}).

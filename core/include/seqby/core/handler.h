@@ -2,10 +2,12 @@
 // partition, in stream order, only while its engine instance holds that partition's lease (the
 // lease is checked right before the call). It is not called again for that partition until it
 // returns. The engine does not un-run a handler whose lease lapsed mid-call: effects must go
-// through a fenced commit (HandlerContext::commit) or be idempotent (ADR decision 5).
+// through a fenced commit (HandlerContext::commit, or HandlerResult::commit_with_step, which the
+// engine commits in the step after the call) or be idempotent (ADR decision 5).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "seqby/core/broker.h"
@@ -29,9 +31,20 @@ struct Event {
 struct HandlerResult {
   bool ok = true;
   std::string reason;  // why it failed ("" when ok)
+  // Succeeded, and its effect is committed by the engine to the fenced effect sink as the key's
+  // commit number seq (what HandlerContext::commit does), in the step after the handler returns:
+  // under the lease check of the step that also acknowledges this event and reads the next
+  // (fenced_commit_next: one script per event). Accepted or duplicate: the event is done.
+  // Fenced: the worker ends, the event stays pending for the next owner. Out of order: the event
+  // counts as failed and is retried. nullopt: nothing to commit (or the handler committed itself).
+  std::optional<EffectCommit> commit;
 
   static HandlerResult success() { return HandlerResult{}; }
-  static HandlerResult failed(std::string why) { return HandlerResult{false, std::move(why)}; }
+  static HandlerResult failed(std::string why) { return HandlerResult{false, std::move(why), {}}; }
+  // Success whose effect the engine commits with the next step (see `commit`).
+  static HandlerResult commit_with_step(std::int64_t seq, std::string effect) {
+    return HandlerResult{true, "", EffectCommit{seq, std::move(effect)}};
+  }
 };
 
 // What a handler may do for the partition it is called for. Valid for the duration of one

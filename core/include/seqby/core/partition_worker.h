@@ -49,6 +49,14 @@ struct Lane {
   std::int64_t commit_recorded_seq = 0;  // highest seq recorded as committed (this lease)
   // Handled, not yet acknowledged: the next fenced_next acknowledges it ("" none).
   std::string unacked_id;
+  // The handler of unacked_id returned an effect for the engine to commit
+  // (HandlerResult::commit_with_step), not yet committed: the next fenced_next carries it, or it
+  // is committed by itself before an ack alone (nullopt: none).
+  struct StepCommit {
+    EffectCommit commit;
+    StreamEntry entry;  // the entry whose effect it is (for a retry when out of order)
+  };
+  std::optional<StepCommit> step_commit;
   // After the last read found nothing new: the stream's last entry id, after which the idle
   // worker waits for a new one ("" unknown: then it polls).
   std::string watch_id;
@@ -67,8 +75,17 @@ class PartitionWorker {
   struct Next {
     Next(Turn turn) : turn(turn) {}  // NOLINT: implicit, so that a step can co_return a Turn
     Next(StreamEntry entry) : entry(std::move(entry)) {}  // NOLINT: likewise an entry
+    // The step's commit of `entry`'s effect was refused out of order: the entry failed.
+    static Next failed(StreamEntry entry, std::string why) {
+      Next next(Turn::worked);
+      next.failed_entry = std::move(entry);
+      next.failure = std::move(why);
+      return next;
+    }
     Turn turn = Turn::worked;
     std::optional<StreamEntry> entry;
+    std::optional<StreamEntry> failed_entry;  // handled, but its effect was not committed
+    std::string failure;                      // why (with failed_entry)
   };
 
   // A worker for the unit of `lease`, with one lane (or one per process-manager category).
@@ -125,6 +142,11 @@ class PartitionWorker {
   Task<Next> read_came_to(Lane& lane, Result<NextReply> read);
   // `entry` was handled: the design leaves its ack to the next fenced_next of its lane.
   virtual Task<Step> handled(Lane& lane, const StreamEntry& entry);
+  // Whether a handler's HandlerResult::commit_with_step rides on the lane's next fenced_next (one
+  // script per event). The design: with one lane. A process manager's lanes take turns, so its
+  // commit is made right after the handler, by itself, as are those of a worker whose handled()
+  // acknowledges at once.
+  virtual bool commits_with_step() const { return lanes_.size() == 1; }
   // Every lane found nothing to do: wait for a new entry on a lane (the engine's Waker), a
   // halted head's next look, the reaper's next look, or a stop.
   virtual Task<void> idle_wait();
@@ -134,9 +156,18 @@ class PartitionWorker {
   Task<bool> prepare();
   Task<Turn> take_turn(Lane& lane);
   Task<Step> run_one(Lane& lane, const StreamEntry& entry, std::string* failure);
+  // `entry` failed (its handler, or the commit of its effect): it stays pending and is read
+  // again after a backoff, or halts its stream past the retry budget.
+  Task<Turn> entry_failed(Lane& lane, const StreamEntry& entry, const std::string& failure);
+  // Commits the lane's step_commit by itself (HandlerContext::commit). true: accepted or a
+  // duplicate; false: the entry stays pending (fenced: the worker ends).
+  Task<bool> commit_alone(Lane& lane);
+  // Records a commit decision about the lane's step_commit (seq and event named).
+  void record_commit(const Lane& lane, HistoryOp op, std::string detail) const;
   Task<Step> ack(Lane& lane, const std::string& id);
   // Acknowledges the lane's handled entry now, by itself (before a release, or where a derived
-  // worker reads without fenced_next). false when the worker must end.
+  // worker reads without fenced_next), after committing its step_commit by itself. false when it
+  // was not acknowledged (the worker must end).
   Task<bool> ack_handled(Lane& lane);
   Task<void> finish();
 

@@ -74,6 +74,10 @@ struct SimCase {
   // (engine.reap_idle_ms > 0), and a reap must wait while this group has an entry in flight.
   // Only in a handler-group case (pm_categories empty).
   std::string beside_group;
+  // The handler returns its effect for the engine to commit with the step that acknowledges the
+  // event and reads the next (HandlerResult::commit_with_step: fenced_commit_next, one script per
+  // event) instead of committing it itself (HandlerContext::commit, then fenced_next).
+  bool commit_with_step = false;
   std::uint32_t instance_count = 3;
   // A rolling upgrade (docs/ARCHITECTURE.md "Rolling upgrade"): instances 0 .. N-1 run the
   // previous release's protocol (seqby::testing::previous_release_steps), the others this one.
@@ -137,6 +141,8 @@ struct CaseTemplate {
   // average). A seed with a beside group handles every event twice: one in 8 costs the
   // campaign about 13% more CPU, one in 4 about 30%. Never in a process-manager case.
   std::uint32_t beside_one_in = 8;
+  // One seed in this many (sub-stream "case/commit"; 0: none) handles with commit_with_step.
+  std::uint32_t commit_with_step_one_in = 2;
   std::uint64_t beside_reap_idle_ms = 250;
   std::uint32_t beside_slow_one_in = 6;
   std::uint64_t beside_slow_ms_min = 300;
@@ -170,7 +176,7 @@ std::int64_t first_poison_seq(const SimCase& c, const std::string& key,
 
 // Short summary: "seed=7 scenario=default variant=correct instances=3 keys=16 events=1000 ...";
 // a process-manager case adds "pm=G categories=order,payment" after the variant, a case with a
-// beside group "beside=G".
+// beside group "beside=G", a case whose handler commits with the step "commit=step".
 std::string describe_case(const SimCase& c);
 
 }  // namespace seqby::sim

@@ -59,8 +59,9 @@ class HandlerPlan {
   std::map<std::string, Inside> inside_;
   EventBehaviour default_;
   FaultObserver* observer_;
-  bool process_manager_ = false;  // fault details name the category too
-  bool beside_ = false;           // the beside group's plan: calls take beside_slow_ms too
+  bool process_manager_ = false;   // fault details name the category too
+  bool beside_ = false;            // the beside group's plan: calls take beside_slow_ms too
+  bool commit_with_step_ = false;  // SimCase::commit_with_step: the engine commits the effect
   std::uint64_t calls_ = 0;
   friend class TestHandler;
 };

@@ -1,0 +1,52 @@
+-- The step between two events of a partition (adapters/lua/lib/next_step.lua), prepended by
+-- cmake/embed_scripts.cmake to every script of adapters/lua that calls next_step(): fenced_next
+-- and fenced_commit_next, after their lease check. Acknowledges `ack_id` ('' for none), then
+-- either reads for consumer `token` of `group` (`from` '0': one pending entry; '>': up to
+-- `count_text` new entries) or, for `held` (an entry an earlier read delivered and held; '' for
+-- none), says it may be entered. Returns fenced_next's reply (fenced_next.lua says its shape) or
+-- an error reply to pass on. Journals (lib/journal.lua) the ack, then the read.
+local function next_step(J, stream, group, token, from, ack_id, count_text, held)
+  local count = tonumber(count_text or '1')
+  if not count or count < 1 or count ~= math.floor(count) then
+    return redis.error_reply('ERR fenced_next: ARGV[5] is not a count >= 1: ' .. tostring(count_text))
+  end
+  held = held or ''
+  local acked = -1
+  if ack_id ~= '' then
+    acked = redis.pcall('XACK', stream, group, ack_id)
+    if type(acked) == 'table' then
+      return acked
+    end
+    journal(J, 'ack', ack_id, acked == 0 and 'again' or '')
+  end
+  if held ~= '' then
+    -- Delivered by a read of new entries ('>'), so delivered once.
+    journal(J, 'read', held, 'delivery=1')
+    return {acked, '', held}
+  end
+  if from == '>' and count > 1 then
+    local entries = read_new(J, stream, group, token, count)
+    if entries.err then
+      return entries
+    end
+    if entries[1] then
+      table.insert(entries, 1, '')
+      table.insert(entries, 1, acked)
+      return entries
+    end
+  else
+    local entry = read_one(J, stream, group, token, from)
+    if type(entry) == 'table' and entry.err then
+      return entry
+    end
+    if entry then
+      return {acked, '', entry[1], entry[2], entry[3], entry[4]}
+    end
+    if from ~= '>' then
+      return {acked, ''}
+    end
+  end
+  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
+  return {acked, last[1] and last[1][1] or '0-0'}
+end
+
