@@ -29,7 +29,9 @@ namespace {
 using testing::RedisCluster;
 
 constexpr const char* kGroup = "g";
-constexpr std::uint64_t kWaitTimeoutMs = 500;
+// The most --wait-timeout-ms allows: a WAIT that should succeed must not run out on a loaded
+// machine (a lagging replica's WAIT runs out all the same).
+constexpr std::uint64_t kWaitTimeoutMs = 1500;
 
 RedisBrokerOptions options_with(std::uint32_t wait_replicas) {
   RedisBrokerOptions options;
@@ -106,6 +108,8 @@ TEST(ClusterDurability, APublishTheMasterAcknowledgedIsLostByAFailoverUnlessItWa
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   Fixture f(cluster, "k1");
+  // A fresh cluster's replica may not be online yet: a WAIT would count it out.
+  ASSERT_TRUE(cluster.wait_replicated(f.master, 10000)) << cluster.error();
   const PartitionRef& partition = f.partition;
 
   Result<std::string> kept = f.run(f.durable.publish(partition, "created", R"({"n":1})"));
@@ -132,6 +136,8 @@ TEST(ClusterDurability, ACommitTheMasterAcceptedIsLostByAFailoverUnlessItWaitedF
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   Fixture f(cluster, "k2");
+  // A fresh cluster's replica may not be online yet: a WAIT would count it out.
+  ASSERT_TRUE(cluster.wait_replicated(f.master, 10000)) << cluster.error();
   const PartitionRef& partition = f.partition;
   ASSERT_TRUE(f.run(f.durable.publish(partition, "created", R"({"n":1})")).ok());
   ASSERT_TRUE(f.run(f.durable.ensure_group(partition, kGroup)).ok());
@@ -177,6 +183,8 @@ TEST(ClusterDurability, AnAcquireWhileTheReplicaLagsIsRefusedWithTheOptionAndIts
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   Fixture f(cluster, "k3");
+  // A fresh cluster's replica may not be online yet: a WAIT would count it out.
+  ASSERT_TRUE(cluster.wait_replicated(f.master, 10000)) << cluster.error();
   const PartitionRef& partition = f.partition;
   ASSERT_TRUE(f.run(f.durable.publish(partition, "created", R"({"n":1})")).ok());
   ASSERT_TRUE(f.run(f.durable.ensure_group(partition, kGroup)).ok());
