@@ -2,7 +2,9 @@
 // shared-group XREADGROUP/XACK consumer, on one real redis-server, in one run (DESIGN.md section
 // 9). Fenced: two Engine instances linked in-process, each on its own RealRuntime thread with its
 // own HiredisLink, a null history sink and a trivial handler that commits its effect through the
-// fenced sink (HandlerContext::commit) and does nothing else. Plain: two consumers of one group
+// fenced sink (HandlerContext::commit) and does nothing else; and again with the handler returning
+// its effect for the engine to commit with the step that acks and reads on
+// (HandlerResult::commit_with_step: one fenced script per event). Plain: two consumers of one group
 // over one stream, each on its own thread and raw hiredis connection, doing the same trivial work
 // (one HSET per event, then XACK), in three shapes: COUNT 1, COUNT n with a round trip per
 // command, COUNT n with the batch's commands pipelined. All get the same pre-published events;
@@ -60,18 +62,23 @@ struct Options {
 // What the instances' handler does.
 enum class HandlerKind : std::uint8_t {
   commit,   // TrivialHandler: one fenced commit
+  step,     // TrivialHandler returning its effect: the engine commits it with its next step
   nothing,  // in-process, returns success at once
   exec,     // ExecHandler over Options::exec
 };
 
 // Commits the event's seq (effect: its id) through the fenced sink; nothing else.
+// With `with_step`, returns the effect instead (HandlerResult::commit_with_step); the engine's
+// commit records are then counted by CommitCounter.
 class TrivialHandler final : public Handler {
  public:
-  explicit TrivialHandler(std::atomic<std::uint64_t>* committed) : committed_(committed) {}
+  TrivialHandler(std::atomic<std::uint64_t>* committed, bool with_step)
+      : committed_(committed), with_step_(with_step) {}
 
   Task<HandlerResult> handle(const Event& event, HandlerContext& context) override {
     const std::int64_t seq = seq_of(event.data);
     if (seq < 1) co_return HandlerResult::failed("event data has no seq");
+    if (with_step_) co_return HandlerResult::commit_with_step(seq, event.id);
     Result<CommitReply> reply = co_await context.commit(seq, event.id);
     if (!reply.ok()) co_return HandlerResult::failed(reply.error().message);
     if (reply.value().outcome != CommitOutcome::accepted) {
@@ -79,6 +86,20 @@ class TrivialHandler final : public Handler {
     }
     committed_->fetch_add(1, std::memory_order_relaxed);
     co_return HandlerResult::success();
+  }
+
+ private:
+  std::atomic<std::uint64_t>* committed_;
+  bool with_step_;
+};
+
+// Counts the engine's accepted commits (the history's commit records), for a handler that returns
+// its effect: the commit is made after the handler returns.
+class CommitCounter final : public HistorySink {
+ public:
+  explicit CommitCounter(std::atomic<std::uint64_t>* committed) : committed_(committed) {}
+  void record(HistoryRecord record) override {
+    if (record.op == HistoryOp::commit) committed_->fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
@@ -141,8 +162,11 @@ void run_instance(const RedisConfig& config, Instance* instance,
   broker_options.journal_maxlen = instance->journal_maxlen;
   broker_options.journal_group = instance->options.group;
   InstanceBroker connections(runtime, config, broker_options);
-  NullHistorySink history;
-  TrivialHandler trivial(committed);
+  NullHistorySink null_history;
+  CommitCounter commit_counter(committed);
+  const bool with_step = instance->handler == HandlerKind::step;
+  HistorySink& history = with_step ? static_cast<HistorySink&>(commit_counter) : null_history;
+  TrivialHandler trivial(with_step ? nullptr : committed, with_step);
   std::unique_ptr<ExecHandler> exec;
   if (instance->handler == HandlerKind::exec) {
     ExecHandlerOptions exec_options;
@@ -151,8 +175,10 @@ void run_instance(const RedisConfig& config, Instance* instance,
     exec = std::make_unique<ExecHandler>(runtime, exec_options);
   }
   CountingHandler counting(exec.get(), committed);
-  Handler& handler = instance->handler == HandlerKind::commit ? static_cast<Handler&>(trivial)
-                                                              : static_cast<Handler&>(counting);
+  const bool trivial_kind =
+      instance->handler == HandlerKind::commit || instance->handler == HandlerKind::step;
+  Handler& handler =
+      trivial_kind ? static_cast<Handler&>(trivial) : static_cast<Handler&>(counting);
   Engine engine(runtime, *connections.broker, history, handler, instance->options);
   Command ping{"PING"};
   (void)runtime.block_on(connections.link.execute(ping));  // connected before the clock starts
@@ -511,6 +537,9 @@ int run(int argc, char** argv) {
   std::vector<double> journal_ratios;     // with journal / without, per repetition
   std::vector<double> batch_ratios;       // read_batch_max / one-entry reads, per repetition
   std::vector<double> single_read_rates;  // the engine at read_batch_max 1
+  std::vector<double> step_rates;         // the handler returning its effect (commit_with_step)
+  std::vector<double> step_ratios;        // commit with the step / handler's own commit
+  std::vector<double> step_piped_ratios;  // commit with the step / plain piped
   if (!o.exec.empty()) {
     // What a process boundary costs: the same engine, a handler that does nothing, in-process
     // and through ExecHandler's children.
@@ -540,6 +569,10 @@ int run(int argc, char** argv) {
     Options one_entry = o;
     one_entry.read_batch_max = 1;
     const RunFigures single_reads = run_fenced(*config, one_entry, prefix + "s", 0);
+    const RunFigures with_step = run_fenced(*config, o, prefix + "c", 0, HandlerKind::step);
+    const double step_ratio = fenced.rate() > 0 ? with_step.rate() / fenced.rate() : 0.0;
+    step_ratios.push_back(step_ratio);
+    step_rates.push_back(with_step.rate());
     const double journal_ratio = fenced.rate() > 0 ? journaled.rate() / fenced.rate() : 0.0;
     journal_ratios.push_back(journal_ratio);
     journal_rates.push_back(journaled.rate());
@@ -550,8 +583,10 @@ int run(int argc, char** argv) {
       print_row(rep, "fenced engine", fenced);
       print_row(rep, "fenced + journal", journaled);
       print_row(rep, "fenced, 1-entry reads", single_reads);
+      print_row(rep, "fenced, commit with step", with_step);
       std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
       std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
+      std::printf("%3u  ratio commit with step/handler's own commit: %.2fx\n", rep, step_ratio);
       (void)unlink_matching(admin, prefix + "*");
       continue;
     }
@@ -564,8 +599,13 @@ int run(int argc, char** argv) {
     print_row(rep, "fenced engine", fenced);
     print_row(rep, "fenced + journal", journaled);
     print_row(rep, "fenced, 1-entry reads", single_reads);
+    print_row(rep, "fenced, commit with step", with_step);
     std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
     std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
+    std::printf("%3u  ratio commit with step/handler's own commit: %.2fx\n", rep, step_ratio);
+    const double step_piped = pipelined.rate() > 0 ? with_step.rate() / pipelined.rate() : 0.0;
+    step_piped_ratios.push_back(step_piped);
+    std::printf("%3u  ratio commit with step/%s: %.2fx\n", rep, pipelined_name.c_str(), step_piped);
     const auto ratio = [&](const RunFigures& plain) {
       return plain.rate() > 0 ? fenced.rate() / plain.rate() : 0.0;
     };
@@ -586,6 +626,8 @@ int run(int argc, char** argv) {
     std::printf("\nmedian fenced + journal %.0f events/s, with journal/without %.2fx\n",
                 median(journal_rates), median(journal_ratios));
     std::printf("median batch reads/1-entry reads %.2fx\n", median(batch_ratios));
+    std::printf("median commit with step %.0f events/s, commit with step/handler's own %.2fx\n",
+                median(step_rates), median(step_ratios));
     return 0;
   }
   std::printf(
@@ -603,6 +645,9 @@ int run(int argc, char** argv) {
               median(journal_rates), median(journal_ratios));
   std::printf("  %-24s %9.0f events/s   batch reads/1-entry reads %.2fx\n", "fenced, 1-entry reads",
               median(single_read_rates), median(batch_ratios));
+  std::printf("  %-24s %9.0f events/s   /handler's own commit %.2fx   /%s %.2fx\n",
+              "fenced, commit with step", median(step_rates), median(step_ratios),
+              pipelined_name.c_str(), median(step_piped_ratios));
   std::printf("  load average at the end: %s\n", load_average().c_str());
   return 0;
 }
