@@ -18,8 +18,8 @@ EngineEnv::EngineEnv(Runtime& runtime, Broker& broker, HistorySink& history, Han
   SEQBY_CHECK(validate_engine_options(this->options).ok());
 }
 
-void EngineEnv::record(HistoryOp op, const Lease* lease, std::string event_id,
-                       std::string detail) const {
+void EngineEnv::record(HistoryOp op, const Lease* lease, std::string event_id, std::string detail,
+                       std::int64_t seq) const {
   HistoryRecord r;
   r.time_ms = runtime.clock().now_ms();
   r.node = options.owner_id;
@@ -31,6 +31,7 @@ void EngineEnv::record(HistoryOp op, const Lease* lease, std::string event_id,
     r.generation = lease->generation;
   }
   r.event_id = std::move(event_id);
+  r.seq = seq;
   r.detail = std::move(detail);
   history.record(std::move(r));
 }

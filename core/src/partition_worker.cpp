@@ -380,18 +380,8 @@ Task<bool> PartitionWorker::commit_alone(Lane& lane) {
 
 void PartitionWorker::record_commit(const Lane& lane, HistoryOp op, std::string detail) const {
   SEQBY_CHECK(lane.step_commit.has_value());
-  HistoryRecord r;
-  r.time_ms = env_.runtime.clock().now_ms();
-  r.node = lane.lease.owner_id;
-  r.op = op;
-  r.category = lane.lease.partition.category;
-  r.key = lane.lease.partition.key;
-  r.group = env_.options.group;
-  r.generation = lane.lease.generation;
-  r.event_id = lane.step_commit->entry.id;
-  r.seq = lane.step_commit->commit.seq;
-  r.detail = std::move(detail);
-  env_.history.record(std::move(r));
+  env_.record(op, &lane.lease, lane.step_commit->entry.id, std::move(detail),
+              lane.step_commit->commit.seq);
 }
 
 Task<PartitionWorker::Step> PartitionWorker::handled(Lane& lane, const StreamEntry& entry) {

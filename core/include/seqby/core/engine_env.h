@@ -28,7 +28,8 @@ struct EngineEnv {
 
   // Appends a record of this instance to the history: about `lease`'s partition and generation,
   // or (lease null) about the unit category.
-  void record(HistoryOp op, const Lease* lease, std::string event_id, std::string detail) const;
+  void record(HistoryOp op, const Lease* lease, std::string event_id, std::string detail,
+              std::int64_t seq = -1) const;
 
   Runtime& runtime;
   Broker& broker;
