@@ -59,6 +59,12 @@ class World::Sink final : public HistorySink {
     return &decision_stamp_.try_emplace(node, kNoDecision).first->second;
   }
   void add_server_commit(ServerDecision commit) { server_commits_.push_back(std::move(commit)); }
+  // Under the cluster layout one call may be several scripts (per-slot acquire_many and
+  // renew_many batches, the three steps of a publish), and the records of a call are made once
+  // it has returned. The links note each command of a task (its root's context) with the hash
+  // tags of the keys it named and its sort key, and which task a reply resumes last: a decision
+  // record is sorted to the newest command of its task that named its partition's tag.
+  void note_tagged_command(void* context, const redis::Command& command, std::uint64_t sort_key);
 
   std::vector<HistoryRecord> take();
 
@@ -70,6 +76,13 @@ class World::Sink final : public HistorySink {
   World& world_;
   std::uint64_t stamp_count_ = 0;
   std::map<std::string, std::uint64_t> decision_stamp_;
+  struct TaggedCommand {
+    std::vector<std::string> tags;  // the hash tags of the keys it named
+    std::uint64_t sort_key;
+  };
+  static constexpr std::size_t kRecentTagged = 32;  // per task, newest last
+  std::map<void*, std::vector<TaggedCommand>> recent_tagged_;
+  void* resumed_context_ = nullptr;  // the task the last reply resumed
   std::vector<Pending> pending_;
   std::vector<ServerDecision> server_commits_;
 };

@@ -243,10 +243,13 @@ std::uint64_t World::InnerStampLink::take_stamp(void* context) {
 
 Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command) {
   void* context = co_await ContextProbe();
+  std::optional<redis::Command> tagged;
+  if (world_.options_.key_layout == KeyLayout::cluster) tagged = command;
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
   const std::uint64_t stamp = stamps_.take_stamp(context);
   Sink& sink = *world_.sink_;
   *decision_stamp_ = reply.ok() && stamp > 0 ? 2 * stamp - 1 : 2 * sink.command_count();
+  if (tagged.has_value()) sink.note_tagged_command(context, *tagged, *decision_stamp_);
   co_return reply;
 }
 
@@ -323,7 +326,42 @@ void World::Sink::record(HistoryRecord record) {
     auto it = decision_stamp_.find(record.node);
     if (it != decision_stamp_.end() && it->second != kNoDecision) sort_key = it->second;
   }
+  if (is_decision(record.op) && !record.key.empty() &&
+      world_.options_.key_layout == KeyLayout::cluster) {
+    const std::vector<TaggedCommand>& recent = recent_tagged_[resumed_context_];
+    for (auto it = recent.rbegin(); it != recent.rend(); ++it) {
+      if (std::find(it->tags.begin(), it->tags.end(), record.key) != it->tags.end()) {
+        sort_key = it->sort_key;
+        break;
+      }
+    }
+  }
   pending_.push_back(Pending{sort_key, std::move(record)});
+}
+
+void World::Sink::note_tagged_command(void* context, const redis::Command& command,
+                                      std::uint64_t sort_key) {
+  resumed_context_ = context;
+  // A script's keys are KEYS[1..numkeys]; any other command's key is its first argument.
+  std::size_t first = 1;
+  std::size_t count = command.size() > 1 ? 1 : 0;
+  if (command.size() >= 3 && (command[0] == "EVALSHA" || command[0] == "EVAL")) {
+    first = 3;
+    std::from_chars(command[2].data(), command[2].data() + command[2].size(), count);
+  }
+  TaggedCommand noted{{}, sort_key};
+  for (std::size_t i = first; i < first + count && i < command.size(); ++i) {
+    const std::string& name = command[i];
+    const std::size_t open = name.find('{');
+    const std::size_t close = open == std::string::npos ? open : name.find('}', open + 1);
+    if (close != std::string::npos && close > open + 1) {
+      noted.tags.push_back(name.substr(open + 1, close - open - 1));
+    }
+  }
+  if (noted.tags.empty()) return;
+  std::vector<TaggedCommand>& recent = recent_tagged_[context];
+  if (recent.size() == kRecentTagged) recent.erase(recent.begin());
+  recent.push_back(std::move(noted));
 }
 
 // The run header and liveness marker of properties/markers.h (sim does not link properties).

@@ -48,16 +48,22 @@ std::string describe(const std::vector<Step>& steps, std::size_t at) {
          " " + event;
 }
 
-TEST(JournalMatchesWorld, EveryDecidedStepIsJournaledInTheServersOrderUnderTheSwarm) {
+// Both key layouts. Under the cluster layout one engine call may be several scripts (a per-slot
+// batch of acquire_many or renew_many, each in its own slot), so this is also the witness that
+// the world sorts each record to the script that decided it, not to its call's last one.
+class JournalMatchesWorld : public ::testing::TestWithParam<KeyLayout> {};
+
+TEST_P(JournalMatchesWorld, EveryDecidedStepIsJournaledInTheServersOrderUnderTheSwarm) {
+  const KeyLayout layout = GetParam();
   std::uint64_t journaled_records = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     const SimCase c = generate_case(seed);
     if (!c.pm_categories.empty()) continue;
-    World world(c, WorldOptions{100000});
+    World world(c, WorldOptions{100000, layout});
     world.run();
     const std::vector<HistoryRecord> history = world.take_history();
     for (const std::string& key : c.keys) {
-      const PartitionRef partition{c.category, key};
+      const PartitionRef partition{c.category, key, layout};
       // The world's steps of this partition, in decision order (only what reached an engine).
       std::vector<Step> decided;
       std::vector<std::int64_t> world_commits;
@@ -110,6 +116,12 @@ TEST(JournalMatchesWorld, EveryDecidedStepIsJournaledInTheServersOrderUnderTheSw
   }
   EXPECT_GT(journaled_records, 1000u);  // the campaign did work
 }
+
+INSTANTIATE_TEST_SUITE_P(BothLayouts, JournalMatchesWorld,
+                         ::testing::Values(KeyLayout::flat, KeyLayout::cluster),
+                         [](const ::testing::TestParamInfo<KeyLayout>& info) {
+                           return std::string(key_layout_name(info.param));
+                         });
 
 }  // namespace
 }  // namespace seqby::sim
