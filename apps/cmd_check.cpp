@@ -28,9 +28,9 @@ std::string combination_error(const CheckOptions& o) {
   if (!o.redis.url.empty() && o.redis.categories.empty()) {
     return "--redis: --category C is required (the journal of which category to judge)";
   }
-  if (o.redis.url.empty() &&
-      (!o.redis.categories.empty() || !o.redis.group.empty() || !o.redis.save_path.empty())) {
-    return "--category, --group and --save apply only with --redis";
+  if (o.redis.url.empty() && (!o.redis.categories.empty() || !o.redis.group.empty() ||
+                              !o.redis.save_path.empty() || o.redis.cluster)) {
+    return "--category, --group, --save and --cluster apply only with --redis";
   }
   return "";
 }
@@ -59,6 +59,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--save", options->redis.save_path,
                   "With --redis: also write the merged journal as JSON lines to FILE")
       ->type_name("FILE");
+  cmd->add_flag("--cluster", options->redis.cluster,
+                "With --redis: it is one node of a Redis Cluster whose workers ran with "
+                "--key-layout cluster; the journals of every master are read and merged");
   cmd->add_flag("--json", options->json, "Print one JSON summary object on stdout");
   cmd->callback([&exit_code, options] {
     if (const std::string bad = combination_error(*options); !bad.empty()) {

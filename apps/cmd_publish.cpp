@@ -129,10 +129,11 @@ int run_publish(PublishOptions o) {
                  o.key_layout.c_str());
     return kExitUsage;
   }
-  if (*key_layout == KeyLayout::cluster && (!o.history_stream.empty() || o.journal_maxlen > 0)) {
+  if (*key_layout == KeyLayout::cluster && !o.history_stream.empty()) {
+    // The history stream's publish is one script over the stream and the history stream.
     std::fprintf(stderr,
-                 "seqby publish: --key-layout cluster: --history-stream and --journal-maxlen are "
-                 "not supported with the cluster layout yet\n");
+                 "seqby publish: --key-layout cluster: --history-stream is not supported with "
+                 "the cluster layout (use --journal-maxlen)\n");
     return kExitUsage;
   }
   bool numbered = o.count > 1 || !o.history_stream.empty() || o.journal_maxlen > 0;

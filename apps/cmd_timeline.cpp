@@ -27,8 +27,9 @@ std::string combination_error(const TimelineOptions& o) {
   if (!o.redis.url.empty() && o.redis.categories.empty()) {
     return "--redis: --category C is required (the journal of which category to draw)";
   }
-  if (o.redis.url.empty() && (!o.redis.categories.empty() || !o.redis.group.empty())) {
-    return "--category and --group apply only with --redis";
+  if (o.redis.url.empty() &&
+      (!o.redis.categories.empty() || !o.redis.group.empty() || o.redis.cluster)) {
+    return "--category, --group and --cluster apply only with --redis";
   }
   return "";
 }
@@ -57,6 +58,9 @@ void add_timeline_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--group", options->redis.group,
                   "With --redis: draw this handler group (or process manager) only")
       ->type_name("G");
+  cmd->add_flag("--cluster", options->redis.cluster,
+                "With --redis: it is one node of a Redis Cluster; the journals of every master "
+                "are read and merged");
   cmd->callback([&exit_code, options] {
     if (const std::string bad = combination_error(*options); !bad.empty()) {
       std::cerr << "seqby timeline: " << bad << "\n";

@@ -322,13 +322,6 @@ int run_worker(const WorkerOptions& o) {
                  "partition's keys and its category's index are in different hash slots)\n");
     return kExitUsage;
   }
-  if (*key_layout == KeyLayout::cluster && o.journal_maxlen > 0) {
-    // The worker's journal notes and `seqby check --redis` still read the flat journal names.
-    std::fprintf(stderr,
-                 "seqby worker: --key-layout cluster: --journal-maxlen is not supported with the "
-                 "cluster layout yet\n");
-    return kExitUsage;
-  }
   testing::Variant variant = testing::Variant::correct;
   if (o.unsafe_variant.has_value()) {
     const std::optional<testing::Variant> named = testing::parse_variant(*o.unsafe_variant);
@@ -431,7 +424,7 @@ int run_worker(const WorkerOptions& o) {
     // appended after Redis answered.
     redis::RedisHistorySink history(runtime, link, o.history_stream);
     redis::JournalNoteSink notes(runtime, link, std::max<std::uint64_t>(o.journal_maxlen, 1),
-                                 o.process_manager ? o.group : "");
+                                 o.process_manager ? o.group : "", *key_layout);
     HistorySink& recorded = o.journal_maxlen > 0 ? static_cast<HistorySink&>(notes)
                                                  : static_cast<HistorySink&>(history);
     // warn, halt, resume and reap records also go to stderr, for operators; a halt is followed

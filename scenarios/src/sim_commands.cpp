@@ -345,7 +345,8 @@ std::optional<std::vector<HistoryRecord>> read_journal_of(const CheckRedisArgs& 
   scope.group = args.group;
   if (!args.group.empty()) scope.process_managers.push_back(args.group);
   redis::BlockingRedis redis(config.value());
-  Result<std::vector<HistoryRecord>> history = redis::read_journal(redis, scope);
+  Result<std::vector<HistoryRecord>> history =
+      args.cluster ? redis::read_cluster_journal(redis, scope) : redis::read_journal(redis, scope);
   if (!history.ok()) {
     err << command << ": reading the journal from " << redis::redacted_url(config.value()) << ": "
         << history.error().message << "\n";

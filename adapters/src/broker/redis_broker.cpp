@@ -126,19 +126,33 @@ script::JournalTail RedisBroker::journal_of(const Lease& lease) const {
 
 Task<Result<std::string>> RedisBroker::publish(const PartitionRef& given, std::string_view type,
                                                std::string_view data_json) {
+  script::JournalTail journal;
+  journal.maxlen = options_.journal_maxlen;
+  Result<std::string> published =
+      co_await publish_with_journal(given, type, data_json, std::move(journal));
+  co_return published;
+}
+
+Task<Result<std::string>> RedisBroker::publish_with_journal(const PartitionRef& given,
+                                                            std::string_view type,
+                                                            std::string_view data_json,
+                                                            script::JournalTail journal) {
   const PartitionRef partition = laid_out(given);
+  if (journal.maxlen > 0) {
+    journal.stream = journal_stream_name(partition);
+    journal.category = partition.category;
+    journal.key = partition.key;
+  } else {
+    journal = script::JournalTail{};
+  }
   if (options_.key_layout == KeyLayout::cluster) {
-    Result<std::string> published = co_await publish_across_slots(partition, type, data_json);
+    Result<std::string> published =
+        co_await publish_across_slots(partition, type, data_json, std::move(journal));
     co_return published;
   }
   script::Publish::Args args{partition.stream(), partition.index(), partition.key,
                              std::string(type), std::string(data_json)};
-  if (options_.journal_maxlen > 0) {
-    args.journal.stream = journal_stream_name(partition);
-    args.journal.maxlen = options_.journal_maxlen;
-    args.journal.category = partition.category;
-    args.journal.key = partition.key;
-  }
+  args.journal = std::move(journal);
   ScriptCall call = script::encode<script::Publish>(std::move(args));
   Result<Reply> reply = co_await run_script(script::Publish::name, std::move(call), true);
   co_return script::decode_reply<script::Publish>(reply);

@@ -15,7 +15,8 @@ namespace seqby::redis {
 
 Task<Result<std::string>> RedisBroker::publish_across_slots(const PartitionRef& partition,
                                                             std::string_view type,
-                                                            std::string_view data_json) {
+                                                            std::string_view data_json,
+                                                            script::JournalTail journal) {
   SEQBY_CHECK(partition.layout == KeyLayout::cluster);
   const std::string publishing = publishing_hash_name(partition.category);
   // P0: the key is indexed and its intent open before the entry exists.
@@ -29,12 +30,7 @@ Task<Result<std::string>> RedisBroker::publish_across_slots(const PartitionRef& 
 
   // P1: the entry.
   script::PublishAppend::Args append{partition.stream(), std::string(type), std::string(data_json)};
-  if (options_.journal_maxlen > 0) {
-    append.journal.stream = journal_stream_name(partition);
-    append.journal.maxlen = options_.journal_maxlen;
-    append.journal.category = partition.category;
-    append.journal.key = partition.key;
-  }
+  append.journal = std::move(journal);
   ScriptCall append_call = script::encode<script::PublishAppend>(std::move(append));
   Result<Reply> append_reply =
       co_await run_script(script::PublishAppend::name, std::move(append_call), true);

@@ -206,10 +206,14 @@ Result<std::vector<std::string>> journal_streams(BlockingRedis& redis, const Jou
   return streams;
 }
 
-Result<std::vector<HistoryRecord>> read_journal(BlockingRedis& redis, const JournalScope& scope) {
+namespace {
+
+// Appends the journals of `scope` that the server of `redis` holds to `entries`, each in stream
+// order (records naming another group left out).
+Status read_node_journals(BlockingRedis& redis, const JournalScope& scope,
+                          std::vector<std::vector<JournalEntry>>* entries) {
   Result<std::vector<std::string>> streams = journal_streams(redis, scope);
   if (!streams.ok()) return streams.error();
-  std::vector<std::vector<JournalEntry>> entries;
   for (const std::string& stream : streams.value()) {
     Result<std::vector<JournalEntry>> read = read_stream(redis, stream);
     if (!read.ok()) return read.error();
@@ -218,7 +222,61 @@ Result<std::vector<HistoryRecord>> read_journal(BlockingRedis& redis, const Jour
         return !e.record.group.empty() && e.record.group != scope.group;
       });
     }
-    if (!read.value().empty()) entries.push_back(std::move(read.value()));
+    if (!read.value().empty()) entries->push_back(std::move(read.value()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<HistoryRecord>> read_journal(BlockingRedis& redis, const JournalScope& scope) {
+  std::vector<std::vector<JournalEntry>> entries;
+  if (Status read = read_node_journals(redis, scope, &entries); !read.ok()) return read.error();
+  return merge_journals(std::move(entries), scope.categories);
+}
+
+Result<std::vector<RedisConfig>> cluster_masters(BlockingRedis& seed) {
+  Result<Reply> slots = seed.execute({"CLUSTER", "SLOTS"});
+  if (!slots.ok()) return slots.error();
+  const Reply& map = slots.value();
+  if (map.kind == Reply::Kind::error) {
+    return make_error(Errc::protocol, "CLUSTER SLOTS: " + map.str);
+  }
+  if (map.kind != Reply::Kind::array) {
+    return make_error(Errc::protocol, "CLUSTER SLOTS: not an array");
+  }
+  std::vector<RedisConfig> masters;
+  for (const Reply& range : map.elements) {
+    // {start, end, {host, port, id, ...}, replicas...}; an empty host is the node asked.
+    if (range.kind != Reply::Kind::array || range.elements.size() < 3 ||
+        range.elements[2].kind != Reply::Kind::array || range.elements[2].elements.size() < 2 ||
+        range.elements[2].elements[1].kind != Reply::Kind::integer) {
+      return make_error(Errc::protocol, "CLUSTER SLOTS: a slot range of another shape");
+    }
+    RedisConfig master = seed.config();
+    const std::string& host = range.elements[2].elements[0].str;
+    if (!host.empty() && host != "?") master.host = host;
+    master.port = static_cast<std::uint16_t>(range.elements[2].elements[1].integer);
+    const bool known = std::any_of(masters.begin(), masters.end(), [&](const RedisConfig& m) {
+      return m.host == master.host && m.port == master.port;
+    });
+    if (!known) masters.push_back(std::move(master));
+  }
+  if (masters.empty()) return make_error(Errc::protocol, "CLUSTER SLOTS: no slot is served");
+  return masters;
+}
+
+Result<std::vector<HistoryRecord>> read_cluster_journal(BlockingRedis& seed,
+                                                        const JournalScope& scope) {
+  Result<std::vector<RedisConfig>> masters = cluster_masters(seed);
+  if (!masters.ok()) return masters.error();
+  std::vector<std::vector<JournalEntry>> entries;
+  for (const RedisConfig& master : masters.value()) {
+    BlockingRedis node(master);
+    if (Status read = read_node_journals(node, scope, &entries); !read.ok()) {
+      return make_error(read.error().code,
+                        "master " + redacted_url(master) + ": " + read.error().message);
+    }
   }
   return merge_journals(std::move(entries), scope.categories);
 }
@@ -246,32 +304,33 @@ Task<Result<std::string>> publish_journaled(RedisBroker& broker, const Partition
                                             std::string_view type, std::string_view data_json,
                                             std::uint64_t maxlen, std::string_view node,
                                             std::int64_t seq, std::string_view detail) {
-  script::Publish::Args args{partition.stream(), partition.index(), partition.key,
-                             std::string(type), std::string(data_json)};
-  args.journal.stream = journal_stream_name(partition);
-  args.journal.maxlen = maxlen;
-  args.journal.node = std::string(node);
-  args.journal.category = partition.category;
-  args.journal.key = partition.key;
-  args.journal.seq = seq;
-  args.journal.detail = std::string(detail);
-  ScriptCall call = script::encode<script::Publish>(std::move(args));
-  Result<Reply> reply = co_await broker.run_script(script::Publish::name, std::move(call));
-  co_return script::decode_reply<script::Publish>(reply);
+  SEQBY_CHECK(maxlen >= 1);
+  script::JournalTail journal;
+  journal.maxlen = maxlen;
+  journal.node = std::string(node);
+  journal.seq = seq;
+  journal.detail = std::string(detail);
+  Result<std::string> published =
+      co_await broker.publish_with_journal(partition, type, data_json, std::move(journal));
+  co_return published;
 }
 
-std::string note_stream_for(const HistoryRecord& record, std::string_view process_manager) {
+std::string note_stream_for(const HistoryRecord& record, std::string_view process_manager,
+                            KeyLayout layout) {
   if (record.key.empty()) return category_journal_name(record.category);
   if (!process_manager.empty()) {
-    return journal_stream_name(PartitionRef{pm_lease_category(process_manager), record.key});
+    return journal_stream_name(
+        PartitionRef{pm_lease_category(process_manager), record.key, layout});
   }
-  return journal_stream_name(PartitionRef{record.category, record.key});
+  return journal_stream_name(PartitionRef{record.category, record.key, layout});
 }
 
 JournalNoteSink::JournalNoteSink(Runtime& runtime, RedisLink& link, std::uint64_t maxlen,
-                                 std::string process_manager, std::size_t queue_max)
+                                 std::string process_manager, KeyLayout layout,
+                                 std::size_t queue_max)
     : maxlen_(maxlen),
       process_manager_(std::move(process_manager)),
+      layout_(layout),
       appends_(runtime, link, queue_max) {
   SEQBY_CHECK(maxlen_ >= 1);
 }
@@ -279,7 +338,8 @@ JournalNoteSink::JournalNoteSink(Runtime& runtime, RedisLink& link, std::uint64_
 void JournalNoteSink::record(HistoryRecord record) {
   if (journaled_by_scripts(record.op)) return;
   if (record.category.empty()) return;  // nowhere to put it (no engine record lacks one)
-  appends_.append(journal_note_command(note_stream_for(record, process_manager_), maxlen_, record));
+  appends_.append(
+      journal_note_command(note_stream_for(record, process_manager_, layout_), maxlen_, record));
 }
 
 }  // namespace seqby::redis

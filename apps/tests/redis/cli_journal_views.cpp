@@ -129,5 +129,22 @@ TEST(JournalViews, TimelineRedisOptionsThatDoNotFitExitTwo) {
   EXPECT_NE(no_category.err.find("--category C is required"), std::string::npos) << no_category.err;
 }
 
+// --cluster reads every master's journals: a server that is no cluster node is said so (exit 2,
+// nothing judged), and --cluster without --redis does not fit.
+TEST(JournalViews, CheckClusterOnAServerThatIsNoClusterNodeExitsTwoNamingWhy) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  const scenarios::CommandRun check = scenarios::run_command(
+      kSeqby, {"check", "--redis", server.url(), "--cluster", "--category", "orders"});
+  EXPECT_EQ(check.exit_code, 2) << check.out << check.err;
+  EXPECT_NE(check.err.find("CLUSTER SLOTS"), std::string::npos) << check.err;
+  EXPECT_EQ(check.out, "");
+  const scenarios::CommandRun without_redis =
+      scenarios::run_command(kSeqby, {"check", "/dev/null", "--cluster"});
+  EXPECT_EQ(without_redis.exit_code, 2);
+  EXPECT_NE(without_redis.err.find("apply only with --redis"), std::string::npos)
+      << without_redis.err;
+}
+
 }  // namespace
 }  // namespace seqby::apps

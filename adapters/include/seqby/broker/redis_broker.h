@@ -96,6 +96,13 @@ class RedisBroker final : public Broker {
   CapabilitySet capabilities() const override;
   Task<Result<std::string>> publish(const PartitionRef& partition, std::string_view type,
                                     std::string_view data_json) override;
+  // publish(), journaled with the caller's own publisher fields when journal.maxlen > 0 (its
+  // node, seq and detail: seqby publish --journal-maxlen, a scenario's publisher; the stream,
+  // category and key are filled here), in either key layout. publish() is this with the
+  // options' journal_maxlen and no publisher fields.
+  Task<Result<std::string>> publish_with_journal(const PartitionRef& partition,
+                                                 std::string_view type, std::string_view data_json,
+                                                 script::JournalTail journal);
   Task<Result<std::vector<std::string>>> partitions(std::string_view category) override;
   Task<Status> subscribe(std::string_view category, std::string_view group) override;
   Task<Status> announce_member(std::string_view category, std::string_view group,
@@ -203,7 +210,8 @@ class RedisBroker final : public Broker {
   // The cluster layout's publish (P0, P1, P2) and reap (R1, R2, R3), each step one script in one
   // slot (redis_broker_cluster.cpp).
   Task<Result<std::string>> publish_across_slots(const PartitionRef& partition,
-                                                 std::string_view type, std::string_view data_json);
+                                                 std::string_view type, std::string_view data_json,
+                                                 script::JournalTail journal);
   Task<Result<bool>> reap_across_slots(const Lease& lease, std::uint64_t idle_ms);
   // The end of the batch of `keys` that starts at `begin`: at most kLeaseBatchMax keys, and
   // with the cluster layout all of them in the hash slot of keys[begin].

@@ -72,6 +72,16 @@ Result<std::vector<std::string>> journal_streams(BlockingRedis& redis, const Jou
 // stream and entry for an entry that is not a history record.
 Result<std::vector<HistoryRecord>> read_journal(BlockingRedis& redis, const JournalScope& scope);
 
+// The masters of the Redis Cluster `seed` is a node of, from its CLUSTER SLOTS (each with the
+// seed's settings): Errc::protocol for a reply of another shape (a server not in cluster mode
+// answers an error) or a map that serves no slot.
+Result<std::vector<RedisConfig>> cluster_masters(BlockingRedis& seed);
+// The journals of `scope` on a Redis Cluster (the cluster key layout: each unit's journal is in
+// its unit's slot): read on every master cluster_masters(seed) names, then merged as
+// read_journal merges them. A master that cannot be read fails the whole read, named.
+Result<std::vector<HistoryRecord>> read_cluster_journal(BlockingRedis& seed,
+                                                        const JournalScope& scope);
+
 // The XADD appending `record` as a note to `stream` (MAXLEN ~ maxlen; its index and time are not
 // written: the entry id is the time).
 Command journal_note_command(std::string stream, std::uint64_t maxlen, const HistoryRecord& record);
@@ -79,17 +89,19 @@ Command journal_note_command(std::string stream, std::uint64_t maxlen, const His
 Status append_journal_note(BlockingRedis& redis, std::string stream, std::uint64_t maxlen,
                            const HistoryRecord& record);
 
-// Publishes an event (publish.lua: XADD to C:K and SADD to the index) journaling the publish, with
-// `node`, the publisher's per-key `seq` (-1: none) and `detail` (e.g. "poison"), in the same
-// script (run through `broker`: EVALSHA, loaded once). Returns the entry id.
+// Publishes an event through `broker` (RedisBroker::publish_with_journal: publish.lua, or under
+// the cluster layout its three steps) journaling the publish, with `node`, the publisher's
+// per-key `seq` (-1: none) and `detail` (e.g. "poison"), in the script that appends the entry.
+// Returns the entry id. REQUIRES: maxlen >= 1.
 Task<Result<std::string>> publish_journaled(RedisBroker& broker, const PartitionRef& partition,
                                             std::string_view type, std::string_view data_json,
                                             std::uint64_t maxlen, std::string_view node,
                                             std::int64_t seq, std::string_view detail);
 
 // The journal a note about `record` goes to: its unit's (a process manager's value when
-// `process_manager` is not empty), or its category's when it names no key.
-std::string note_stream_for(const HistoryRecord& record, std::string_view process_manager);
+// `process_manager` is not empty), spelled in `layout`, or its category's when it names no key.
+std::string note_stream_for(const HistoryRecord& record, std::string_view process_manager,
+                            KeyLayout layout = KeyLayout::flat);
 
 // The history sink of an engine whose broker journals (RedisBrokerOptions::journal_maxlen): an
 // engine record of a step the scripts journal is dropped (the journal has it, exactly); any other
@@ -100,7 +112,8 @@ class JournalNoteSink final : public HistorySink {
  public:
   // REQUIRES: `runtime` and `link` outlive the sink; record() on the runtime's loop.
   JournalNoteSink(Runtime& runtime, RedisLink& link, std::uint64_t maxlen,
-                  std::string process_manager, std::size_t queue_max = 1u << 16);
+                  std::string process_manager, KeyLayout layout = KeyLayout::flat,
+                  std::size_t queue_max = 1u << 16);
 
   void record(HistoryRecord record) override;
   Task<void> flush(std::uint64_t wait_max_ms) { return appends_.flush(wait_max_ms); }
@@ -113,6 +126,7 @@ class JournalNoteSink final : public HistorySink {
  private:
   std::uint64_t maxlen_;
   std::string process_manager_;
+  KeyLayout layout_;
   AppendQueue appends_;
 };
 

@@ -66,6 +66,7 @@ struct CheckRedisArgs {
   std::string group;
   std::string save_path;
   bool json = false;
+  bool cluster = false;  // `url` is one node of a Redis Cluster: every master's journals are read
 };
 int check_redis_main(const CheckRedisArgs& args, std::ostream& out, std::ostream& err);
 // `seqby timeline --redis URL --category C [--group G] [-o FILE.html]`: the same journal drawn as
