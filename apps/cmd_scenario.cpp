@@ -29,6 +29,7 @@ struct ScenarioOptions {
   std::string seeds;  // A..B: cold_partition_reaping's reap race campaign on the simulator
   std::string junit;  // --junit FILE
   std::string key_layout = "flat";  // --key-layout: the reap race campaign's brokers' layout
+  bool cluster = false;             // --cluster: --redis is a node of a Redis Cluster
 };
 
 // --junit: the run as one test case "NAME (WHERE)", its failed assertions as the failure. false
@@ -127,13 +128,18 @@ int run_scenario(const ScenarioOptions& options) {
     return kExitUsage;
   }
   const bool on_redis = !options.redis_url.empty();
+  if (options.cluster && !on_redis) {
+    std::cerr << "seqby scenario run: --cluster applies only with --redis\n";
+    return kExitUsage;
+  }
   if (on_redis && !scenario->run_redis) {
     std::cerr << "seqby scenario run: " << scenario->name
               << " has no real-Redis form yet; run it on the simulator (without --redis)\n";
     return kExitUsage;
   }
   const auto start = std::chrono::steady_clock::now();
-  scenarios::ScenarioContext context{std::cout, options.redis_url, options.seed, self_path()};
+  scenarios::ScenarioContext context{std::cout, options.redis_url, options.seed, self_path(),
+                                     options.cluster};
   const scenarios::ScenarioResult result =
       on_redis ? scenario->run_redis(context) : scenario->run_sim(context);
   for (const auto& failure : result.failures) {
@@ -165,6 +171,9 @@ void add_scenario_command(CLI::App& app, int& exit_code) {
                   "Run against this redis-server with real worker processes")
       ->type_name("URL")
       ->check(redis_url_validator());
+  run->add_flag("--cluster", options->cluster,
+                "With --redis: it is one node of a Redis Cluster; the workers run with --cluster "
+                "--key-layout cluster and the scenario reads every master");
   run->add_option("--seed", options->seed, "The simulator seed (ignored with --redis)")
       ->type_name("N")
       ->capture_default_str();

@@ -76,6 +76,7 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
     args.insert(args.end(), {"--history-stream", history_stream});
   }
   if (!s.unsafe_variant.empty()) args.insert(args.end(), {"--unsafe-variant", s.unsafe_variant});
+  if (s.cluster) args.insert(args.end(), {"--cluster", "--key-layout", "cluster"});
   args.insert(args.end(), s.extra_flags.begin(), s.extra_flags.end());
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();
@@ -141,6 +142,10 @@ RedisScenarioDriver::RedisScenarioDriver(std::string redis_url, std::string seqb
   if (config.ok()) {
     config_ = config.value();
     redis_ = std::make_unique<redis::BlockingRedis>(*config_);
+    if (settings_.cluster) {
+      cluster_runtime_ = std::make_unique<redis::RealRuntime>();
+      cluster_link_ = std::make_unique<redis::ClusterLink>(*cluster_runtime_, *config_);
+    }
   }
 }
 
@@ -151,16 +156,20 @@ RedisScenarioDriver::~RedisScenarioDriver() {
   if (!redis_) return;
   std::vector<std::string> keys = category_keys();
   keys.push_back(history_stream_);
+  if (settings_.cluster) {
+    // The cluster layout's reap protocol keys live in the index's slot, outside C:*.
+    keys.insert(keys.end(), {reaping_set_name(category_), publishing_hash_name(category_)});
+  }
   if (process_manager()) {
     // Only this run's correlation values and owners: another run may share the group's name.
     const std::string unit_category = pm_lease_category(group());
     for (const std::string& key : published_keys_) {
-      const PartitionRef unit{unit_category, key};
+      const PartitionRef unit{unit_category, key, key_layout()};
       keys.insert(keys.end(), {unit.lease(), unit.fence(), inprogress_key_name(unit, group()),
                                journal_stream_name(unit)});
     }
     for (const auto& w : workers_) {
-      keys.push_back(redis::member_key_name(unit_category, group(), w->owner()));
+      keys.push_back(redis::member_key_name(unit_category, group(), w->owner(), key_layout()));
       run({"SREM", members_set(), w->owner()});
     }
   }
@@ -169,7 +178,12 @@ RedisScenarioDriver::~RedisScenarioDriver() {
 
 std::string RedisScenarioDriver::members_set() const {
   return redis::members_set_name(process_manager() ? pm_lease_category(group()) : category_,
-                                 group());
+                                 group(), key_layout());
+}
+
+PartitionRef RedisScenarioDriver::partition(const std::string& key,
+                                            const std::string& category) const {
+  return PartitionRef{category.empty() ? category_ : category, key, key_layout()};
 }
 
 Status RedisScenarioDriver::ready() {
@@ -177,7 +191,7 @@ Status RedisScenarioDriver::ready() {
   if (::access(binary_.c_str(), X_OK) != 0) {
     return Status(Error{Errc::invalid, "the seqby command '" + binary_ + "' is not executable"});
   }
-  Result<redis::Reply> pong = redis_->execute({"PING"});
+  Result<redis::Reply> pong = execute({"PING"});
   if (!pong.ok()) {
     return Status(Error{Errc::closed, "redis at " + redis::redacted_url(*config_) +
                                           " does not answer: " + pong.error().message});
@@ -185,9 +199,14 @@ Status RedisScenarioDriver::ready() {
   return Status::Ok();
 }
 
+Result<redis::Reply> RedisScenarioDriver::execute(const redis::Command& command) {
+  if (cluster_link_) return cluster_runtime_->block_on(cluster_link_->execute(command));
+  return redis_->execute(command);
+}
+
 redis::Reply RedisScenarioDriver::run(const redis::Command& command) {
   if (!redis_) return redis::Reply::nil();
-  Result<redis::Reply> reply = redis_->execute(command);
+  Result<redis::Reply> reply = execute(command);
   if (!reply.ok() || reply.value().is_error()) {
     ++transport_errors_;
     return redis::Reply::nil();
@@ -272,8 +291,16 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
     const std::vector<PublishSpec>& events) {
   if (!config_) return Error{Errc::invalid, "bad redis url '" + url_ + "'"};
   redis::RealRuntime runtime;
-  redis::HiredisLink link(runtime, *config_);
-  redis::RedisBroker broker(link);  // the publish script by EVALSHA, loaded once per call
+  std::unique_ptr<redis::RedisLink> link;
+  if (settings_.cluster) {
+    link = std::make_unique<redis::ClusterLink>(runtime, *config_);
+  } else {
+    link = std::make_unique<redis::HiredisLink>(runtime, *config_);
+  }
+  redis::RedisBrokerOptions broker_options;
+  broker_options.key_layout = key_layout();
+  // The publish script by EVALSHA, loaded once per call.
+  redis::RedisBroker broker(*link, broker_options);
   std::vector<std::string> ids;
   for (const PublishSpec& e : events) {
     JsonObject data;
@@ -284,12 +311,12 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
     if (e.fail_deliveries > 0)
       data["fail_deliveries"] = static_cast<std::int64_t>(e.fail_deliveries);
     const std::string json = encode_json_object(data);
-    const PartitionRef partition{e.category.empty() ? category_ : e.category, e.key};
+    const PartitionRef partition = this->partition(e.key, e.category);
     Result<std::string> id =
         journal() ? runtime.block_on(redis::publish_journaled(broker, partition, "charge", json,
                                                               settings_.journal_maxlen, "publisher",
                                                               e.seq, e.poison ? "poison" : ""))
-                  : runtime.block_on(redis::publish_recorded(link, partition, "charge", json,
+                  : runtime.block_on(redis::publish_recorded(*link, partition, "charge", json,
                                                              history_stream_, "publisher", e.seq,
                                                              e.poison ? "poison" : ""));
     if (!id.ok()) return id.error();
@@ -316,15 +343,15 @@ bool RedisScenarioDriver::wait_until(const std::function<bool()>& done, std::uin
 }
 
 std::int64_t RedisScenarioDriver::last_seq(const std::string& key, const std::string& category) {
-  const PartitionRef partition{category.empty() ? category_ : category, key};
-  const redis::Reply r = run({"HGET", redis::sink_key_name(partition, group()), "last_seq"});
+  const redis::Reply r =
+      run({"HGET", redis::sink_key_name(partition(key, category), group()), "last_seq"});
   return r.kind == redis::Reply::Kind::bulk ? std::stoll(r.str) : 0;
 }
 
 std::vector<std::string> RedisScenarioDriver::effects(const std::string& key,
                                                       const std::string& category) {
-  const PartitionRef partition{category.empty() ? category_ : category, key};
-  const redis::Reply hash = run({"HGETALL", redis::effects_hash_name(partition, group())});
+  const redis::Reply hash =
+      run({"HGETALL", redis::effects_hash_name(partition(key, category), group())});
   std::vector<std::pair<std::int64_t, std::string>> by_seq;
   for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
     by_seq.emplace_back(std::stoll(hash.elements[i].str), hash.elements[i + 1].str);
@@ -336,12 +363,12 @@ std::vector<std::string> RedisScenarioDriver::effects(const std::string& key,
 }
 
 std::int64_t RedisScenarioDriver::dlq_length(const std::string& key, const std::string& category) {
-  return run({"XLEN", PartitionRef{category.empty() ? category_ : category, key}.dlq()}).integer;
+  return run({"XLEN", partition(key, category).dlq()}).integer;
 }
 
 std::string RedisScenarioDriver::lease_key(const std::string& key) const {
-  if (process_manager()) return PartitionRef{pm_lease_category(group()), key}.lease();
-  return PartitionRef{category_, key}.lease();
+  if (process_manager()) return PartitionRef{pm_lease_category(group()), key, key_layout()}.lease();
+  return partition(key).lease();
 }
 
 std::string RedisScenarioDriver::lease_owner(const std::string& key) {
@@ -351,21 +378,47 @@ std::string RedisScenarioDriver::lease_owner(const std::string& key) {
 }
 
 std::optional<std::string> RedisScenarioDriver::inprogress_marker(const std::string& key) {
-  const PartitionRef unit{process_manager() ? pm_lease_category(group()) : category_, key};
+  const PartitionRef unit = process_manager()
+                                ? PartitionRef{pm_lease_category(group()), key, key_layout()}
+                                : partition(key);
   const redis::Reply r = run({"GET", inprogress_key_name(unit, group())});
   if (r.kind != redis::Reply::Kind::bulk) return std::nullopt;
   return r.str;
 }
 
+std::vector<std::unique_ptr<redis::BlockingRedis>> RedisScenarioDriver::scan_nodes() {
+  std::vector<std::unique_ptr<redis::BlockingRedis>> nodes;
+  if (!redis_) return nodes;
+  if (!settings_.cluster) {
+    nodes.push_back(std::make_unique<redis::BlockingRedis>(*config_));
+    return nodes;
+  }
+  Result<std::vector<redis::RedisConfig>> masters = redis::cluster_masters(*redis_);
+  if (!masters.ok()) {
+    ++transport_errors_;
+    return nodes;
+  }
+  for (const redis::RedisConfig& master : masters.value()) {
+    nodes.push_back(std::make_unique<redis::BlockingRedis>(master));
+  }
+  return nodes;
+}
+
 std::vector<std::string> RedisScenarioDriver::category_keys() {
   std::vector<std::string> keys;
-  std::string cursor = "0";
-  for (std::uint32_t round = 0; round < kScanRoundsMax; ++round) {
-    const redis::Reply r = run({"SCAN", cursor, "MATCH", category_ + ":*", "COUNT", "1000"});
-    if (r.elements.size() != 2) break;
-    for (const auto& k : r.elements[1].elements) keys.push_back(k.str);
-    cursor = r.elements[0].str;
-    if (cursor == "0") break;
+  for (const std::unique_ptr<redis::BlockingRedis>& node : scan_nodes()) {
+    std::string cursor = "0";
+    for (std::uint32_t round = 0; round < kScanRoundsMax; ++round) {
+      Result<redis::Reply> r =
+          node->execute({"SCAN", cursor, "MATCH", category_ + ":*", "COUNT", "1000"});
+      if (!r.ok() || r.value().elements.size() != 2) {
+        ++transport_errors_;
+        break;
+      }
+      for (const auto& k : r.value().elements[1].elements) keys.push_back(k.str);
+      cursor = r.value().elements[0].str;
+      if (cursor == "0") break;
+    }
   }
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -380,9 +433,10 @@ Result<std::vector<HistoryRecord>> RedisScenarioDriver::read_history() {
     scope.categories.insert(scope.categories.end(), settings_.pm_categories.begin(),
                             settings_.pm_categories.end());
     if (process_manager()) scope.process_managers = {group()};
+    if (settings_.cluster) return redis::read_cluster_journal(*redis_, scope);
     return redis::read_journal(*redis_, scope);
   }
-  Result<redis::Reply> reply = redis_->execute({"XRANGE", history_stream_, "-", "+"});
+  Result<redis::Reply> reply = execute({"XRANGE", history_stream_, "-", "+"});
   if (!reply.ok()) return reply.error();
   return redis::history_from_xrange(reply.value());
 }
@@ -393,12 +447,11 @@ void RedisScenarioDriver::append_history(const HistoryRecord& record) {
         (record.op == HistoryOp::skip || record.op == HistoryOp::dlq)) {
       return;  // seqby admin journals its own actions
     }
-    if (!redis_) return;
     const std::string stream =
-        record.key.empty() ? category_journal_name(category_)
-                           : redis::note_stream_for(record, process_manager() ? group() : "");
-    Status appended = redis::append_journal_note(*redis_, stream, settings_.journal_maxlen, record);
-    if (!appended.ok()) ++transport_errors_;
+        record.key.empty()
+            ? category_journal_name(category_)
+            : redis::note_stream_for(record, process_manager() ? group() : "", key_layout());
+    run(redis::journal_note_command(stream, settings_.journal_maxlen, record));
     return;
   }
   redis::Command command{"XADD", history_stream_, "*"};

@@ -28,10 +28,17 @@ namespace {
 
 constexpr std::uint64_t kFinishWaitMaxMs = 60000;
 
+// The driver's defaults, on a cluster when the context says so.
+WorkerSettings settings_for(const ScenarioContext& ctx) {
+  WorkerSettings settings;
+  settings.cluster = ctx.redis_cluster;
+  return settings;
+}
+
 class RedisBackend final : public EngineBackend {
  public:
   RedisBackend(const ScenarioContext& ctx, const std::string& label)
-      : driver_(ctx.redis_url, ctx.seqby_binary, label), out_(ctx.out) {}
+      : driver_(ctx.redis_url, ctx.seqby_binary, label, settings_for(ctx)), out_(ctx.out) {}
 
   std::string where() const override { return "redis"; }
   std::uint64_t lease_ttl_ms(const sim::SimCase&) const override {
@@ -239,7 +246,7 @@ class RedisBackend final : public EngineBackend {
       o.effects[lane.name] = driver_.effects(lane.key, lane.category);
       o.dlq_length[lane.name] = driver_.dlq_length(lane.key, lane.category);
       if (o.dlq_name_of_first_key.empty()) {
-        o.dlq_name_of_first_key = PartitionRef{lane.category, lane.key}.dlq();
+        o.dlq_name_of_first_key = driver_.partition(lane.key, lane.category).dlq();
       }
     }
     for (const auto& r : o.history) {
@@ -272,7 +279,10 @@ class RedisBackend final : public EngineBackend {
   }
 
   ToolRun admin(const std::string& action, const std::vector<std::string>& args) override {
-    std::vector<std::string> argv{"admin", "--redis", driver_.url(), action, driver_.category()};
+    std::vector<std::string> argv{"admin", "--redis", driver_.url()};
+    if (driver_.settings().cluster)
+      argv.insert(argv.end(), {"--cluster", "--key-layout", "cluster"});
+    argv.insert(argv.end(), {action, driver_.category()});
     argv.insert(argv.end(), args.begin(), args.end());
     const CommandRun r = run_command(driver_.seqby_binary(), argv);
     return ToolRun{r.exit_code, r.out + r.err};

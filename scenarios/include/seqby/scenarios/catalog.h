@@ -17,6 +17,9 @@ struct ScenarioContext {
   std::string redis_url;     // empty: run on the simulator; else redis://127.0.0.1:PORT
   std::uint64_t seed = 1;    // the simulator seed (ignored on real Redis)
   std::string seqby_binary;  // path of the seqby command (real Redis scenarios spawn workers)
+  // redis_url is one node of a Redis Cluster: the workers use the cluster key layout and the
+  // driver routes by slot (WorkerSettings::cluster).
+  bool redis_cluster = false;
 };
 
 struct ScenarioResult {

@@ -24,10 +24,13 @@
 #include "seqby/core/engine_options.h"
 #include "seqby/core/history.h"
 #include "seqby/core/json_flat.h"
+#include "seqby/core/keyspace.h"
 #include "seqby/core/result.h"
 #include "seqby/hiredis/blocking_redis.h"
+#include "seqby/hiredis/cluster_link.h"
 #include "seqby/hiredis/journal.h"
 #include "seqby/hiredis/redis_url.h"
+#include "seqby/runtime/real_runtime.h"
 #include "seqby/runtime/subprocess.h"
 
 namespace seqby::scenarios {
@@ -54,8 +57,12 @@ struct WorkerSettings : EngineLimits {
   // Non-empty: every worker runs this KNOWN-BROKEN variant (`seqby worker --unsafe-variant`),
   // to prove the real-Redis harness catches it. Empty: the design.
   std::string unsafe_variant;
-  // Passed after the others as they are (e.g. {"--cluster", "--key-layout", "cluster"}).
+  // Passed after the others as they are (e.g. {"--wait-replicas", "1"}).
   std::vector<std::string> extra_flags;
+  // The driver's URL is one node of a Redis Cluster: the workers run with `--cluster
+  // --key-layout cluster`, and the driver spells the cluster layout's names, sends each command
+  // to its slot's master (ClusterLink) and reads the journals of every master.
+  bool cluster = false;
 };
 
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
@@ -141,9 +148,12 @@ class RedisScenarioDriver {
   const std::string& seqby_binary() const { return binary_; }
   std::uint64_t wait_max_ms() const { return wait_max_ms_; }
 
-  // Runs one command on the server; transport failures and error replies come back as nil
-  // replies and are counted in transport_errors().
+  // Runs one command on the server (on a cluster: on the master of its keys' slot); transport
+  // failures and error replies come back as nil replies and are counted in transport_errors().
   redis::Reply run(const redis::Command& command);
+  // Partition `key` of `category` ("" is category()) spelled in the layout the workers use.
+  PartitionRef partition(const std::string& key, const std::string& category = "") const;
+  KeyLayout key_layout() const { return settings_.cluster ? KeyLayout::cluster : KeyLayout::flat; }
   std::uint64_t transport_errors() const { return transport_errors_; }
 
   // Starts a worker with owner id `owner`; nullptr when fork failed. The first process-manager
@@ -202,7 +212,13 @@ class RedisScenarioDriver {
   std::string log_prefix_;
   std::uint64_t wait_max_ms_ = 30000;
   std::optional<redis::RedisConfig> config_;
-  std::unique_ptr<redis::BlockingRedis> redis_;
+  std::unique_ptr<redis::BlockingRedis> redis_;  // the server, or the cluster node of the URL
+  // On a cluster (settings().cluster): every command through a ClusterLink on its own runtime.
+  std::unique_ptr<redis::RealRuntime> cluster_runtime_;
+  std::unique_ptr<redis::ClusterLink> cluster_link_;
+  Result<redis::Reply> execute(const redis::Command& command);
+  // The node connections to SCAN: every master of a cluster, else the one server.
+  std::vector<std::unique_ptr<redis::BlockingRedis>> scan_nodes();
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
   std::vector<std::string> published_keys_;  // sorted: a process manager's keys to delete
   bool pm_header_written_ = false;
