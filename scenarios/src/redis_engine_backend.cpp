@@ -38,7 +38,9 @@ WorkerSettings settings_for(const ScenarioContext& ctx) {
 class RedisBackend final : public EngineBackend {
  public:
   RedisBackend(const ScenarioContext& ctx, const std::string& label)
-      : driver_(ctx.redis_url, ctx.seqby_binary, label, settings_for(ctx)), out_(ctx.out) {}
+      : driver_(ctx.redis_url, ctx.seqby_binary, label, settings_for(ctx)),
+        out_(ctx.out),
+        not_judged_(ctx.not_judged) {}
 
   std::string where() const override { return "redis"; }
   std::uint64_t lease_ttl_ms(const sim::SimCase&) const override {
@@ -255,6 +257,7 @@ class RedisBackend final : public EngineBackend {
     }
     properties::CheckOptions options;
     options.require_halt_record = !poisoned.empty();
+    options.skip = not_judged_;
     o.report = properties::check_history(o.history, options);
     expect_no_marker_overlap(checks, o.history);
     if (!o.liveness_reached || !o.report.ok()) {
@@ -433,6 +436,7 @@ class RedisBackend final : public EngineBackend {
 
   RedisScenarioDriver driver_;
   std::ostream& out_;
+  std::vector<properties::Property> not_judged_;
   sim::SimCase case_;
   std::map<std::string, std::vector<std::string>> ids_;
   std::set<std::string> crashed_;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "seqby/properties/checker.h"
+
 namespace seqby::scenarios {
 
 struct ScenarioContext {
@@ -20,6 +22,10 @@ struct ScenarioContext {
   // redis_url is one node of a Redis Cluster: the workers use the cluster key layout and the
   // driver routes by slot (WorkerSettings::cluster).
   bool redis_cluster = false;
+  // Properties the real-Redis run's history checker does not judge: for a run through a master
+  // failover, exclusion (an execution's exit record can be lost with the master's last writes
+  // while its worker went on; docs/ARCHITECTURE.md "What a failover keeps").
+  std::vector<properties::Property> not_judged = {};
 };
 
 struct ScenarioResult {
