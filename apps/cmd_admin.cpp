@@ -5,10 +5,14 @@
 // {"error": {"code", "message"}}). Exit 0 done; 1 the action was refused (the id is not the
 // head), nothing changed; 2 bad usage or bad input (unknown category, key, group or id, a Redis
 // that cannot be reached), nothing changed. The library under it is seqby/hiredis/admin.h.
+// --key-layout cluster reads and writes the cluster layout's names (C:{K}, ...); --cluster adds
+// that --redis is one node of a Redis Cluster, and every command then goes through a ClusterLink
+// to the master of its keys' slot (dlq-replay, whose script spans two slots, is refused there).
 #include <cstdio>
 #include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +21,8 @@
 #include "seqby/core/keyspace.h"
 #include "seqby/core/naming.h"
 #include "seqby/hiredis/admin.h"
+#include "seqby/hiredis/cluster_link.h"
+#include "seqby/runtime/real_runtime.h"
 
 namespace seqby::apps {
 namespace {
@@ -29,6 +35,8 @@ using redis::LeaseView;
 struct AdminOptions {
   std::string redis_url;
   bool json = false;
+  std::string key_layout = "flat";  // flat | cluster (the names Admin reads and writes)
+  bool cluster = false;             // --cluster: --redis is a seed node of a Redis Cluster
   std::string category;
   std::string key;
   std::string id;
@@ -233,7 +241,7 @@ int run_inspect(const AdminOptions& o, redis::Admin& admin) {
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
   }
-  std::printf("partition %s group %s\n", partition_stream_name(v.category, v.key).c_str(),
+  std::printf("partition %s group %s\n", admin.partition_of(v.category, v.key).stream().c_str(),
               v.group.c_str());
   std::printf("  lease       %s (%s ms left)\n", lease_text(v.lease).c_str(),
               ttl_text(v.lease).c_str());
@@ -261,7 +269,7 @@ int run_skip(const AdminOptions& o, redis::Admin& admin) {
   Result<redis::SkipOutcome> done = admin.skip(o.category, o.key, o.group, o.id);
   if (!done.ok()) return report_error(o, "skip", done.error());
   const redis::SkipOutcome& d = done.value();
-  const std::string stream = partition_stream_name(o.category, o.key);
+  const std::string stream = admin.partition_of(o.category, o.key).stream();
   if (o.json) {
     json out = {{"action", "skip"},
                 {"category", o.category},
@@ -283,7 +291,7 @@ int run_dlq(const AdminOptions& o, redis::Admin& admin) {
   Result<redis::DlqOutcome> done = admin.dlq(o.category, o.key, o.group, o.id);
   if (!done.ok()) return report_error(o, "dlq", done.error());
   const redis::DlqOutcome& d = done.value();
-  const std::string stream = partition_stream_name(o.category, o.key);
+  const std::string stream = admin.partition_of(o.category, o.key).stream();
   if (o.json) {
     json out = {{"action", "dlq"},
                 {"category", o.category},
@@ -403,7 +411,7 @@ int run_dlq_show(const AdminOptions& o, redis::Admin& admin) {
   Result<redis::DlqEntryView> entry = admin.dlq_show(o.category, o.key, o.id);
   if (!entry.ok()) return report_error(o, "dlq-show", entry.error());
   const redis::DlqEntryView& e = entry.value();
-  const std::string dlq = dlq_stream_name(o.category, o.key);
+  const std::string dlq = admin.partition_of(o.category, o.key).dlq();
   if (o.json) {
     const std::string data = field_of(e, "data");
     json data_value = json::parse(data, nullptr, false);
@@ -453,7 +461,7 @@ int run_dlq_replay(const AdminOptions& o, redis::Admin& admin) {
         o, "dlq-replay",
         make_error(Errc::invalid,
                    "a replayed entry is appended to the tail of " +
-                       partition_stream_name(o.category, o.key) +
+                       admin.partition_of(o.category, o.key).stream() +
                        ", after every event published since it was moved, so it is applied "
                        "out of its original order: give --after-later-events to do that"));
   }
@@ -470,19 +478,44 @@ int run_dlq_replay(const AdminOptions& o, redis::Admin& admin) {
   std::printf(
       "replayed %s of %s to the tail of %s as %s, after every later event; deleted it "
       "from the DLQ\n",
-      d.dlq_id.c_str(), dlq_stream_name(o.category, o.key).c_str(), d.stream.c_str(),
+      d.dlq_id.c_str(), admin.partition_of(o.category, o.key).dlq().c_str(), d.stream.c_str(),
       d.stream_id.c_str());
   return kExitOk;
 }
 
 int run_admin(const AdminOptions& o, int (*action)(const AdminOptions&, redis::Admin&)) {
+  const std::optional<KeyLayout> layout = parse_key_layout(o.key_layout);
+  if (!layout.has_value()) {
+    std::fprintf(stderr, "seqby admin: --key-layout: unknown layout '%s'; known: flat, cluster\n",
+                 o.key_layout.c_str());
+    return kExitUsage;
+  }
+  if (o.cluster && *layout != KeyLayout::cluster) {
+    std::fprintf(stderr,
+                 "seqby admin: --cluster needs --key-layout cluster (with the flat names a "
+                 "partition's keys and its category's index are in different hash slots)\n");
+    return kExitUsage;
+  }
   Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
   if (!config.ok()) {
     std::fprintf(stderr, "seqby admin: --redis: %s\n", config.error().message.c_str());
     return kExitUsage;
   }
+  if (o.cluster && config.value().db != 0) {
+    std::fprintf(stderr, "seqby admin: --cluster: a Redis Cluster has only database 0, not %u\n",
+                 config.value().db);
+    return kExitUsage;
+  }
+  if (o.cluster) {
+    // The cluster link follows MOVED and ASK (a bounded number of times) and refuses, unsent, a
+    // command whose keys span slots: the routing worker and publish use, not a second one.
+    redis::RealRuntime runtime;
+    redis::ClusterLink link(runtime, config.value());
+    redis::Admin admin(runtime, link, *layout);
+    return action(o, admin);
+  }
   redis::BlockingRedis connection(config.value());
-  redis::Admin admin(connection);
+  redis::Admin admin(connection, *layout);
   return action(o, admin);
 }
 
@@ -517,8 +550,13 @@ void add_admin_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("admin", "Operator tooling on a live category");
   add_redis_option(cmd, options->redis_url);
   cmd->add_flag("--json", options->json, "Print one JSON object on stdout");
+  add_cluster_option(cmd, options->cluster);
+  cmd->add_option("--key-layout", options->key_layout,
+                  "Key names: flat (the ADR's C:K, default) or cluster (C:{K}, as the workers "
+                  "and publishers of the category use them)")
+      ->type_name("LAYOUT");
   cmd->require_subcommand(1);
-  cmd->fallthrough();  // --redis and --json may also follow the action
+  cmd->fallthrough();  // --redis, --json and the layout options may also follow the action
   CLI::App* partitions = add_action(
       *cmd, *options, "partitions",
       "List the partitions: owner, lease, length; per group pending, lag, head, halt", 1);

@@ -4,10 +4,12 @@
 #include <charconv>
 
 #include "seqby/broker/redis_broker.h"
+#include "seqby/broker/redis_link.h"
 #include "seqby/broker/script_contracts.h"
 #include "seqby/broker/scripts.h"
 #include "seqby/core/keys.h"
 #include "seqby/core/keyspace.h"
+#include "seqby/runtime/real_runtime.h"
 
 namespace seqby::redis {
 namespace {
@@ -24,13 +26,12 @@ bool parse_uint(std::string_view text, std::uint64_t* out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
-// Runs the operator script S with `args` by EVAL (an operator's one-off call: no SCRIPT LOAD).
+// The EVAL of operator script S with `args` (an operator's one-off call: no SCRIPT LOAD).
 template <typename S>
-Result<typename S::Out> run_script(BlockingRedis& redis, const typename S::Args& args) {
+Command script_command(const typename S::Args& args) {
   const char* source = script_source(S::name);
   SEQBY_CHECK(source != nullptr);
-  return script::decode_reply<S>(
-      redis.execute(eval_command("EVAL", source, script::encode<S>(args))));
+  return eval_command("EVAL", source, script::encode<S>(args));
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -65,8 +66,17 @@ bool is_stream_entry_id(std::string_view id) {
   return parse_uint(id.substr(0, dash), &part) && parse_uint(id.substr(dash + 1), &part);
 }
 
+Result<Reply> Admin::execute(const Command& command) {
+  if (cluster_ != nullptr) {
+    SEQBY_CHECK(runtime_ != nullptr);
+    return runtime_->block_on(cluster_->execute(command));
+  }
+  SEQBY_CHECK(redis_ != nullptr);
+  return redis_->execute(command);
+}
+
 Result<Reply> Admin::run(const Command& command) {
-  Result<Reply> reply = redis_.execute(command);
+  Result<Reply> reply = execute(command);
   if (!reply.ok()) return reply.error();
   if (reply.value().is_error()) {
     if (reply.value().is_error_with("WRONGTYPE") && command.size() > 1) {
@@ -167,7 +177,7 @@ Result<std::optional<HaltView>> Admin::halt_of(const std::string& halt_key) {
 
 Result<std::vector<GroupView>> Admin::groups_of(std::string_view category, std::string_view key,
                                                 std::uint64_t entries_added) {
-  const PartitionRef partition{std::string(category), std::string(key)};
+  const PartitionRef partition = partition_of(category, key);
   const std::string stream = partition.stream();
   const Command command{"XINFO", "GROUPS", stream};
   Result<std::vector<FieldMap>> info = read<std::vector<FieldMap>>(command);
@@ -194,11 +204,12 @@ Result<std::vector<GroupView>> Admin::groups_of(std::string_view category, std::
   std::sort(groups.begin(), groups.end(),
             [](const GroupView& a, const GroupView& b) { return a.name < b.name; });
   for (GroupView& group : groups) {
-    Result<std::optional<LeaseView>> lease = lease_at(lease_key_name(category, key, group.name));
+    Result<std::optional<LeaseView>> lease =
+        lease_at(lease_key_name(category, key, group.name, layout_));
     if (!lease.ok()) return lease.error();
     if (!lease.value().has_value()) {
       // A process manager G holds its group on C:K through its lease for correlation value K.
-      lease = lease_at(lease_key_name(pm_lease_category(group.name), key));
+      lease = lease_at(partition_of(pm_lease_category(group.name), key).lease());
       if (!lease.ok()) return lease.error();
     }
     group.lease = std::move(lease).value();
@@ -221,16 +232,25 @@ Result<CategoryView> Admin::partitions(std::string_view category) {
   view.server_time_ms = now_ms.value();
 
   const std::string index = partition_index_name(category);
-  Result<std::vector<std::string>> members = read<std::vector<std::string>>({"SMEMBERS", index});
+  // With the cluster layout the keys a reaper is taking out of the index count too (its reaping
+  // set, in the index's slot), as RedisBroker::partitions reads them: one SUNION.
+  const Command listing = layout_ == KeyLayout::cluster
+                              ? Command{"SUNION", index, reaping_set_name(category)}
+                              : Command{"SMEMBERS", index};
+  Result<std::vector<std::string>> members = read<std::vector<std::string>>(listing);
   if (!members.ok()) return members.error();
   std::vector<std::string> keys = std::move(members).value();
   if (keys.empty()) {
     // A category whose partitions were all reaped keeps its subscribers set (never removed by
-    // itself): it is known, with 0 partitions.
-    Result<std::int64_t> exists =
-        read<std::int64_t>({"EXISTS", std::string(category), subscribers_set_name(category)});
-    if (!exists.ok()) return exists.error();
-    if (exists.value() == 0) {
+    // itself): it is known, with 0 partitions. One EXISTS per key: on a cluster the two are in
+    // different slots.
+    std::int64_t found = 0;
+    for (const std::string& name : {std::string(category), subscribers_set_name(category)}) {
+      Result<std::int64_t> exists = read<std::int64_t>({"EXISTS", name});
+      if (!exists.ok()) return exists.error();
+      found += exists.value();
+    }
+    if (found == 0) {
       return make_error(Errc::not_found, "unknown category " + printable(category) + ": " + index +
                                              " is empty and there is no stream " +
                                              std::string(category));
@@ -241,10 +261,11 @@ Result<CategoryView> Admin::partitions(std::string_view category) {
   for (const std::string& key : keys) {
     PartitionView partition;
     partition.key = key;
-    Result<std::optional<LeaseView>> lease = lease_at(lease_key_name(category, key));
+    const PartitionRef unit = partition_of(category, key);
+    Result<std::optional<LeaseView>> lease = lease_at(unit.lease());
     if (!lease.ok()) return lease.error();
     partition.lease = std::move(lease).value();
-    const std::string stream = partition_stream_name(category, key);
+    const std::string stream = unit.stream();
     Result<std::string> type = read<std::string>({"TYPE", stream});
     if (!type.ok()) return type.error();
     partition.stream_exists = type.value() == "stream";
@@ -263,7 +284,7 @@ Result<CategoryView> Admin::partitions(std::string_view category) {
 }
 
 Status Admin::check_partition(std::string_view category, std::string_view key) {
-  const std::string stream = partition_stream_name(category, key);
+  const std::string stream = partition_of(category, key).stream();
   Result<std::string> type = read<std::string>({"TYPE", stream});
   if (!type.ok()) return type.error();
   if (type.value() == "stream") return Status::Ok();
@@ -283,7 +304,7 @@ Status Admin::check_partition(std::string_view category, std::string_view key) {
 
 Result<std::string> Admin::choose_group(std::string_view category, std::string_view key,
                                         std::string_view group) {
-  const std::string stream = partition_stream_name(category, key);
+  const std::string stream = partition_of(category, key).stream();
   if (!group.empty()) {
     if (Status valid = validate_group_name(group); !valid.ok()) return valid.error();
   }
@@ -325,7 +346,8 @@ Result<InspectView> Admin::inspect(std::string_view category, std::string_view k
   view.category = std::string(category);
   view.key = std::string(key);
   view.group = chosen.value();
-  const std::string stream = partition_stream_name(category, key);
+  const PartitionRef partition = partition_of(category, key);
+  const std::string stream = partition.stream();
   Result<std::int64_t> now_ms = server_time_ms();
   if (!now_ms.ok()) return now_ms.error();
   view.server_time_ms = now_ms.value();
@@ -340,7 +362,7 @@ Result<InspectView> Admin::inspect(std::string_view category, std::string_view k
   if (view.status.lease.has_value()) {
     view.lease = view.status.lease;
   } else {
-    Result<std::optional<LeaseView>> lease = lease_at(lease_key_name(category, key));
+    Result<std::optional<LeaseView>> lease = lease_at(partition.lease());
     if (!lease.ok()) return lease.error();
     view.lease = std::move(lease).value();
   }
@@ -369,7 +391,7 @@ script::JournalTail Admin::operator_journal(const PartitionRef& partition, const
                                             std::string_view action) {
   script::JournalTail tail;
   const std::string stream = journal_stream_name(partition);
-  Result<Reply> exists = redis_.execute({"EXISTS", stream});
+  Result<Reply> exists = execute({"EXISTS", stream});
   if (!exists.ok() || exists.value().kind != Reply::Kind::integer || exists.value().integer != 1) {
     return tail;
   }
@@ -389,11 +411,12 @@ Result<SkipOutcome> Admin::skip(std::string_view category, std::string_view key,
   if (Status exists = check_partition(category, key); !exists.ok()) return exists.error();
   Result<std::string> chosen = choose_group(category, key, group);
   if (!chosen.ok()) return chosen.error();
-  const PartitionRef partition{std::string(category), std::string(key)};
+  const PartitionRef partition = partition_of(category, key);
   const script::AdminSkip::Args args{partition.stream(), halt_key_name(partition, chosen.value()),
                                      chosen.value(), std::string(id),
                                      operator_journal(partition, chosen.value(), "skip")};
-  Result<bool> halted = run_script<script::AdminSkip>(redis_, args);
+  Result<bool> halted =
+      script::decode_reply<script::AdminSkip>(execute(script_command<script::AdminSkip>(args)));
   if (!halted.ok()) return halted.error();
   return SkipOutcome{chosen.value(), std::string(id), halted.value()};
 }
@@ -404,12 +427,13 @@ Result<DlqOutcome> Admin::dlq(std::string_view category, std::string_view key,
   if (Status exists = check_partition(category, key); !exists.ok()) return exists.error();
   Result<std::string> chosen = choose_group(category, key, group);
   if (!chosen.ok()) return chosen.error();
-  const PartitionRef partition{std::string(category), std::string(key)};
+  const PartitionRef partition = partition_of(category, key);
   const script::AdminDlq::Args args{
       partition.stream(), halt_key_name(partition, chosen.value()),
       partition.dlq(),    chosen.value(),
       std::string(id),    operator_journal(partition, chosen.value(), "dlq")};
-  Result<script::AdminDlq::Out> moved = run_script<script::AdminDlq>(redis_, args);
+  Result<script::AdminDlq::Out> moved =
+      script::decode_reply<script::AdminDlq>(execute(script_command<script::AdminDlq>(args)));
   if (!moved.ok()) return moved.error();
   return DlqOutcome{chosen.value(), std::string(id), args.dlq, moved.value().dlq_id,
                     moved.value().halted};

@@ -1,7 +1,8 @@
 // Admin's DLQ tools (seqby/hiredis/admin.h): list, show, purge and replay a partition's DLQ
-// `C:K:dlq`. List, show and purge are one command each on the DLQ stream (a purge is atomic, a
-// listing one moment's view); replay is one script (admin_dlq_replay.lua). None takes a lease or
-// touches the partition's groups.
+// `C:K:dlq` (C:{K}:dlq in the cluster layout). List, show and purge are one command each on the
+// DLQ stream (a purge is atomic, a listing one moment's view); replay is one script
+// (admin_dlq_replay.lua) over the DLQ, the stream and the index, so over a cluster, where the
+// index is in another slot, it is refused. None takes a lease or touches the partition's groups.
 #include <charconv>
 
 #include "seqby/broker/script_contracts.h"
@@ -52,7 +53,7 @@ Result<DlqListView> Admin::dlq_list(std::string_view category, std::string_view 
   SEQBY_CHECK(count_max > 0);
   if (Status valid = validate_partition(category, key); !valid.ok()) return valid.error();
   DlqListView view;
-  view.dlq = dlq_stream_name(category, key);
+  view.dlq = partition_of(category, key).dlq();
   Result<Reply> length = run({"XLEN", view.dlq});
   if (!length.ok()) return length.error();
   if (length.value().kind != Reply::Kind::integer || length.value().integer < 0) {
@@ -76,7 +77,7 @@ Result<DlqEntryView> Admin::dlq_show(std::string_view category, std::string_view
                                      std::string_view id) {
   if (Status valid = validate_partition(category, key); !valid.ok()) return valid.error();
   if (Status valid = validate_id("entry id", id); !valid.ok()) return valid.error();
-  const std::string dlq = dlq_stream_name(category, key);
+  const std::string dlq = partition_of(category, key).dlq();
   Result<Reply> entries = run({"XRANGE", dlq, std::string(id), std::string(id)});
   if (!entries.ok()) return entries.error();
   if (entries.value().kind != Reply::Kind::array)
@@ -96,7 +97,7 @@ Result<DlqPurgeOutcome> Admin::dlq_purge(std::string_view category, std::string_
     if (Status valid = validate_id("--before", *before_id); !valid.ok()) return valid.error();
   }
   DlqPurgeOutcome outcome;
-  outcome.dlq = dlq_stream_name(category, key);
+  outcome.dlq = partition_of(category, key).dlq();
   // XTRIM on a missing key answers 0 and creates nothing.
   Result<Reply> trimmed = before_id ? run({"XTRIM", outcome.dlq, "MINID", std::string(*before_id)})
                                     : run({"XTRIM", outcome.dlq, "MAXLEN", "0"});
@@ -122,17 +123,25 @@ Result<DlqReplayOutcome> Admin::dlq_replay(std::string_view category, std::strin
                                            std::string_view id) {
   if (Status valid = validate_partition(category, key); !valid.ok()) return valid.error();
   if (Status valid = validate_id("entry id", id); !valid.ok()) return valid.error();
+  const PartitionRef partition = partition_of(category, key);
+  if (cluster_ != nullptr) {
+    // The copy and the index entry must be one step (a reap between them would lose the copy),
+    // and on a cluster C:__partitions__ is in another slot than the partition's streams.
+    return make_error(Errc::unsupported,
+                      "dlq-replay is not supported over a Redis Cluster: its one script writes " +
+                          partition.stream() + " and " + partition.index() +
+                          ", which are in different hash slots; nothing changed");
+  }
   DlqReplayOutcome outcome;
   outcome.dlq_id = std::string(id);
-  outcome.stream = partition_stream_name(category, key);
-  const script::AdminDlqReplay::Args args{dlq_stream_name(category, key), outcome.stream,
-                                          partition_index_name(category), std::string(id),
-                                          std::string(key)};
+  outcome.stream = partition.stream();
+  const script::AdminDlqReplay::Args args{partition.dlq(), outcome.stream, partition.index(),
+                                          std::string(id), std::string(key)};
   // An operator's one-off call: EVAL, no SCRIPT LOAD.
   const char* source = script_source(script::AdminDlqReplay::name);
   SEQBY_CHECK(source != nullptr);
   Result<std::string> appended = script::decode_reply<script::AdminDlqReplay>(
-      redis_.execute(eval_command("EVAL", source, script::encode<script::AdminDlqReplay>(args))));
+      execute(eval_command("EVAL", source, script::encode<script::AdminDlqReplay>(args))));
   if (!appended.ok()) return appended.error();
   outcome.stream_id = std::move(appended).value();
   return outcome;

@@ -1,5 +1,9 @@
 // Admin: the operator's view of a live category and the two ways past a halted head (ADR
-// decision 6; DESIGN.md section 3), over one BlockingRedis connection. The reads (partitions,
+// decision 6; DESIGN.md section 3), over one BlockingRedis connection or, on a Redis Cluster, a
+// routing link (ClusterLink: each command to its slot's master, MOVED and ASK followed, a command
+// whose keys span slots refused unsent). Every per-unit name is spelled in the Admin's key layout
+// (PartitionRef); each command and script names keys of one slot under the cluster layout, but
+// dlq-replay, which also indexes K, is refused over a cluster. The reads (partitions,
 // inspect) take several commands and so are a snapshot of moments close together, not of one
 // instant; skip and dlq are each one script that acts only while ID is still the head of the
 // group (its lowest pending id) and changes nothing when it refuses. It never takes a lease: the
@@ -24,6 +28,9 @@
 #include "seqby/hiredis/blocking_redis.h"
 
 namespace seqby::redis {
+
+class RealRuntime;
+class RedisLink;
 
 // The retention an operator's journaled action asks for (MAXLEN ~): large, so that it never trims
 // more than the engines' own setting does.
@@ -137,13 +144,26 @@ bool is_stream_entry_id(std::string_view id);
 
 class Admin {
  public:
-  // REQUIRES: `redis` outlives this object.
-  explicit Admin(BlockingRedis& redis) : redis_(redis) {}
+  // Over one connection, names spelled in `layout`. REQUIRES: `redis` outlives this object.
+  explicit Admin(BlockingRedis& redis, KeyLayout layout = KeyLayout::flat)
+      : redis_(&redis), layout_(layout) {}
+  // Over a Redis Cluster: every command through `cluster` (a ClusterLink), run to its end on
+  // `runtime`; names spelled in `layout`. REQUIRES: both outlive this object; no loop is running
+  // on `runtime` while a call is.
+  Admin(RealRuntime& runtime, RedisLink& cluster, KeyLayout layout = KeyLayout::cluster)
+      : runtime_(&runtime), cluster_(&cluster), layout_(layout) {}
 
-  // The partitions of `category` listed in `C:__partitions__`, sorted by key, with each one's
-  // lease, length and groups. not_found when the index is empty and there is neither a stream `C`
-  // nor a subscribers set `C:__subscribers__` (a category whose partitions were all reaped keeps
-  // it: 0 partitions).
+  KeyLayout layout() const { return layout_; }
+  // The partition C:K in this Admin's layout.
+  PartitionRef partition_of(std::string_view category, std::string_view key) const {
+    return PartitionRef{std::string(category), std::string(key), layout_};
+  }
+
+  // The partitions of `category` listed in `C:__partitions__` (in the cluster layout also those a
+  // reaper is taking out of it, its reaping set, as discovery reads them), sorted by key, with each
+  // one's lease, length and groups. not_found when the index is empty and there is neither a stream
+  // `C` nor a subscribers set `C:__subscribers__` (a category whose partitions were all reaped
+  // keeps it: 0 partitions).
   Result<CategoryView> partitions(std::string_view category);
 
   // The head of `group` on C:K. `group` may be empty when C:K has exactly one group.
@@ -171,7 +191,8 @@ class Admin {
                                     std::optional<std::string_view> before_id);
   // Appends a copy of DLQ entry `id` (its original fields, without the ones admin_dlq added) to
   // the tail of C:K, after every event published since, indexes K and deletes the DLQ entry, in
-  // one script (admin_dlq_replay.lua). not_found when the DLQ holds no such entry.
+  // one script (admin_dlq_replay.lua). not_found when the DLQ holds no such entry; unsupported
+  // over a cluster (the script writes the stream's slot and the index's, two slots).
   Result<DlqReplayOutcome> dlq_replay(std::string_view category, std::string_view key,
                                       std::string_view id);
 
@@ -186,6 +207,9 @@ class Admin {
     std::uint64_t entries_added = 0;  // XINFO STREAM entries-added
   };
 
+  // `command` sent, the one way every command goes: on the connection, or through the cluster
+  // link to its slot's master. An error reply is a successful Result.
+  Result<Reply> execute(const Command& command);
   // `command`'s reply, an error reply mapped to Errc (WRONGTYPE: invalid, else protocol).
   Result<Reply> run(const Command& command);
   // `command`'s reply read as T (decode<T>, reply.h).
@@ -202,7 +226,10 @@ class Admin {
   Result<std::optional<HeadView>> head_of(const std::string& stream, const std::string& group);
   Result<std::optional<HaltView>> halt_of(const std::string& halt_key);
 
-  BlockingRedis& redis_;
+  BlockingRedis* redis_ = nullptr;  // one connection, or
+  RealRuntime* runtime_ = nullptr;  // a cluster link run on this runtime
+  RedisLink* cluster_ = nullptr;
+  KeyLayout layout_ = KeyLayout::flat;
 };
 
 }  // namespace seqby::redis
