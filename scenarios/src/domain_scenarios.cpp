@@ -239,7 +239,10 @@ ScenarioResult one_key_per_category(ScenarioContext& ctx, const BrokerInfo& part
 // `seqby publish` against the real server: every bad key exits 2 naming its rule and writes
 // nothing (no stream, no index member); a good key lands in its stream and in the index.
 void expect_publish_refuses_on_redis(ScenarioContext& ctx, Checks& checks) {
-  RedisScenarioDriver driver(ctx.redis_url, ctx.seqby_binary, "unsafe_keys");
+  WorkerSettings settings;
+  settings.cluster = ctx.redis_cluster;
+  RedisScenarioDriver driver(ctx.redis_url, ctx.seqby_binary, "unsafe_keys", settings);
+  const std::vector<std::string> on_server = server_flags(settings);
   const Status ready = driver.ready();
   if (!ready.ok())
     return checks.expect(false, "real redis-server and seqby command", ready.error().message);
@@ -258,9 +261,11 @@ void expect_publish_refuses_on_redis(ScenarioContext& ctx, Checks& checks) {
       {"control character", "client\n1", KeyRule::no_control_chars},
   };
   for (const auto& b : bad) {
-    const CommandRun run = run_command(
-        driver.seqby_binary(), {"publish", "--redis", driver.url(), "--category", driver.category(),
-                                "--key", b.key, "--field", "order_id=2"});
+    std::vector<std::string> args{"publish",    "--redis",         driver.url(),
+                                  "--category", driver.category(), "--key",
+                                  b.key,        "--field",         "order_id=2"};
+    args.insert(args.end(), on_server.begin(), on_server.end());
+    const CommandRun run = run_command(driver.seqby_binary(), args);
     const std::string rule = std::string("rule ") + key_rule_name(b.rule);
     std::string err = run.err.substr(0, run.err.find('\n'));
     checks.expect(run.exit_code == 2 && run.err.find(rule) != std::string::npos,
@@ -274,11 +279,13 @@ void expect_publish_refuses_on_redis(ScenarioContext& ctx, Checks& checks) {
       std::to_string(left.size()) + " key(s) under " + driver.category() +
           ":*, no partition index");
 
-  const CommandRun good = run_command(
-      driver.seqby_binary(), {"publish", "--redis", driver.url(), "--category", driver.category(),
-                              "--key", "client-A", "--field", "client_id=client-A"});
+  std::vector<std::string> args{"publish",    "--redis",         driver.url(),
+                                "--category", driver.category(), "--key",
+                                "client-A",   "--field",         "client_id=client-A"};
+  args.insert(args.end(), on_server.begin(), on_server.end());
+  const CommandRun good = run_command(driver.seqby_binary(), args);
   const std::string id = good.out.substr(0, good.out.find('\n'));
-  const PartitionRef partition{driver.category(), "client-A"};
+  const PartitionRef partition = driver.partition("client-A");
   const redis::Reply entries = driver.run({"XRANGE", partition.stream(), "-", "+"});
   const bool in_stream = entries.elements.size() == 1 && !entries.elements[0].elements.empty() &&
                          entries.elements[0].elements[0].str == id;

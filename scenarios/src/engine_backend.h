@@ -22,6 +22,7 @@
 
 #include "seqby/broker/reply.h"
 #include "seqby/core/history.h"
+#include "seqby/core/keyspace.h"
 #include "seqby/properties/checker.h"
 #include "seqby/scenarios/catalog.h"
 #include "seqby/sim/sim_case.h"
@@ -111,6 +112,11 @@ class EngineBackend {
   // --- operating a run (issue 7) ---
   // The category the instances serve (real Redis: the run's own).
   virtual std::string category() const = 0;
+  // Partition `key` of category(), spelled as the instances spell it (the cluster layout on a
+  // Redis Cluster).
+  virtual PartitionRef partition(const std::string& key) const {
+    return PartitionRef{category(), key};
+  }
   // Runs one command on the server the instances use (an error or a failure: a nil reply).
   virtual redis::Reply run(const redis::Command& command) = 0;
   // Lets the run go on until `done` holds or `limit_ms` passed (run time); false on the bound.

@@ -65,8 +65,7 @@ sim::SimCase ops_case(std::uint64_t seed, const std::string& name,
 }
 
 std::int64_t last_seq(EngineBackend& b, const std::string& group, const std::string& key) {
-  const redis::Reply r =
-      b.run({"HGET", redis::sink_key_name(PartitionRef{b.category(), key}, group), "last_seq"});
+  const redis::Reply r = b.run({"HGET", redis::sink_key_name(b.partition(key), group), "last_seq"});
   return r.kind == redis::Reply::Kind::bulk ? std::stoll(r.str) : 0;
 }
 
@@ -121,7 +120,7 @@ ScenarioResult operator_resolves_head(ScenarioContext& ctx, EngineBackend& b,
   sim::SimCase c = ops_case(ctx.seed, name, {kA, kB}, per_key, 10);
   for (auto& e : c.events) e.behaviour.poison = e.key == kA && e.seq == poison_seq;
   if (!b.start(c, checks)) return checks.result();
-  const PartitionRef a{b.category(), kA};
+  const PartitionRef a = b.partition(kA);
   const std::string halt_key = redis::halt_key_name(a, c.group);
 
   // The halt is visible where operators look, and client-A does not advance past it.
@@ -241,8 +240,8 @@ ScenarioResult cold_partition_reaping(ScenarioContext& ctx, EngineBackend& b) {
   sim::SimCase c = ops_case(ctx.seed, "cold_partition_reaping", {kA, kB}, per_key, 10);
   c.engine.reap_idle_ms = 1500;
   if (!b.start(c, checks)) return checks.result();
-  const PartitionRef a{b.category(), kA};
-  const PartitionRef bp{b.category(), kB};
+  const PartitionRef a = b.partition(kA);
+  const PartitionRef bp = b.partition(kB);
   const bool done = b.wait_for(
       [&] { return last_seq(b, c.group, kA) == per_key && last_seq(b, c.group, kB) == per_key; },
       kWaitMaxMs);

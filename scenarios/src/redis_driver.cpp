@@ -53,6 +53,11 @@ Result<redis::Subprocess> spawn(const std::vector<std::string>& args, const std:
 
 // --- WorkerProcess ------------------------------------------------------------------------
 
+std::vector<std::string> server_flags(const WorkerSettings& settings) {
+  if (!settings.cluster) return {};
+  return {"--cluster", "--key-layout", "cluster"};
+}
+
 WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
                              const std::string& category, const std::string& history_stream,
                              const std::string& owner, const WorkerSettings& s,
@@ -76,7 +81,8 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
     args.insert(args.end(), {"--history-stream", history_stream});
   }
   if (!s.unsafe_variant.empty()) args.insert(args.end(), {"--unsafe-variant", s.unsafe_variant});
-  if (s.cluster) args.insert(args.end(), {"--cluster", "--key-layout", "cluster"});
+  const std::vector<std::string> on_server = server_flags(s);
+  args.insert(args.end(), on_server.begin(), on_server.end());
   args.insert(args.end(), s.extra_flags.begin(), s.extra_flags.end());
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();

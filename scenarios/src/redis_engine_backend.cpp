@@ -267,6 +267,7 @@ class RedisBackend final : public EngineBackend {
   }
 
   std::string category() const override { return driver_.category(); }
+  PartitionRef partition(const std::string& key) const override { return driver_.partition(key); }
   redis::Reply run(const redis::Command& command) override { return driver_.run(command); }
   bool wait_for(const std::function<bool()>& done, std::uint64_t limit_ms) override {
     return driver_.wait_until(done, limit_ms);
@@ -283,8 +284,8 @@ class RedisBackend final : public EngineBackend {
 
   ToolRun admin(const std::string& action, const std::vector<std::string>& args) override {
     std::vector<std::string> argv{"admin", "--redis", driver_.url()};
-    if (driver_.settings().cluster)
-      argv.insert(argv.end(), {"--cluster", "--key-layout", "cluster"});
+    const std::vector<std::string> on_server = server_flags(driver_.settings());
+    argv.insert(argv.end(), on_server.begin(), on_server.end());
     argv.insert(argv.end(), {action, driver_.category()});
     argv.insert(argv.end(), args.begin(), args.end());
     const CommandRun r = run_command(driver_.seqby_binary(), argv);

@@ -10,6 +10,7 @@
 // promoted (exclusion not judged: docs/ARCHITECTURE.md "What a failover keeps").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <iostream>
@@ -28,18 +29,30 @@ using seqby::testing::RedisCluster;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
-// The scenarios whose real-Redis form runs an engine through the driver (the others judge
-// registration, or call `seqby admin`).
-constexpr const char* kEngineScenarios[] = {
-    "per_key_order",  "no_concurrent_entry", "cross_key_parallelism", "poison_halt",
-    "crash_failover", "stall_failover",      "pm_per_instance",
+// Every scenario of the catalog (ClusterScenarios.TheCatalogIsCovered checks none is missing).
+constexpr const char* kScenarios[] = {
+    "per_key_order",
+    "no_concurrent_entry",
+    "cross_key_parallelism",
+    "poison_halt",
+    "crash_failover",
+    "stall_failover",
+    "registration_validation",
+    "capability_gating",
+    "one_key_per_category",
+    "pm_per_instance",
+    "unsafe_keys",
+    "operator_skip_head",
+    "operator_dlq_head",
+    "cold_partition_reaping",
+    "partition_count_warning",
 };
 
-TEST(ClusterScenarios, TheAdrsEngineScenariosPassOnARealCluster) {
+TEST(ClusterScenarios, EveryAdrScenarioPassesOnARealCluster) {
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   const std::string seed = "redis://127.0.0.1:" + std::to_string(cluster.ports().front());
-  for (const char* name : kEngineScenarios) {
+  for (const char* name : kScenarios) {
     const Scenario* s = find_scenario(name);
     ASSERT_NE(s, nullptr) << name;
     ASSERT_TRUE(s->run_redis) << name << " has no real-Redis form";
@@ -50,6 +63,15 @@ TEST(ClusterScenarios, TheAdrsEngineScenariosPassOnARealCluster) {
     EXPECT_TRUE(r.passed()) << out.str() << "replay: seqby scenario run " << name << " --redis "
                             << seed << " --cluster";
     EXPECT_EQ(out.str().find("FAIL"), std::string::npos) << out.str();
+  }
+}
+
+TEST(ClusterScenarios, TheCatalogIsCovered) {
+  for (const Scenario& s : all_scenarios()) {
+    EXPECT_NE(std::find_if(std::begin(kScenarios), std::end(kScenarios),
+                           [&](const char* name) { return s.name == name; }),
+              std::end(kScenarios))
+        << s.name << " is not run on the cluster";
   }
 }
 

@@ -65,6 +65,10 @@ struct WorkerSettings : EngineLimits {
   bool cluster = false;
 };
 
+// The flags that put a seqby command (worker, publish, admin) on the server `settings` name:
+// {"--cluster", "--key-layout", "cluster"} on a cluster, none on one server.
+std::vector<std::string> server_flags(const WorkerSettings& settings);
+
 // One `seqby worker` child process, its stderr in a log file. It is SIGKILLed when the parent
 // thread dies (PR_SET_PDEATHSIG) or when the object goes while it still runs.
 class WorkerProcess {
