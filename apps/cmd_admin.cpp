@@ -484,28 +484,14 @@ int run_dlq_replay(const AdminOptions& o, redis::Admin& admin) {
 }
 
 int run_admin(const AdminOptions& o, int (*action)(const AdminOptions&, redis::Admin&)) {
-  const std::optional<KeyLayout> layout = parse_key_layout(o.key_layout);
-  if (!layout.has_value()) {
-    std::fprintf(stderr, "seqby admin: --key-layout: unknown layout '%s'; known: flat, cluster\n",
-                 o.key_layout.c_str());
-    return kExitUsage;
-  }
-  if (o.cluster && *layout != KeyLayout::cluster) {
-    std::fprintf(stderr,
-                 "seqby admin: --cluster needs --key-layout cluster (with the flat names a "
-                 "partition's keys and its category's index are in different hash slots)\n");
-    return kExitUsage;
-  }
+  const std::optional<KeyLayout> layout = key_layout_option("seqby admin", o.key_layout, o.cluster);
+  if (!layout.has_value()) return kExitUsage;
   Result<redis::RedisConfig> config = redis::parse_redis_url(o.redis_url);
   if (!config.ok()) {
     std::fprintf(stderr, "seqby admin: --redis: %s\n", config.error().message.c_str());
     return kExitUsage;
   }
-  if (o.cluster && config.value().db != 0) {
-    std::fprintf(stderr, "seqby admin: --cluster: a Redis Cluster has only database 0, not %u\n",
-                 config.value().db);
-    return kExitUsage;
-  }
+  if (!cluster_database_fits("seqby admin", o.cluster, config.value().db)) return kExitUsage;
   if (o.cluster) {
     // The cluster link follows MOVED and ASK (a bounded number of times) and refuses, unsent, a
     // command whose keys span slots: the routing worker and publish use, not a second one.

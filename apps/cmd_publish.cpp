@@ -123,12 +123,9 @@ int run_publish(PublishOptions o) {
                  "waits after the broker's publish, which --history-stream does not use\n");
     return kExitUsage;
   }
-  const std::optional<KeyLayout> key_layout = parse_key_layout(o.key_layout);
-  if (!key_layout.has_value()) {
-    std::fprintf(stderr, "seqby publish: --key-layout: unknown layout '%s'; known: flat, cluster\n",
-                 o.key_layout.c_str());
-    return kExitUsage;
-  }
+  const std::optional<KeyLayout> key_layout =
+      key_layout_option("seqby publish", o.key_layout, o.cluster);
+  if (!key_layout.has_value()) return kExitUsage;
   if (*key_layout == KeyLayout::cluster && !o.history_stream.empty()) {
     // The history stream's publish is one script over the stream and the history stream.
     std::fprintf(stderr,
@@ -150,17 +147,7 @@ int run_publish(PublishOptions o) {
     std::fprintf(stderr, "seqby publish: --redis: %s\n", config.error().message.c_str());
     return kExitUsage;
   }
-  if (o.cluster && *key_layout != KeyLayout::cluster) {
-    std::fprintf(stderr,
-                 "seqby publish: --cluster needs --key-layout cluster (with the flat names a "
-                 "partition's stream and its category's index are in different hash slots)\n");
-    return kExitUsage;
-  }
-  if (o.cluster && config.value().db != 0) {
-    std::fprintf(stderr, "seqby publish: --cluster: a Redis Cluster has only database 0, not %u\n",
-                 config.value().db);
-    return kExitUsage;
-  }
+  if (!cluster_database_fits("seqby publish", o.cluster, config.value().db)) return kExitUsage;
 
   redis::RealRuntime runtime;
   std::unique_ptr<redis::RedisLink> owned_link;

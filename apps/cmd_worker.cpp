@@ -296,12 +296,9 @@ int run_worker(const WorkerOptions& o) {
                  o.handler.c_str());
     return kExitUsage;
   }
-  const std::optional<KeyLayout> key_layout = parse_key_layout(o.key_layout);
-  if (!key_layout.has_value()) {
-    std::fprintf(stderr, "seqby worker: --key-layout: unknown layout '%s'; known: flat, cluster\n",
-                 o.key_layout.c_str());
-    return kExitUsage;
-  }
+  const std::optional<KeyLayout> key_layout =
+      key_layout_option("seqby worker", o.key_layout, o.cluster);
+  if (!key_layout.has_value()) return kExitUsage;
   if (*key_layout == KeyLayout::cluster) {
     // A brace in a category or group would make its hash tag the names' tag, not the key's.
     std::vector<std::string> names = o.categories;
@@ -315,12 +312,6 @@ int run_worker(const WorkerOptions& o) {
         return kExitUsage;
       }
     }
-  }
-  if (o.cluster && *key_layout != KeyLayout::cluster) {
-    std::fprintf(stderr,
-                 "seqby worker: --cluster needs --key-layout cluster (with the flat names a "
-                 "partition's keys and its category's index are in different hash slots)\n");
-    return kExitUsage;
   }
   testing::Variant variant = testing::Variant::correct;
   if (o.unsafe_variant.has_value()) {
@@ -337,11 +328,7 @@ int run_worker(const WorkerOptions& o) {
     std::fprintf(stderr, "seqby worker: --redis: %s\n", config.error().message.c_str());
     return kExitUsage;
   }
-  if (o.cluster && config.value().db != 0) {
-    std::fprintf(stderr, "seqby worker: --cluster: a Redis Cluster has only database 0, not %u\n",
-                 config.value().db);
-    return kExitUsage;
-  }
+  if (!cluster_database_fits("seqby worker", o.cluster, config.value().db)) return kExitUsage;
   EngineOptions options;
   options.owner_id = o.owner_id.empty() ? default_owner_id() : o.owner_id;
   if (o.process_manager) {

@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include <charconv>
+#include <cstdio>
 
 #include "seqby/hiredis/redis_url.h"
 
@@ -80,6 +81,30 @@ void add_cluster_option(CLI::App* command, bool& cluster) {
                     "--redis is one node of a Redis Cluster: commands go to each slot's master "
                     "(MOVED and ASK followed; needs --key-layout cluster; docs/ARCHITECTURE.md "
                     "\"The cluster link\")");
+}
+
+std::optional<KeyLayout> key_layout_option(const char* command, const std::string& name,
+                                           bool cluster) {
+  const std::optional<KeyLayout> layout = parse_key_layout(name);
+  if (!layout.has_value()) {
+    std::fprintf(stderr, "%s: --key-layout: unknown layout '%s'; known: flat, cluster\n", command,
+                 name.c_str());
+    return std::nullopt;
+  }
+  if (cluster && *layout != KeyLayout::cluster) {
+    std::fprintf(stderr,
+                 "%s: --cluster needs --key-layout cluster (with the flat names a partition's "
+                 "keys and its category's index are in different hash slots)\n",
+                 command);
+    return std::nullopt;
+  }
+  return layout;
+}
+
+bool cluster_database_fits(const char* command, bool cluster, std::uint32_t db) {
+  if (!cluster || db == 0) return true;
+  std::fprintf(stderr, "%s: --cluster: a Redis Cluster has only database 0, not %u\n", command, db);
+  return false;
 }
 
 }  // namespace seqby::apps

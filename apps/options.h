@@ -5,8 +5,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "seqby/core/keyspace.h"
 
 namespace seqby::apps {
 
@@ -39,5 +42,13 @@ struct Durability {
 void add_durability_options(CLI::App* command, Durability& durability);
 // --cluster: --redis names one node of a Redis Cluster (a seed), for worker and publish.
 void add_cluster_option(CLI::App* command, bool& cluster);
+// --key-layout `name` and --cluster of `command` ("seqby worker", ...) taken together: the layout,
+// or nullopt after saying on stderr what is wrong (an unknown layout, --cluster without the
+// cluster layout); the caller exits 2.
+std::optional<KeyLayout> key_layout_option(const char* command, const std::string& name,
+                                           bool cluster);
+// Whether --cluster fits the URL's database `db` (a cluster has only database 0); false after
+// saying so on stderr.
+bool cluster_database_fits(const char* command, bool cluster, std::uint32_t db);
 
 }  // namespace seqby::apps
