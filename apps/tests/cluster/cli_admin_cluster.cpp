@@ -136,7 +136,7 @@ TEST_F(CliAdminCluster, PartitionsInspectSkipAndDlqReachEachKeysSlot) {
   settings.retry_backoff_ms = 20;
   settings.reap_idle_ms = 0;
   settings.journal_maxlen = redis::kTestJournalMaxlen;  // each unit's journal in its own slot
-  settings.extra_flags = {"--cluster", "--key-layout", "cluster"};
+  settings.cluster = true;                              // --cluster --key-layout cluster
   WorkerProcess worker(kSeqby, seed_, kCategory, "seqby:history", "w1", settings,
                        cluster_.dir() + "/w1.log");
   ASSERT_TRUE(worker.started());

@@ -88,7 +88,7 @@ void run_through(RedisCluster& cluster, const std::string& name,
   settings.lease_ttl_ms = 3000;
   settings.heartbeat_interval_ms = 500;
   settings.discovery_interval_ms = 250;
-  settings.extra_flags = {"--cluster", "--key-layout", "cluster"};
+  settings.cluster = true;  // --cluster --key-layout cluster
   std::vector<std::unique_ptr<WorkerProcess>> workers;
   for (const char* owner : {"w1", "w2"}) {
     workers.push_back(std::make_unique<WorkerProcess>(kSeqby, seed, kCategory, kHistoryStream,
