@@ -128,6 +128,7 @@ CommandRun run_command(const std::string& binary, const std::vector<std::string>
     return run;
   }
   run.exit_code = process.value().wait(wait_max_ms);
+  run.signal = process.value().term_signal();
   run.out = read_file(out_path);
   run.err = read_file(err_path);
   std::remove(out_path.c_str());

@@ -126,6 +126,7 @@ bool Subprocess::send(int signal) { return running() && ::kill(pid_, signal) == 
 void Subprocess::record_status(int status) {
   reaped_ = true;
   exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : kNotExited;
+  term_signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 }
 
 bool Subprocess::try_reap() {

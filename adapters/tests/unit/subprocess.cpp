@@ -42,6 +42,7 @@ TEST(Subprocess, ThePipeCarriesStdoutAndWaitReturnsTheExitStatus) {
   Subprocess child = spawn_ok({"/bin/sh", "-c", "echo hello; exit 3"}, options);
   EXPECT_EQ(child.read_stdout(kWaitMaxMs), "hello\n");
   EXPECT_EQ(child.wait(kWaitMaxMs), 3);
+  EXPECT_EQ(child.term_signal(), 0);  // it exited
   EXPECT_FALSE(child.running());
 }
 
@@ -75,6 +76,7 @@ TEST(Subprocess, TerminateEndsAStoppedChild) {
   Subprocess child = spawn_ok({"/bin/sleep", "3600"});
   ASSERT_TRUE(child.stop());
   EXPECT_EQ(child.terminate(kWaitMaxMs), Subprocess::kNotExited);  // ended by SIGTERM
+  EXPECT_EQ(child.term_signal(), SIGTERM);
   EXPECT_FALSE(child.running());
   EXPECT_FALSE(child.send(SIGCONT));  // a reaped child is never signalled (its pid may be reused)
 }
@@ -82,6 +84,7 @@ TEST(Subprocess, TerminateEndsAStoppedChild) {
 TEST(Subprocess, AWaitThatRunsOutKillsAndReapsTheChild) {
   Subprocess child = spawn_ok({"/bin/sleep", "3600"});
   EXPECT_EQ(child.wait(1), Subprocess::kNotExited);
+  EXPECT_EQ(child.term_signal(), SIGKILL);
   EXPECT_FALSE(child.running());
   EXPECT_TRUE(child.try_reap());
 }

@@ -148,7 +148,9 @@ void run_through(RedisCluster& cluster, const std::string& name,
   const CommandRun checked =
       scenarios::run_command(kSeqby, {"check", "--redis", "redis://" + masters.front(), "--cluster",
                                       "--category", kCategory, "--save", saved});
-  ASSERT_TRUE(checked.exit_code == 0 || checked.exit_code == 1) << checked.err << checked.out;
+  ASSERT_TRUE(checked.exit_code == 0 || checked.exit_code == 1)
+      << "seqby check exit " << checked.exit_code << " signal " << checked.signal << "\n"
+      << checked.err << checked.out;
   Result<std::vector<HistoryRecord>> history = properties::read_history_file(saved);
   ASSERT_TRUE(history.ok()) << history.error().message;
   properties::CheckOptions options;

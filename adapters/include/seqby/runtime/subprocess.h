@@ -70,6 +70,9 @@ class Subprocess {
   int wait(std::uint64_t wait_max_ms);
   // SIGTERM (and SIGCONT: a stopped child acts on SIGTERM only once continued), then wait().
   int terminate(std::uint64_t wait_max_ms);
+  // The signal that ended the child once it is reaped (SIGKILL when wait() killed it at its
+  // bound), 0 when it exited or has not been reaped.
+  int term_signal() const { return term_signal_; }
   // SIGKILL and reap (a crash). No-op when not running.
   void kill();
 
@@ -84,6 +87,7 @@ class Subprocess {
   pid_t pid_ = -1;
   bool reaped_ = false;
   int exit_status_ = kNotExited;
+  int term_signal_ = 0;
   int stdout_fd_ = -1;  // our end of the stdout pipe
 };
 

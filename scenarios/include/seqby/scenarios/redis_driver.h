@@ -105,6 +105,7 @@ class WorkerProcess {
 
 struct CommandRun {
   int exit_code = -1;  // -1: did not exit normally or was killed at the bound
+  int signal = 0;      // the signal that ended it (SIGKILL at the bound), 0 when it exited
   std::string out;
   std::string err;
 };
