@@ -7,7 +7,7 @@
 // that cannot be reached), nothing changed. The library under it is seqby/hiredis/admin.h.
 // --key-layout cluster reads and writes the cluster layout's names (C:{K}, ...); --cluster adds
 // that --redis is one node of a Redis Cluster, and every command then goes through a ClusterLink
-// to the master of its keys' slot (dlq-replay, whose script spans two slots, is refused there).
+// to the master of its keys' slot (dlq-replay then goes in three steps, as a publish does).
 #include <cstdio>
 #include <ctime>
 #include <memory>

@@ -5,7 +5,10 @@
 -- or after it. The copy holds the entry's fields without the four admin_dlq appended last
 -- (source_id, group, reason, delivery_count). It takes no lease: the owner reads the copy as a
 -- new event.
--- KEYS[1] = C:K:dlq, KEYS[2] = C:K (the partition stream), KEYS[3] = C:__partitions__
+-- KEYS[1] = C:K:dlq, KEYS[2] = C:K (the partition stream), KEYS[3] = C:__partitions__ (absent
+-- under the cluster layout, where the index is in another slot: the caller opens a publish
+-- intent first, publish_intent.lua, which indexes K, and closes it after, publish_done.lua, as a
+-- publish does, so a reap still runs wholly before or after the copy)
 -- ARGV[1] = the DLQ entry id, ARGV[2] = K
 -- Returns the new entry id on C:K. Refuses, changing nothing, with NOENTRY when the DLQ holds no
 -- entry ID, or when the entry holds no event fields (the head was gone when it was moved).
@@ -28,6 +31,8 @@ for i = 1, n do
   event[i] = fields[i]
 end
 local id = redis.call('XADD', KEYS[2], '*', unpack(event))
-redis.call('SADD', KEYS[3], ARGV[2])
+if KEYS[3] then
+  redis.call('SADD', KEYS[3], ARGV[2])
+end
 redis.call('XDEL', KEYS[1], ARGV[1])
 return id

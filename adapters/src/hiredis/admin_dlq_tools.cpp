@@ -1,8 +1,9 @@
 // Admin's DLQ tools (seqby/hiredis/admin.h): list, show, purge and replay a partition's DLQ
 // `C:K:dlq` (C:{K}:dlq in the cluster layout). List, show and purge are one command each on the
 // DLQ stream (a purge is atomic, a listing one moment's view); replay is one script
-// (admin_dlq_replay.lua) over the DLQ, the stream and the index, so over a cluster, where the
-// index is in another slot, it is refused. None takes a lease or touches the partition's groups.
+// (admin_dlq_replay.lua) over the DLQ, the stream and the index, or under the cluster layout,
+// where the index is in another slot, that script without the index between a publish's intent
+// steps. None takes a lease or touches the partition's groups.
 #include <charconv>
 
 #include "seqby/broker/script_contracts.h"
@@ -124,24 +125,41 @@ Result<DlqReplayOutcome> Admin::dlq_replay(std::string_view category, std::strin
   if (Status valid = validate_partition(category, key); !valid.ok()) return valid.error();
   if (Status valid = validate_id("entry id", id); !valid.ok()) return valid.error();
   const PartitionRef partition = partition_of(category, key);
-  if (cluster_ != nullptr) {
-    // The copy and the index entry must be one step (a reap between them would lose the copy),
-    // and on a cluster C:__partitions__ is in another slot than the partition's streams.
-    return make_error(Errc::unsupported,
-                      "dlq-replay is not supported over a Redis Cluster: its one script writes " +
-                          partition.stream() + " and " + partition.index() +
-                          ", which are in different hash slots; nothing changed");
-  }
   DlqReplayOutcome outcome;
   outcome.dlq_id = std::string(id);
   outcome.stream = partition.stream();
-  const script::AdminDlqReplay::Args args{partition.dlq(), outcome.stream, partition.index(),
-                                          std::string(id), std::string(key)};
+  script::AdminDlqReplay::Args args{
+      partition.dlq(), outcome.stream, {}, std::string(id), std::string(key)};
   // An operator's one-off call: EVAL, no SCRIPT LOAD.
-  const char* source = script_source(script::AdminDlqReplay::name);
-  SEQBY_CHECK(source != nullptr);
-  Result<std::string> appended = script::decode_reply<script::AdminDlqReplay>(
-      execute(eval_command("EVAL", source, script::encode<script::AdminDlqReplay>(args))));
+  auto run = [this]<typename S>(S, const typename S::Args& script_args) {
+    const char* source = script_source(S::name);
+    SEQBY_CHECK(source != nullptr);
+    return script::decode_reply<S>(
+        execute(eval_command("EVAL", source, script::encode<S>(script_args))));
+  };
+  if (layout_ != KeyLayout::cluster) {
+    args.index = {partition.index()};
+    Result<std::string> appended = run(script::AdminDlqReplay{}, args);
+    if (!appended.ok()) return appended.error();
+    outcome.stream_id = std::move(appended).value();
+    return outcome;
+  }
+  // The cluster layout: the index is in another slot, so the copy goes as a publish goes
+  // (redis_broker_cluster.cpp): the key indexed and an intent open first (no reaper takes it out
+  // of the index meanwhile), the copy in the unit's slot, then the intent closed, once. A step
+  // without an answer ends here and leaves the intent open: the key stays discoverable.
+  const std::string publishing = publishing_hash_name(category);
+  Result<std::int64_t> open =
+      run(script::PublishIntent{}, {partition.index(), publishing, std::string(key)});
+  if (!open.ok()) return open.error();
+  Result<std::string> appended = run(script::AdminDlqReplay{}, args);
+  const bool unanswered = !appended.ok() && (appended.error().code == Errc::timeout ||
+                                             appended.error().code == Errc::closed);
+  if (!unanswered) {
+    // Copied, or refused (NOENTRY) and never will be: close this intent.
+    Result<std::int64_t> closed = run(script::PublishDone{}, {publishing, std::string(key)});
+    (void)closed;  // a lost answer leaves the count one too high: safe, never sent again
+  }
   if (!appended.ok()) return appended.error();
   outcome.stream_id = std::move(appended).value();
   return outcome;

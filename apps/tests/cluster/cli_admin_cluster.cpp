@@ -4,9 +4,10 @@
 // C:__partitions__; a real `seqby worker --cluster` serves them and halts on a poison event. Given
 // one node as --redis, admin lists both partitions with their lengths and the halt, inspects the
 // halted head, skips it (the worker then commits the next event), moves a second poison head to
-// C:{K}:dlq and lists and shows it there; both resolutions are in the unit's journal. dlq-replay,
-// whose one script spans the stream's slot and the index's, is refused and changes nothing;
-// --cluster without --key-layout cluster is a usage error (exit 2). Every wait is bounded.
+// C:{K}:dlq and lists and shows it there; both resolutions are in the unit's journal. dlq-replay
+// copies the entry back to the stream between a publish's intent steps (the index is in another
+// slot) and leaves no intent open; --cluster without --key-layout cluster is a usage error (exit
+// 2). Every wait is bounded.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -250,16 +251,29 @@ TEST_F(CliAdminCluster, PartitionsInspectSkipAndDlqReachEachKeysSlot) {
   }
   EXPECT_EQ(resolutions, (std::vector<std::string>{"skip", "dlq"}));
 
-  // dlq-replay: refused over a cluster, the DLQ and the stream unchanged.
+  // dlq-replay: the copy is appended to the stream in the unit's slot between an intent opened
+  // and closed in the index's slot (as a publish), the DLQ entry deleted, no intent left open.
   const CommandRun replay =
       admin({"dlq-replay", kCategory, halting.key, dlq_id, "--after-later-events"});
-  EXPECT_EQ(replay.exit_code, 1) << replay.out;
-  EXPECT_NE(replay.err.find("seqby admin dlq-replay: dlq-replay is not supported over a Redis "
-                            "Cluster"),
-            std::string::npos)
-      << replay.err;
-  EXPECT_EQ(reader.integer({"XLEN", halting.dlq()}), 1);
-  EXPECT_EQ(reader.integer({"XLEN", halting.stream()}), 3);
+  EXPECT_EQ(replay.exit_code, 0) << replay.out << replay.err;
+  EXPECT_EQ(reader.integer({"XLEN", halting.dlq()}), 0);
+  EXPECT_EQ(reader.integer({"XLEN", halting.stream()}), 4);
+  EXPECT_EQ(reader.integer({"SISMEMBER", halting.index(), halting.key}), 1);
+  EXPECT_EQ(reader.integer({"HEXISTS", publishing_hash_name(kCategory), halting.key}), 0);
+  Result<Reply> last = reader.run({"XREVRANGE", halting.stream(), "+", "-", "COUNT", "1"});
+  ASSERT_TRUE(last.ok() && last.value().elements.size() == 1);
+  const std::vector<Reply>& copied = last.value().elements[0].elements[1].elements;
+  std::string copied_data;
+  for (std::size_t f = 0; f + 1 < copied.size(); f += 2) {
+    if (copied[f].str == "data") copied_data = copied[f + 1].str;
+    EXPECT_NE(copied[f].str, "source_id") << "the DLQ's own fields are not copied";
+  }
+  EXPECT_NE(copied_data.find("\"seq\":2"), std::string::npos) << copied_data;
+  // A second replay of the same id finds nothing and closes its own intent again.
+  const CommandRun again =
+      admin({"dlq-replay", kCategory, halting.key, dlq_id, "--after-later-events"});
+  EXPECT_EQ(again.exit_code, 2) << again.out << again.err;
+  EXPECT_EQ(reader.integer({"HEXISTS", publishing_hash_name(kCategory), halting.key}), 0);
 
   // An unknown key is still named as such, from its own slot and the index's.
   const CommandRun unknown = admin({"inspect", kCategory, "acct-9"});

@@ -557,9 +557,11 @@ struct AdminDlq {
 struct AdminDlqReplay {
   static constexpr std::string_view name = "admin_dlq_replay";
   struct Args {
-    std::string dlq;       // KEYS[1] C:K:dlq
-    std::string stream;    // KEYS[2] C:K
-    std::string index;     // KEYS[3] C:__partitions__
+    std::string dlq;     // KEYS[1] C:K:dlq
+    std::string stream;  // KEYS[2] C:K
+    // KEYS[3] C:__partitions__ when the script indexes K itself (one server); none under the
+    // cluster layout, where the index is in another slot and publish_intent indexed K before.
+    std::vector<std::string> index;
     std::string entry_id;  // ARGV[1] the DLQ entry
     std::string key;       // ARGV[2] K
   };

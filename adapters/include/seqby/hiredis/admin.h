@@ -2,10 +2,10 @@
 // decision 6; DESIGN.md section 3), over one BlockingRedis connection or, on a Redis Cluster, a
 // routing link (ClusterLink: each command to its slot's master, MOVED and ASK followed, a command
 // whose keys span slots refused unsent). Every per-unit name is spelled in the Admin's key layout
-// (PartitionRef); each command and script names keys of one slot under the cluster layout, but
-// dlq-replay, which also indexes K, is refused over a cluster. The reads (partitions,
-// inspect) take several commands and so are a snapshot of moments close together, not of one
-// instant; skip and dlq are each one script that acts only while ID is still the head of the
+// (PartitionRef); each command and script names keys of one slot under the cluster layout
+// (dlq-replay, which also indexes K, then goes in three steps as a publish does). The reads
+// (partitions, inspect) take several commands and so are a snapshot of moments close together, not
+// of one instant; skip and dlq are each one script that acts only while ID is still the head of the
 // group (its lowest pending id) and changes nothing when it refuses. It never takes a lease: the
 // halted owner notices the head is gone and goes on with the next event.
 //
@@ -191,8 +191,10 @@ class Admin {
                                     std::optional<std::string_view> before_id);
   // Appends a copy of DLQ entry `id` (its original fields, without the ones admin_dlq added) to
   // the tail of C:K, after every event published since, indexes K and deletes the DLQ entry, in
-  // one script (admin_dlq_replay.lua). not_found when the DLQ holds no such entry; unsupported
-  // over a cluster (the script writes the stream's slot and the index's, two slots).
+  // one script (admin_dlq_replay.lua). Under the cluster layout, where the index is in another
+  // slot, that script without the index runs between a publish's intent steps (publish_intent,
+  // publish_done), so a reap still runs wholly before or after the copy. not_found when the DLQ
+  // holds no such entry.
   Result<DlqReplayOutcome> dlq_replay(std::string_view category, std::string_view key,
                                       std::string_view id);
 
