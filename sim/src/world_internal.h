@@ -64,7 +64,10 @@ class World::Sink final : public HistorySink {
   // it has returned. The links note each command of a task (its root's context) with the hash
   // tags of the keys it named and its sort key, and which task a reply resumes last: a decision
   // record is sorted to the newest command of its task that named its partition's tag.
-  void note_tagged_command(void* context, const redis::Command& command, std::uint64_t sort_key);
+  void note_tagged_command(void* context, std::vector<std::string> tags, std::uint64_t sort_key);
+  // The hash tags of the keys `command` names (a script's KEYS, any other command's first
+  // argument).
+  static std::vector<std::string> hash_tags(const redis::Command& command);
 
   std::vector<HistoryRecord> take();
 

@@ -243,13 +243,13 @@ std::uint64_t World::InnerStampLink::take_stamp(void* context) {
 
 Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command) {
   void* context = co_await ContextProbe();
-  std::optional<redis::Command> tagged;
-  if (world_.options_.key_layout == KeyLayout::cluster) tagged = command;
+  const bool cluster = world_.options_.key_layout == KeyLayout::cluster;
+  std::vector<std::string> tags = cluster ? Sink::hash_tags(command) : std::vector<std::string>{};
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
   const std::uint64_t stamp = stamps_.take_stamp(context);
   Sink& sink = *world_.sink_;
   *decision_stamp_ = reply.ok() && stamp > 0 ? 2 * stamp - 1 : 2 * sink.command_count();
-  if (tagged.has_value()) sink.note_tagged_command(context, *tagged, *decision_stamp_);
+  if (cluster) sink.note_tagged_command(context, std::move(tags), *decision_stamp_);
   co_return reply;
 }
 
@@ -339,9 +339,7 @@ void World::Sink::record(HistoryRecord record) {
   pending_.push_back(Pending{sort_key, std::move(record)});
 }
 
-void World::Sink::note_tagged_command(void* context, const redis::Command& command,
-                                      std::uint64_t sort_key) {
-  resumed_context_ = context;
+std::vector<std::string> World::Sink::hash_tags(const redis::Command& command) {
   // A script's keys are KEYS[1..numkeys]; any other command's key is its first argument.
   std::size_t first = 1;
   std::size_t count = command.size() > 1 ? 1 : 0;
@@ -349,19 +347,25 @@ void World::Sink::note_tagged_command(void* context, const redis::Command& comma
     first = 3;
     std::from_chars(command[2].data(), command[2].data() + command[2].size(), count);
   }
-  TaggedCommand noted{{}, sort_key};
+  std::vector<std::string> tags;
   for (std::size_t i = first; i < first + count && i < command.size(); ++i) {
     const std::string& name = command[i];
     const std::size_t open = name.find('{');
     const std::size_t close = open == std::string::npos ? open : name.find('}', open + 1);
     if (close != std::string::npos && close > open + 1) {
-      noted.tags.push_back(name.substr(open + 1, close - open - 1));
+      tags.push_back(name.substr(open + 1, close - open - 1));
     }
   }
-  if (noted.tags.empty()) return;
+  return tags;
+}
+
+void World::Sink::note_tagged_command(void* context, std::vector<std::string> tags,
+                                      std::uint64_t sort_key) {
+  resumed_context_ = context;
+  if (tags.empty()) return;
   std::vector<TaggedCommand>& recent = recent_tagged_[context];
   if (recent.size() == kRecentTagged) recent.erase(recent.begin());
-  recent.push_back(std::move(noted));
+  recent.push_back(TaggedCommand{std::move(tags), sort_key});
 }
 
 // The run header and liveness marker of properties/markers.h (sim does not link properties).
