@@ -1,6 +1,7 @@
 # Test suites. Every file <folder>/tests/<label>/<name>.cpp is its own GoogleTest executable,
 # named <label>_<name>, whose tests carry the ctest label <label>: unit, property, sim, redis or
-# cluster (each cluster test starts its own Redis Cluster: tests/support/redis_cluster.h).
+# cluster (each cluster test starts its own Redis Cluster:
+# scenarios/include/seqby/scenarios/redis_cluster.h).
 # Tests labelled redis read SEQBY_TEST_REDIS_URL when set (make test starts one server for the
 # whole label) and otherwise start their own redis-server on a free loopback port.
 find_package(GTest REQUIRED)

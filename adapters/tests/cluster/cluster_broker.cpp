@@ -1,7 +1,8 @@
-// RedisBroker over ClusterLink on a real Redis Cluster (tests/support/redis_cluster.h): one
-// partition's fenced steps (acquire, fenced_read / fenced_next, commit, ack, fencing of a stale
-// owner) run when every key its scripts touch shares a slot. Today's names give that with a
-// hash-tagged partition key K = "{p1}": C:{p1}, C:{p1}:__lease__, __fence__, __sink__:G,
+// RedisBroker over ClusterLink on a real Redis Cluster
+// (scenarios/include/seqby/scenarios/redis_cluster.h): one partition's fenced steps (acquire,
+// fenced_read / fenced_next, commit, ack, fencing of a stale owner) run when every key its scripts
+// touch shares a slot. Today's names give that with a hash-tagged partition key K = "{p1}": C:{p1},
+// C:{p1}:__lease__, __fence__, __sink__:G,
 // __effects__:G, __journal__ all hash "p1". Publish and reap also touch the category's index
 // C:__partitions__ (and C:__subscribers__), another slot: they are refused with CROSSSLOT until
 // the cluster key layout (issue 17 item 1) splits them; a category tagged as a whole ("{orders}")
@@ -11,14 +12,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "redis_cluster.h"
 #include "seqby/broker/redis_broker.h"
 #include "seqby/hiredis/cluster_link.h"
+#include "seqby/scenarios/redis_cluster.h"
 
 namespace seqby::redis {
 namespace {
 
-using testing::RedisCluster;
+using scenarios::RedisCluster;
 
 }  // namespace
 

@@ -15,9 +15,9 @@
 #include <csignal>
 #include <iostream>
 
-#include "redis_cluster.h"
 #include "seqby/broker/redis_broker.h"
 #include "seqby/hiredis/cluster_link.h"
+#include "seqby/scenarios/redis_cluster.h"
 
 namespace seqby::redis {
 
@@ -26,7 +26,7 @@ void PrintTo(const Reply& reply, std::ostream* out) { *out << to_string(reply); 
 
 namespace {
 
-using testing::RedisCluster;
+using scenarios::RedisCluster;
 
 constexpr const char* kGroup = "g";
 // The most --wait-timeout-ms allows: a WAIT that should succeed must not run out on a loaded

@@ -1,7 +1,8 @@
-// ClusterLink on a real Redis Cluster (3 masters, 3 replicas, tests/support/redis_cluster.h):
-// commands reach the master of their slot, a slot migrated mid-test is followed by MOVED and
-// ASK (with TRYAGAIN while its keys are split), a failover by CLUSTER FAILOVER and by a SIGKILL
-// of a master is followed by the map, and nothing that may have run is sent twice.
+// ClusterLink on a real Redis Cluster (3 masters, 3 replicas,
+// scenarios/include/seqby/scenarios/redis_cluster.h): commands reach the master of their slot, a
+// slot migrated mid-test is followed by MOVED and ASK (with TRYAGAIN while its keys are split), a
+// failover by CLUSTER FAILOVER and by a SIGKILL of a master is followed by the map, and nothing
+// that may have run is sent twice.
 #include "seqby/hiredis/cluster_link.h"
 
 #include <gtest/gtest.h>
@@ -12,12 +13,12 @@
 #include <set>
 #include <thread>
 
-#include "redis_cluster.h"
+#include "seqby/scenarios/redis_cluster.h"
 
 namespace seqby::redis {
 namespace {
 
-using testing::RedisCluster;
+using scenarios::RedisCluster;
 
 }  // namespace
 

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "redis_cluster.h"
 #include "seqby/broker/cluster_slot.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/hiredis/cluster_link.h"
 #include "seqby/hiredis/journal.h"
 #include "seqby/runtime/real_runtime.h"
+#include "seqby/scenarios/redis_cluster.h"
 #include "seqby/scenarios/redis_driver.h"
 
 namespace seqby::apps {
@@ -31,7 +31,7 @@ using redis::Reply;
 using scenarios::CommandRun;
 using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
-using seqby::testing::RedisCluster;
+using seqby::scenarios::RedisCluster;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr const char* kCategory = "ledger";

@@ -1,15 +1,15 @@
-// Two real `seqby worker` processes on a real Redis Cluster (tests/support/redis_cluster.h: 3
-// masters, 3 replicas) with `--cluster --key-layout cluster`: `seqby publish --cluster` writes
-// 8 partitions' events (with --wait-replicas 1, so every acknowledged publish is on a replica),
-// the workers share the partitions, and mid-run a nemesis strikes: the master serving the first
-// partition's slot is SIGKILLed and its replica promoted, or the second partition's slot is
-// migrated to another master key by key. Every event still commits exactly in publish order (each
-// partition's effects are its entries' ids by seq, no gap), no worker ever sees another inside a
-// partition it is in (the record handler's in-progress marker; an overlap is logged as
-// inprogress_overlap), both workers stop cleanly, and the checker finds no violation in the
-// decision journal (workers and publisher run with --journal-maxlen: each unit's journal is in its
-// unit's slot), read back from every master by `seqby check --redis NODE --cluster`. Every wait is
-// bounded.
+// Two real `seqby worker` processes on a real Redis Cluster
+// (scenarios/include/seqby/scenarios/redis_cluster.h: 3 masters, 3 replicas) with `--cluster
+// --key-layout cluster`: `seqby publish --cluster` writes 8 partitions' events (with
+// --wait-replicas 1, so every acknowledged publish is on a replica), the workers share the
+// partitions, and mid-run a nemesis strikes: the master serving the first partition's slot is
+// SIGKILLed and its replica promoted, or the second partition's slot is migrated to another master
+// key by key. Every event still commits exactly in publish order (each partition's effects are its
+// entries' ids by seq, no gap), no worker ever sees another inside a partition it is in (the record
+// handler's in-progress marker; an overlap is logged as inprogress_overlap), both workers stop
+// cleanly, and the checker finds no violation in the decision journal (workers and publisher run
+// with --journal-maxlen: each unit's journal is in its unit's slot), read back from every master by
+// `seqby check --redis NODE --cluster`. Every wait is bounded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "redis_cluster.h"
 #include "seqby/broker/cluster_slot.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/hiredis/cluster_link.h"
@@ -28,6 +27,7 @@
 #include "seqby/properties/checker.h"
 #include "seqby/properties/history_io.h"
 #include "seqby/runtime/real_runtime.h"
+#include "seqby/scenarios/redis_cluster.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby/testing/record_handler.h"
 
@@ -38,7 +38,7 @@ using redis::Reply;
 using scenarios::CommandRun;
 using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
-using seqby::testing::RedisCluster;
+using seqby::scenarios::RedisCluster;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr const char* kCategory = "orders";

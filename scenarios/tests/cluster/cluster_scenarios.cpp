@@ -1,5 +1,6 @@
 // Every scenario of the catalog (the ADR's acceptance list) on a real Redis Cluster
-// (tests/support/redis_cluster.h: 3 masters, 3 replicas), exactly as `seqby scenario run NAME
+// (scenarios/include/seqby/scenarios/redis_cluster.h: 3 masters, 3 replicas), exactly as `seqby
+// scenario run NAME
 // --redis NODE --cluster` runs them: `seqby worker` processes with `--cluster --key-layout
 // cluster`, SIGKILL and SIGSTOP/SIGCONT faults, the publisher and every read of the driver sent to
 // the master of their key's slot, and the history checker judging the decision journal read from
@@ -18,14 +19,14 @@
 #include <string>
 #include <thread>
 
-#include "redis_cluster.h"
 #include "seqby/broker/cluster_slot.h"
 #include "seqby/scenarios/catalog.h"
+#include "seqby/scenarios/redis_cluster.h"
 
 namespace seqby::scenarios {
 namespace {
 
-using seqby::testing::RedisCluster;
+using seqby::scenarios::RedisCluster;
 
 constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 

@@ -1,4 +1,5 @@
-// RedisCluster: a Redis Cluster of 3 masters and 3 replicas for one test, on loopback ports it
+// RedisCluster: a Redis Cluster of 3 masters and 3 replicas for one test or one chaos run
+// (`seqby chaos --cluster`), on loopback ports it
 // picks (each node's client port and cluster bus port chosen free, --cluster-port), no
 // persistence, its files in a temporary directory. It starts the six redis-servers, waits for
 // each to answer PING, runs `redis-cli --cluster create ... --cluster-replicas 1 --cluster-yes`,
@@ -21,7 +22,7 @@
 #include "seqby/hiredis/redis_url.h"
 #include "seqby/runtime/subprocess.h"
 
-namespace seqby::testing {
+namespace seqby::scenarios {
 
 struct RedisClusterOptions {
   std::size_t masters = 3;
@@ -92,8 +93,19 @@ class RedisCluster {
   bool finish_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to,
                         std::size_t batch = 1000);
 
-  // SIGKILLs node `port` and reaps it (a crash); it stays down.
+  // SIGKILLs node `port` and reaps it (a crash); it stays down until restart().
   void kill(std::uint16_t port);
+  // Starts killed node `port` again on its ports and its nodes.conf, and waits until it answers
+  // PING. It has no data (no persistence) and rejoins as a replica of whichever node took its
+  // slots; restart it only once another node took them (master_of_slot on a live node says
+  // so), or it comes back as the master of its slots with none of their keys. False with error().
+  bool restart(std::uint16_t port);
+  // Ends an unfinished slot move (begin_slot_move without finish_slot_move): the slot is STABLE
+  // again on `from` and `to` (keys already migrated stay on `to`, whose owner is then settled by
+  // finish_slot_move or by the cluster). False with error() naming the node that refused.
+  bool abort_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to);
+  // The ports of the nodes that are not killed.
+  std::vector<std::uint16_t> live_ports() const;
   // Sends `signal` to node `port` by pid (SIGSTOP, SIGCONT: a stall); false when it is not running.
   bool signal(std::uint16_t port, int signal);
 
@@ -119,4 +131,4 @@ class RedisCluster {
   Timings timings_;
 };
 
-}  // namespace seqby::testing
+}  // namespace seqby::scenarios

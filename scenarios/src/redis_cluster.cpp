@@ -1,4 +1,4 @@
-#include "redis_cluster.h"
+#include "seqby/scenarios/redis_cluster.h"
 
 #include <unistd.h>
 
@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -14,9 +15,8 @@
 
 #include "seqby/hiredis/blocking_redis.h"
 #include "seqby/runtime/free_port.h"
-#include "wait_and_read.h"
 
-namespace seqby::testing {
+namespace seqby::scenarios {
 namespace {
 
 constexpr int kStartAttemptsMax = 3;
@@ -29,6 +29,14 @@ std::uint64_t now_ms() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
+}
+
+// The whole file ("" when it cannot be read).
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -328,6 +336,52 @@ void RedisCluster::kill(std::uint16_t port) {
   }
 }
 
+bool RedisCluster::restart(std::uint16_t port) {
+  for (Node& node : nodes_) {
+    if (node.port != port) continue;
+    if (!node.killed) {
+      error_ = "127.0.0.1:" + std::to_string(port) + " was not killed";
+      return false;
+    }
+    if (!spawn_node(node)) return false;
+    node.killed = false;
+    Node* self = &node;
+    return wait_until(
+               [port, self] {
+                 if (self->process.try_reap()) return true;  // it exited: no use waiting
+                 auto reply = run(port, {"PING"});
+                 return reply.ok() && reply.value() == redis::Reply::status("PONG");
+               },
+               kPingLimitMs,
+               "restarted node 127.0.0.1:" + std::to_string(port) + " to answer PING") &&
+           node.process.running();
+  }
+  error_ = "no node 127.0.0.1:" + std::to_string(port);
+  return false;
+}
+
+std::vector<std::uint16_t> RedisCluster::live_ports() const {
+  std::vector<std::uint16_t> out;
+  for (const Node& node : nodes_) {
+    if (!node.killed) out.push_back(node.port);
+  }
+  return out;
+}
+
+bool RedisCluster::abort_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to) {
+  const std::string s = std::to_string(slot);
+  bool stable = true;
+  for (std::uint16_t port : {from, to}) {
+    Result<redis::Reply> set = run(port, {"CLUSTER", "SETSLOT", s, "STABLE"});
+    if (!set.ok() || set.value() != redis::Reply::status("OK")) {
+      error_ = "CLUSTER SETSLOT " + s + " STABLE on 127.0.0.1:" + std::to_string(port) + ": " +
+               (set.ok() ? redis::to_string(set.value()) : set.error().message);
+      stable = false;
+    }
+  }
+  return stable;
+}
+
 bool RedisCluster::begin_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to) {
   const std::string s = std::to_string(slot);
   for (const auto& [port, state, peer] :
@@ -507,7 +561,12 @@ bool RedisCluster::wait_replicated(std::uint16_t master, std::uint64_t limit_ms)
 
 bool RedisCluster::wait_until(const std::function<bool()>& done, std::uint64_t limit_ms,
                               const std::string& what) {
-  if (wait_for(done, limit_ms, kPollMs)) return true;
+  const std::uint64_t until_ms = now_ms() + limit_ms;
+  for (;;) {
+    if (done()) return true;
+    if (now_ms() >= until_ms) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+  }
   error_ = "waited " + std::to_string(limit_ms) + " ms for " + what;
   return false;
 }
@@ -518,4 +577,4 @@ std::string RedisCluster::log_tail(std::uint16_t port) const {
   return log;
 }
 
-}  // namespace seqby::testing
+}  // namespace seqby::scenarios
