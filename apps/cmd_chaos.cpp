@@ -54,7 +54,8 @@ void add_chaos_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--nemesis", args->nemesis,
                   "Comma-separated nemeses: kill, stop, client_kill, client_pause, "
-                  "server_restart, script_flush, proxy; or all")
+                  "server_restart, script_flush, proxy; with --cluster slot_migration and "
+                  "failover instead of server_restart and proxy; or all")
       ->type_name("LIST")
       ->capture_default_str();
   cmd->add_option("--variant", args->variant,
@@ -69,6 +70,15 @@ void add_chaos_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--process-manager", args->process_manager,
                 "The workers are one process manager over two categories; keys are correlation "
                 "values");
+  cmd->add_flag("--cluster", args->cluster,
+                "Run on a private Redis Cluster (3 masters, 3 replicas) chaos starts itself: the "
+                "workers run with --cluster --key-layout cluster, and the journals of every "
+                "master are judged");
+  cmd->add_option("--wait-replicas", args->wait_replicas,
+                  "With --cluster: workers and publisher wait for N replicas after every durable "
+                  "write (the durability option); a publish a failover then loses is a violation")
+      ->type_name("N")
+      ->capture_default_str();
   cmd->add_option("--junit", args->junit_path,
                   "Also write a JUnit XML report to FILE: one test case per seed")
       ->type_name("FILE");

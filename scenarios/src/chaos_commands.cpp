@@ -49,6 +49,9 @@ struct Campaign {
   std::string history_sha256;  // one seed
   std::string rerun_args;
   std::string unavailable;  // nemeses the campaign could not run, and why
+  std::array<bool, kNemesisCount> enabled{};
+  std::vector<std::string> lost_publishes;  // "seed N: category:key seq S"
+  bool durable = false;                     // --wait-replicas: a lost publish is a violation
 };
 
 std::string joined(const std::vector<std::string>& names, const char* sep = ", ") {
@@ -99,7 +102,7 @@ std::string render_text(const Campaign& c) {
     const std::uint64_t n = c.fired.count(kind);
     if (n > 0) {
       fired += std::string(fired.empty() ? "" : " ") + nemesis_name(kind) + "=" + std::to_string(n);
-    } else if (!(kind == Nemesis::server_restart && !c.unavailable.empty())) {
+    } else if (c.enabled[static_cast<std::size_t>(kind)]) {
       never += std::string(never.empty() ? "" : " ") + nemesis_name(kind);
     }
   }
@@ -124,6 +127,12 @@ std::string render_text(const Campaign& c) {
          std::to_string(c.worker_restarts) + " restarted, " +
          std::to_string(c.unexpected_exits.size()) + " exited unexpectedly\n";
   for (const std::string& e : c.unexpected_exits) out += "worker exit: " + e + "\n";
+  if (!c.lost_publishes.empty() && !c.durable) {
+    out +=
+        "publishes lost in failovers (explained: without --wait-replicas a promoted replica "
+        "has a prefix of its master's writes): " +
+        std::to_string(c.lost_publishes.size()) + "\n";
+  }
   char line[200];
   std::snprintf(line, sizeof line,
                 "time: wall %.3f s, runs %.1f s, liveness reached within %.3f s at most\n",
@@ -168,7 +177,11 @@ std::string render_json(const Campaign& c) {
   j["sim_ms"] = 0;  // nothing is simulated: real time is run_ms
   j["wall_ms"] = c.wall_ms;
   nlohmann::ordered_json faults = nlohmann::ordered_json::object();
-  for (Nemesis kind : nemeses_by_name()) faults[nemesis_name(kind)] = c.fired.count(kind);
+  for (Nemesis kind : nemeses_by_name()) {
+    if (c.enabled[static_cast<std::size_t>(kind)] || c.fired.count(kind) > 0) {
+      faults[nemesis_name(kind)] = c.fired.count(kind);
+    }
+  }
   j["faults"] = faults;
   const auto violations_json = [](const std::vector<ChaosViolation>& list) {
     nlohmann::ordered_json items = nlohmann::ordered_json::array();
@@ -191,6 +204,7 @@ std::string render_json(const Campaign& c) {
   j["worker_restarts"] = c.worker_restarts;
   j["unexpected_exits"] = c.unexpected_exits;
   j["liveness_ms_max"] = c.liveness_ms_max;
+  j["lost_publishes"] = c.lost_publishes;
   return j.dump() + "\n";
 }
 
@@ -230,6 +244,19 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
                  "': the fault proxies need a numeric IPv4 address (or localhost)");
     }
   }
+  if (args.cluster && !args.redis_url.empty()) {
+    return bad(
+        "--cluster and --redis exclude each other: chaos runs on a cluster it starts itself (its "
+        "failover nemesis kills and restarts nodes by pid)");
+  }
+  if (args.wait_replicas > 0 && !args.cluster) {
+    return bad("--wait-replicas " + std::to_string(args.wait_replicas) +
+               ": the durability option is for a cluster's failovers (add --cluster)");
+  }
+  if (args.wait_replicas > 1) {
+    return bad("--wait-replicas " + std::to_string(args.wait_replicas) +
+               ": the cluster chaos starts has 1 replica per master (expected 0 or 1)");
+  }
   if (!args.variant.empty() && args.variant != "correct" && !testing::parse_variant(args.variant)) {
     return bad("--variant '" + args.variant +
                "': unknown variant (known: " + joined(known_variants()) + ")");
@@ -241,9 +268,18 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
   params.keys = args.keys;
   params.process_manager = args.process_manager;
   params.variant = args.variant == "correct" ? "" : args.variant;
+  params.wait_replicas = args.wait_replicas;
   Campaign c;
+  c.durable = args.wait_replicas > 0;
   if (args.nemesis == "all") {
-    params.nemeses.fill(true);
+    std::vector<std::string> not_here;
+    for (Nemesis kind : nemeses_by_name()) {
+      const bool available = *nemesis_unavailable(kind, args.cluster) == '\0';
+      params.nemeses[static_cast<std::size_t>(kind)] = available;
+      // A cluster's own nemeses are not missed on one server; one server's are on a cluster.
+      if (!available && args.cluster) not_here.push_back(nemesis_name(kind));
+    }
+    if (!not_here.empty()) c.unavailable = joined(not_here) + " (one server's nemeses)";
     if (!args.redis_url.empty()) {
       params.nemeses[static_cast<std::size_t>(Nemesis::server_restart)] = false;
       c.unavailable = "server_restart (with --redis: chaos restarts only a server it started)";
@@ -259,6 +295,10 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
         for (Nemesis k : nemeses_by_name()) known.push_back(nemesis_name(k));
         return bad("--nemesis '" + name + "': unknown nemesis (known: " + joined(known) +
                    ", or all)");
+      }
+      if (const char* why = nemesis_unavailable(kind, args.cluster); *why != '\0') {
+        return bad("--nemesis " + name + ": not available " +
+                   (args.cluster ? "with --cluster" : "without --cluster") + ": " + why);
       }
       if (kind == Nemesis::server_restart && !args.redis_url.empty()) {
         return bad(
@@ -281,6 +321,9 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
   if (args.nemesis != "all") c.rerun_args += " --nemesis " + args.nemesis;
   if (!params.variant.empty()) c.rerun_args += " --variant " + params.variant;
   if (args.process_manager) c.rerun_args += " --process-manager";
+  if (args.cluster) c.rerun_args += " --cluster";
+  if (args.wait_replicas > 0)
+    c.rerun_args += " --wait-replicas " + std::to_string(args.wait_replicas);
   if (!args.redis_url.empty()) {  // a password is never echoed (redis_url.h): shown as ***
     c.rerun_args +=
         " --redis " + redis::redacted_url(redis::parse_redis_url(args.redis_url).value());
@@ -288,7 +331,8 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
 
   const std::string dir =
       args.save_failures_dir.empty() ? kDefaultFailuresDir : args.save_failures_dir;
-  ChaosServerChoice server{args.redis_url};
+  c.enabled = params.nemeses;
+  ChaosServerChoice server{args.redis_url, args.cluster};
   const auto wall_start = std::chrono::steady_clock::now();
   const std::uint64_t total = range.last - range.first + 1;
   JunitSuite junit;
@@ -312,6 +356,9 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
       c.unexpected_exits.push_back("seed " + std::to_string(seed) + ": " + e);
     }
     c.liveness_ms_max = std::max(c.liveness_ms_max, r.liveness_ms);
+    for (const std::string& lost : r.lost_publishes) {
+      c.lost_publishes.push_back("seed " + std::to_string(seed) + ": " + lost);
+    }
     for (const auto& [name, counts] : r.properties_checked) {
       ++(counts ? c.properties_checked : c.properties_advisory)[name];
     }

@@ -2,11 +2,14 @@
 // redis-server, the lanes a run publishes to, and the judges.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "seqby/core/result.h"
+#include "seqby/properties/checker.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/chaos.h"
 #include "seqby/scenarios/redis_driver.h"
@@ -40,14 +43,20 @@ class PrivateRedis {
 };
 
 // One stream a run publishes to and judges: category and key, the entry ids published (index
-// seq-1) and the seq it must reach (the one before its poison event, or all).
+// seq-1) and the seq it must reach (the one before its poison event or before a publish a
+// failover lost, or all).
 struct ChaosLane {
   std::string category;
   std::string key;
   std::vector<std::string> ids;
-  std::int64_t poison_seq = 0;  // 0: none
+  std::int64_t poison_seq = 0;         // 0: none
+  std::int64_t lost_from = 0;          // the first seq whose entry a failover lost; 0: none
+  std::set<std::int64_t> unconfirmed;  // seqs that landed but whose publish reply was lost
   std::int64_t target() const {
-    return poison_seq > 0 ? poison_seq - 1 : static_cast<std::int64_t>(ids.size());
+    std::int64_t target = static_cast<std::int64_t>(ids.size());
+    if (poison_seq > 0) target = std::min(target, poison_seq - 1);
+    if (lost_from > 0) target = std::min(target, lost_from - 1);
+    return target;
   }
 };
 
@@ -56,8 +65,10 @@ struct ChaosLane {
 // properties it judged and its violations to `result`.
 void judge_sinks(RedisScenarioDriver& driver, const std::vector<ChaosLane>& lanes,
                  ChaosRunResult* result);
-// The checker on the collected history (parallel skipped for fewer than two workers or lanes).
-// Violations fail the run only when the history is exact; otherwise they are advisory.
-void judge_history(const ChaosParams& params, std::size_t lanes, ChaosRunResult* result);
+// The checker on the collected history (parallel skipped for fewer than two workers or lanes,
+// and `not_judged` too). Violations fail the run only when the history is exact; otherwise they
+// are advisory.
+void judge_history(const ChaosParams& params, std::size_t lanes,
+                   const std::vector<properties::Property>& not_judged, ChaosRunResult* result);
 
 }  // namespace seqby::scenarios::chaos_detail

@@ -72,8 +72,10 @@ void judge_sinks(RedisScenarioDriver& driver, const std::vector<ChaosLane>& lane
   }
 }
 
-void judge_history(const ChaosParams& params, std::size_t lanes, ChaosRunResult* r) {
+void judge_history(const ChaosParams& params, std::size_t lanes,
+                   const std::vector<properties::Property>& not_judged, ChaosRunResult* r) {
   properties::CheckOptions options;
+  options.skip = not_judged;
   if (params.workers < 2 || lanes < 2) options.skip.push_back(properties::Property::parallel);
   const properties::CheckReport report = properties::check_history(r->history.records, options);
   for (std::size_t p = 0; p < properties::kPropertyCount; ++p) {

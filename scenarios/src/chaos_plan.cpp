@@ -10,8 +10,9 @@ namespace seqby::scenarios {
 namespace {
 
 constexpr std::array<Nemesis, kNemesisCount> kByName = {
-    Nemesis::client_kill,  Nemesis::client_pause,   Nemesis::kill, Nemesis::proxy,
-    Nemesis::script_flush, Nemesis::server_restart, Nemesis::stop};
+    Nemesis::client_kill,    Nemesis::client_pause,   Nemesis::failover,
+    Nemesis::kill,           Nemesis::proxy,          Nemesis::script_flush,
+    Nemesis::server_restart, Nemesis::slot_migration, Nemesis::stop};
 
 // Handler delays: mostly quick, some slower, a few past the lease TTL (slow handlers).
 std::uint64_t draw_delay_ms(sim::Rng& rng, std::uint64_t lease_ttl_ms) {
@@ -81,6 +82,15 @@ void draw_strikes(const ChaosParams& p, Nemesis kind, sim::Rng rng, ChaosPlan* p
         s.duration_ms = rng.uniform(200, 2500);
         s.proxy_delay_ms = rng.uniform(5, 1500);
         break;
+      case Nemesis::slot_migration:
+        s.lane = static_cast<std::uint32_t>(rng.below(p.keys * (p.process_manager ? 2 : 1)));
+        s.mode = static_cast<std::uint32_t>(rng.below(2));
+        break;
+      case Nemesis::failover:
+        s.lane = static_cast<std::uint32_t>(rng.below(p.keys * (p.process_manager ? 2 : 1)));
+        s.mode = static_cast<std::uint32_t>(rng.below(2));
+        s.duration_ms = rng.uniform(0, 1500);  // kill: down past its replica's promotion
+        break;
       case Nemesis::client_kill:
       case Nemesis::script_flush:
         break;
@@ -107,8 +117,33 @@ const char* nemesis_name(Nemesis kind) {
       return "script_flush";
     case Nemesis::proxy:
       return "proxy";
+    case Nemesis::slot_migration:
+      return "slot_migration";
+    case Nemesis::failover:
+      return "failover";
   }
   return "?";
+}
+
+const char* nemesis_unavailable(Nemesis kind, bool cluster) {
+  switch (kind) {
+    case Nemesis::slot_migration:
+    case Nemesis::failover:
+      return cluster ? "" : "a cluster nemesis (add --cluster)";
+    case Nemesis::server_restart:
+      return cluster ? "one server's nemesis (on a cluster: failover)" : "";
+    case Nemesis::proxy:
+      return cluster ? "one server's nemesis (a cluster client connects to every node the slot "
+                       "map names, past a proxy in front of one)"
+                     : "";
+    case Nemesis::kill:
+    case Nemesis::stop:
+    case Nemesis::client_kill:
+    case Nemesis::client_pause:
+    case Nemesis::script_flush:
+      return "";
+  }
+  return "";
 }
 
 bool parse_nemesis(std::string_view name, Nemesis* out) {

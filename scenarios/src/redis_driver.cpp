@@ -83,6 +83,10 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
   if (!s.unsafe_variant.empty()) args.insert(args.end(), {"--unsafe-variant", s.unsafe_variant});
   const std::vector<std::string> on_server = server_flags(s);
   args.insert(args.end(), on_server.begin(), on_server.end());
+  if (s.wait_replicas > 0) {
+    args.insert(args.end(), {"--wait-replicas", std::to_string(s.wait_replicas),
+                             "--wait-timeout-ms", std::to_string(s.wait_timeout_ms)});
+  }
   args.insert(args.end(), s.extra_flags.begin(), s.extra_flags.end());
   Result<redis::Subprocess> process = spawn(args, "", log_path_);
   if (process.ok()) process_ = std::move(process).value();
@@ -306,6 +310,8 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
   }
   redis::RedisBrokerOptions broker_options;
   broker_options.key_layout = key_layout();
+  broker_options.wait_replicas = settings_.wait_replicas;
+  broker_options.wait_timeout_ms = settings_.wait_timeout_ms;
   // The publish script by EVALSHA, loaded once per call.
   redis::RedisBroker broker(*link, broker_options);
   std::vector<std::string> ids;

@@ -24,9 +24,9 @@ TEST(CliChaos, HelpShowsTheDesignOptions) {
   EXPECT_NE(top.out.find("\n  chaos "), std::string::npos) << top.out;
   const auto run = run_seqby({"chaos", "--help"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  for (const char* option :
-       {"--redis ", "--seed ", "--seeds ", "--duration-s ", "--workers ", "--keys ", "--nemesis ",
-        "--variant ", "--json", "--save-failures ", "--process-manager"}) {
+  for (const char* option : {"--redis ", "--seed ", "--seeds ", "--duration-s ", "--workers ",
+                             "--keys ", "--nemesis ", "--variant ", "--json", "--save-failures ",
+                             "--process-manager", "--cluster", "--wait-replicas "}) {
     EXPECT_NE(run.out.find(option), std::string::npos) << option << " in\n" << run.out;
   }
 }
@@ -34,7 +34,19 @@ TEST(CliChaos, HelpShowsTheDesignOptions) {
 TEST(CliChaos, BadUsageExitsTwoNamingWhatWasWrong) {
   expect_usage_error({"chaos", "--nemesis", "kill,frobnicate"},
                      "--nemesis 'frobnicate': unknown nemesis (known: client_kill, client_pause, "
-                     "kill, proxy, script_flush, server_restart, stop, or all)");
+                     "failover, kill, proxy, script_flush, server_restart, slot_migration, stop, "
+                     "or all)");
+  expect_usage_error({"chaos", "--nemesis", "kill,failover"},
+                     "--nemesis failover: not available without --cluster");
+  expect_usage_error({"chaos", "--cluster", "--nemesis", "proxy"},
+                     "--nemesis proxy: not available with --cluster");
+  expect_usage_error({"chaos", "--cluster", "--nemesis", "server_restart"},
+                     "--nemesis server_restart: not available with --cluster");
+  expect_usage_error({"chaos", "--cluster", "--redis", "redis://127.0.0.1:1"},
+                     "--cluster and --redis exclude each other");
+  expect_usage_error({"chaos", "--wait-replicas", "1"}, "--wait-replicas 1: the durability option");
+  expect_usage_error({"chaos", "--cluster", "--wait-replicas", "2"},
+                     "--wait-replicas 2: the cluster chaos starts has 1 replica per master");
   expect_usage_error({"chaos", "--workers", "0"}, "--workers 0: expected 1..32");
   expect_usage_error({"chaos", "--keys", "0"}, "--keys 0: expected 1..");
   expect_usage_error({"chaos", "--duration-s", "0"}, "--duration-s 0: expected 1..");

@@ -58,6 +58,10 @@ TEST(ChaosPlan, EveryEnabledNemesisStrikesInsideTheFaultPhase) {
       EXPECT_GE(s.at_ms, last_ms) << "strikes are in time order, seed " << seed;
       EXPECT_LT(s.target, p.workers);
       last_ms = s.at_ms;
+      if (s.kind == Nemesis::slot_migration || s.kind == Nemesis::failover) {
+        EXPECT_LT(s.lane, p.keys) << nemesis_name(s.kind) << " strikes one of the run's lanes";
+        EXPECT_LT(s.mode, 2u);
+      }
       if (s.kind == Nemesis::stop || s.kind == Nemesis::client_pause) {
         EXPECT_GT(s.duration_ms, p.lease_ttl_ms) << nemesis_name(s.kind) << " past the lease";
       }

@@ -37,10 +37,17 @@ enum class Nemesis : std::uint8_t {
   server_restart,  // SIGKILL the redis-server chaos started, restart it (AOF, fsync always)
   script_flush,    // SCRIPT FLUSH: the next EVALSHA of every client meets NOSCRIPT
   proxy,           // one worker's fault proxy delays, drops or resets its connections
+  // On a cluster only (seqby chaos --cluster):
+  slot_migration,  // one key's slot moves to another master, key by key (MOVED, ASK, TRYAGAIN)
+  failover,        // one key's master loses its role: CLUSTER FAILOVER on its replica, or SIGKILL
+                   // (its replica is promoted; the killed node rejoins as a replica later)
 };
-inline constexpr std::size_t kNemesisCount = 7;
+inline constexpr std::size_t kNemesisCount = 9;
 
 const char* nemesis_name(Nemesis kind);
+// Whether `kind` runs on a cluster (`seqby chaos --cluster`) or on one server, and why not when
+// it does not ("" when it does).
+const char* nemesis_unavailable(Nemesis kind, bool cluster);
 // False when `name` names no nemesis.
 bool parse_nemesis(std::string_view name, Nemesis* out);
 // Every nemesis, in name order (the order of summaries and of the `faults` object of --json).
@@ -66,6 +73,8 @@ struct ChaosParams {
   std::string variant;           // "" or a known-broken variant the workers run
   std::uint64_t lease_ttl_ms = 1000;
   std::uint64_t liveness_bound_ms = 30000;  // after healing, every committable event commits
+  // The durability option for workers and publisher (--wait-replicas; on a cluster): 0 off.
+  std::uint32_t wait_replicas = 0;
 };
 
 // One published event of the plan.
@@ -87,6 +96,9 @@ struct Strike {
   std::uint64_t duration_ms = 0;  // stop, pause, server down time, proxy fault; kill: restart
   std::uint32_t proxy_mode = 0;   // 0 delay, 1 drop, 2 reset
   std::uint64_t proxy_delay_ms = 0;
+  std::uint32_t lane = 0;  // slot_migration, failover: the lane (category, key) whose slot
+  std::uint32_t mode =
+      0;  // slot_migration: which other master; failover: 0 CLUSTER FAILOVER, 1 kill
 };
 
 struct ChaosPlan {
@@ -133,6 +145,10 @@ struct ChaosRunResult {
   std::vector<std::string> unexpected_exits;  // "owner exited N: last log line"
   bool liveness_reached = false;
   std::uint64_t liveness_ms = 0;  // from healing to the last committable commit
+  // Acknowledged publishes a failover lost (their entry is gone from the promoted replica), each
+  // "category:key seq N"; explained by docs/ARCHITECTURE.md "What a failover keeps" without the
+  // durability option, a violation with it.
+  std::vector<std::string> lost_publishes;
   std::uint64_t run_ms = 0;
   std::vector<ChaosViolation> violations;           // fail the run
   std::vector<ChaosViolation> advisory_violations;  // the checker's on an inexact history
@@ -146,6 +162,7 @@ struct ChaosRunResult {
 // Where a run's redis-server comes from: a given URL, or a private one chaos starts.
 struct ChaosServerChoice {
   std::string redis_url;  // "" : start a private redis-server
+  bool cluster = false;   // start a private Redis Cluster (3 masters, 3 replicas) instead
 };
 
 ChaosRunResult run_chaos_seed(const ChaosParams& params, const ChaosServerChoice& server,
@@ -168,7 +185,9 @@ struct ChaosArgs {
   bool process_manager = false;
   std::string seqby_binary;  // the binary workers run (`seqby worker`)
   bool progress = false;
-  std::string junit_path;  // --junit FILE: a JUnit XML report, one test case per seed
+  std::string junit_path;           // --junit FILE: a JUnit XML report, one test case per seed
+  bool cluster = false;             // --cluster: a private Redis Cluster, its nemeses
+  std::uint32_t wait_replicas = 0;  // --wait-replicas N (with --cluster)
 };
 int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err);
 

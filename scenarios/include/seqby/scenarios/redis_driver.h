@@ -57,7 +57,11 @@ struct WorkerSettings : EngineLimits {
   // Non-empty: every worker runs this KNOWN-BROKEN variant (`seqby worker --unsafe-variant`),
   // to prove the real-Redis harness catches it. Empty: the design.
   std::string unsafe_variant;
-  // Passed after the others as they are (e.g. {"--wait-replicas", "1"}).
+  // The durability option (--wait-replicas N --wait-timeout-ms T) of the workers and of the
+  // driver's publish: 0 off.
+  std::uint32_t wait_replicas = 0;
+  std::uint64_t wait_timeout_ms = 1000;
+  // Passed after the others as they are (e.g. {"--poll-interval-ms", "5"}).
   std::vector<std::string> extra_flags;
   // The driver's URL is one node of a Redis Cluster: the workers run with `--cluster
   // --key-layout cluster`, and the driver spells the cluster layout's names, sends each command
