@@ -50,8 +50,9 @@ struct Campaign {
   std::string rerun_args;
   std::string unavailable;  // nemeses the campaign could not run, and why
   std::array<bool, kNemesisCount> enabled{};
-  std::vector<std::string> lost_publishes;  // "seed N: category:key seq S"
-  bool durable = false;                     // --wait-replicas: a lost publish is a violation
+  std::vector<std::string> lost_publishes;      // "seed N: category:key seq S"
+  std::vector<std::string> explained_findings;  // "seed N: ..." (ChaosRunResult's)
+  bool durable = false;                         // --wait-replicas: a lost publish is a violation
 };
 
 std::string joined(const std::vector<std::string>& names, const char* sep = ", ") {
@@ -127,11 +128,14 @@ std::string render_text(const Campaign& c) {
          std::to_string(c.worker_restarts) + " restarted, " +
          std::to_string(c.unexpected_exits.size()) + " exited unexpectedly\n";
   for (const std::string& e : c.unexpected_exits) out += "worker exit: " + e + "\n";
-  if (!c.lost_publishes.empty() && !c.durable) {
-    out +=
-        "publishes lost in failovers (explained: without --wait-replicas a promoted replica "
-        "has a prefix of its master's writes): " +
-        std::to_string(c.lost_publishes.size()) + "\n";
+  if (!c.lost_publishes.empty()) {
+    out += "publishes lost in failovers: " + std::to_string(c.lost_publishes.size()) +
+           (c.durable ? ""
+                      : " (explained: without --wait-replicas a promoted replica has a "
+                        "prefix of its master's writes)") +
+           "; checker findings behind them (explained): " +
+           std::to_string(c.explained_findings.size()) + "\n";
+    for (const std::string& lost : c.lost_publishes) out += "lost: " + lost + "\n";
   }
   char line[200];
   std::snprintf(line, sizeof line,
@@ -205,6 +209,7 @@ std::string render_json(const Campaign& c) {
   j["unexpected_exits"] = c.unexpected_exits;
   j["liveness_ms_max"] = c.liveness_ms_max;
   j["lost_publishes"] = c.lost_publishes;
+  j["explained_findings"] = c.explained_findings;
   return j.dump() + "\n";
 }
 
@@ -358,6 +363,9 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
     c.liveness_ms_max = std::max(c.liveness_ms_max, r.liveness_ms);
     for (const std::string& lost : r.lost_publishes) {
       c.lost_publishes.push_back("seed " + std::to_string(seed) + ": " + lost);
+    }
+    for (const std::string& finding : r.explained_findings) {
+      c.explained_findings.push_back("seed " + std::to_string(seed) + ": " + finding);
     }
     for (const auto& [name, counts] : r.properties_checked) {
       ++(counts ? c.properties_checked : c.properties_advisory)[name];

@@ -67,8 +67,9 @@ void judge_sinks(RedisScenarioDriver& driver, const std::vector<ChaosLane>& lane
                  ChaosRunResult* result);
 // The checker on the collected history (parallel skipped for fewer than two workers or lanes,
 // and `not_judged` too). Violations fail the run only when the history is exact; otherwise they
-// are advisory.
-void judge_history(const ChaosParams& params, std::size_t lanes,
+// are advisory. A no_loss finding about the events behind a publish a failover lost (a lane's
+// lost_from) is explained, not a violation (ChaosRunResult::explained_findings).
+void judge_history(const ChaosParams& params, const std::vector<ChaosLane>& lanes,
                    const std::vector<properties::Property>& not_judged, ChaosRunResult* result);
 
 }  // namespace seqby::scenarios::chaos_detail

@@ -1,5 +1,6 @@
 // The judges of a chaos run: where its history comes from (collect_history), the checker on it,
 // and the second opinion read from the effect sinks themselves.
+#include <algorithm>
 #include <string>
 
 #include "chaos_detail.h"
@@ -72,11 +73,34 @@ void judge_sinks(RedisScenarioDriver& driver, const std::vector<ChaosLane>& lane
   }
 }
 
-void judge_history(const ChaosParams& params, std::size_t lanes,
+// Whether no_loss finding `f` is what a publish a failover lost leaves behind on its lane: the
+// event it names as never committed (the publish record among its witnesses, which are sorted)
+// is one published after the lost one (a numbered sink refuses them all: the seq before them
+// never arrives).
+bool behind_lost_publish(const properties::Finding& f, const std::vector<HistoryRecord>& records,
+                         const std::vector<ChaosLane>& lanes) {
+  if (f.property != properties::Property::no_loss) return false;
+  for (const ChaosLane& lane : lanes) {
+    if (lane.lost_from == 0 || lane.category != f.category || lane.key != f.key) continue;
+    const auto from = lane.ids.begin() + (lane.lost_from - 1);
+    for (const HistoryRecord& record : records) {
+      if (record.op != HistoryOp::publish) continue;
+      if (std::find(f.witnesses.begin(), f.witnesses.end(), record.index) == f.witnesses.end()) {
+        continue;
+      }
+      if (std::find(from, lane.ids.end(), record.event_id) != lane.ids.end()) return true;
+    }
+  }
+  return false;
+}
+
+void judge_history(const ChaosParams& params, const std::vector<ChaosLane>& lanes,
                    const std::vector<properties::Property>& not_judged, ChaosRunResult* r) {
   properties::CheckOptions options;
   options.skip = not_judged;
-  if (params.workers < 2 || lanes < 2) options.skip.push_back(properties::Property::parallel);
+  if (params.workers < 2 || lanes.size() < 2) {
+    options.skip.push_back(properties::Property::parallel);
+  }
   const properties::CheckReport report = properties::check_history(r->history.records, options);
   for (std::size_t p = 0; p < properties::kPropertyCount; ++p) {
     const auto property = static_cast<properties::Property>(p);
@@ -86,6 +110,10 @@ void judge_history(const ChaosParams& params, std::size_t lanes,
   for (const properties::Finding& f : report.violations) {
     ChaosViolation v{properties::property_name(f.property),
                      f.category.empty() ? f.key : f.category + ":" + f.key, r->seed, f.explanation};
+    if (behind_lost_publish(f, r->history.records, lanes)) {
+      r->explained_findings.push_back(v.key + ": " + v.explanation);
+      continue;
+    }
     (r->history.exact ? r->violations : r->advisory_violations).push_back(std::move(v));
   }
 }

@@ -88,8 +88,9 @@ void draw_strikes(const ChaosParams& p, Nemesis kind, sim::Rng rng, ChaosPlan* p
         break;
       case Nemesis::failover:
         s.lane = static_cast<std::uint32_t>(rng.below(p.keys * (p.process_manager ? 2 : 1)));
-        s.mode = static_cast<std::uint32_t>(rng.below(2));
-        s.duration_ms = rng.uniform(0, 1500);  // kill: down past its replica's promotion
+        s.mode = static_cast<std::uint32_t>(rng.below(3));
+        // kill: down past its replica's promotion; lagging replica: the lag
+        s.duration_ms = rng.uniform(0, 1500);
         break;
       case Nemesis::client_kill:
       case Nemesis::script_flush:

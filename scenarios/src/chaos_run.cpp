@@ -5,6 +5,7 @@
 // workers reach every node directly (no proxy), the server-wide nemeses strike every node, and
 // slot_migration and failover strike one lane's slot.
 #include <dirent.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -154,6 +155,17 @@ struct DownNode {
   std::uint16_t port = 0;
   std::uint16_t slot = 0;
   std::uint64_t restart_at_ms = 0;
+};
+
+// A master whose replica the failover nemesis holds back (SIGSTOPped, its replication link
+// dropped): at kill_at_ms the master is SIGKILLed and the replica resumed, to be promoted with a
+// prefix of the master's writes (those of the last lag are gone).
+struct LaggingShard {
+  std::uint16_t master = 0;
+  std::uint16_t replica = 0;
+  std::uint16_t slot = 0;
+  std::uint64_t lagged_at_ms = 0;
+  std::uint64_t kill_at_ms = 0;
 };
 
 class ChaosRun {
@@ -393,6 +405,14 @@ class ChaosRun {
       }
     }
     if (server_down_ && now >= server_up_at_ms_) restart_server();
+    for (auto it = lagging_.begin(); it != lagging_.end();) {
+      if (now < it->kill_at_ms) {
+        ++it;
+        continue;
+      }
+      kill_lagging_master(*it);
+      it = lagging_.erase(it);
+    }
     if (!down_.empty() && redis_usable() && now >= cluster_polled_ms_ + kClusterPollMs) {
       cluster_polled_ms_ = now;
       restart_promoted_nodes(false);
@@ -429,11 +449,24 @@ class ChaosRun {
     }
   }
 
+  void kill_lagging_master(const LaggingShard& shard) {
+    cluster_->kill(shard.master);
+    if (!cluster_->signal(shard.replica, SIGCONT)) {
+      r_.violations.push_back(ChaosViolation{
+          "failover", "", r_.seed,
+          "could not resume the held-back replica 127.0.0.1:" + std::to_string(shard.replica)});
+    }
+    down_.push_back(DownNode{shard.master, shard.slot, elapsed_ms()});
+    queue_record(fault_record(
+        "", "failover sigkill master=127.0.0.1:" + std::to_string(shard.master) +
+                " replica_lag_ms=" + std::to_string(elapsed_ms() - shard.lagged_at_ms)));
+  }
+
   // Every node ok, agreeing, every replica in sync: a cluster strike waits for it. The answer is
   // kept for kClusterPollMs (each look asks every node several questions) unless a strike
   // changed the cluster since.
   bool cluster_healthy() {
-    if (!down_.empty()) return false;
+    if (!down_.empty() || !lagging_.empty()) return false;
     if (!health_known_ || elapsed_ms() >= health_polled_ms_ + kClusterPollMs) {
       healthy_ = cluster_->wait_healthy(0);
       health_polled_ms_ = elapsed_ms();
@@ -458,69 +491,111 @@ class ChaosRun {
     return all;
   }
 
-  bool migrate_slot(const Strike& strike) {
-    if (!cluster_healthy()) return false;
+  // A cluster strike's target: the slot of its lane and the master serving it, once the cluster
+  // is healthy (nullopt until then).
+  struct SlotTarget {
+    std::uint16_t slot = 0;
+    std::uint16_t master = 0;
+  };
+  std::optional<SlotTarget> slot_target(const Strike& strike) {
+    if (!cluster_healthy()) return std::nullopt;
     const std::uint16_t slot = lane_slot(strike.lane);
-    const std::optional<std::uint16_t> from = cluster_->master_of_slot(slot);
-    if (!from.has_value()) return false;
+    const std::optional<std::uint16_t> master = cluster_->master_of_slot(slot);
+    if (!master.has_value()) return std::nullopt;
+    return SlotTarget{slot, *master};
+  }
+
+  bool migrate_slot(const Strike& strike) {
+    const std::optional<SlotTarget> target = slot_target(strike);
+    if (!target.has_value()) return false;
+    const std::uint16_t slot = target->slot;
+    const std::uint16_t from = target->master;
     std::vector<std::uint16_t> others;
     for (std::uint16_t master : cluster_->masters()) {
-      if (master != *from) others.push_back(master);
+      if (master != from) others.push_back(master);
     }
     if (others.empty()) return false;
     const std::uint16_t to = others[strike.mode % others.size()];
-    if (!cluster_->begin_slot_move(slot, *from, to) ||
-        !cluster_->finish_slot_move(slot, *from, to, /*batch=*/1)) {
+    if (!cluster_->begin_slot_move(slot, from, to) ||
+        !cluster_->finish_slot_move(slot, from, to, /*batch=*/1)) {
       const std::string why = cluster_->error();
-      cluster_->abort_slot_move(slot, *from, to);
+      cluster_->abort_slot_move(slot, from, to);
       r_.violations.push_back(ChaosViolation{
           "slot_migration", "", r_.seed,
           "the migration of slot " + std::to_string(slot) + " did not complete: " + why});
     }
     health_known_ = false;
     queue_record(fault_record("", "slot_migration slot=" + std::to_string(slot) +
-                                      " from=127.0.0.1:" + std::to_string(*from) +
+                                      " from=127.0.0.1:" + std::to_string(from) +
                                       " to=127.0.0.1:" + std::to_string(to)));
     return true;
   }
 
   bool fail_over(const Strike& strike) {
-    if (!cluster_healthy()) return false;
-    const std::uint16_t slot = lane_slot(strike.lane);
-    const std::optional<std::uint16_t> master = cluster_->master_of_slot(slot);
-    if (!master.has_value()) return false;
-    const std::vector<std::uint16_t> replicas = cluster_->replicas_of(*master);
+    const std::optional<SlotTarget> target = slot_target(strike);
+    if (!target.has_value()) return false;
+    const std::uint16_t slot = target->slot;
+    const std::uint16_t master = target->master;
+    const std::vector<std::uint16_t> replicas = cluster_->replicas_of(master);
     if (replicas.empty()) return false;
-    const std::string where = "master=127.0.0.1:" + std::to_string(*master);
+    const std::string where = "master=127.0.0.1:" + std::to_string(master);
     health_known_ = false;
     if (strike.mode == 0) {
       Result<redis::Reply> done = RedisCluster::run(replicas.front(), {"CLUSTER", "FAILOVER"});
       if (!done.ok() || done.value() != redis::Reply::status("OK")) return false;
       queue_record(fault_record("", "failover cluster_failover " + where +
                                         " replica=127.0.0.1:" + std::to_string(replicas.front())));
-    } else {
-      cluster_->kill(*master);
-      down_.push_back(DownNode{*master, slot, elapsed_ms() + strike.duration_ms});
+    } else if (strike.mode == 1) {
+      cluster_->kill(master);
+      down_.push_back(DownNode{master, slot, elapsed_ms() + strike.duration_ms});
       failover_killed_ = true;
       queue_record(fault_record("", "failover sigkill " + where));
+    } else {
+      // Hold the replica back first: the master's writes from here on are what the failover
+      // loses (its promotion needs the replica's data age under the cluster's validity bound:
+      // node timeout x cluster-replica-validity-factor, far above the lag drawn here).
+      const std::uint16_t replica = replicas.front();
+      if (!cluster_->signal(replica, SIGSTOP)) return false;
+      // Dropped by the master (the stopped replica cannot notice): nothing written from here
+      // reaches it. A refusal leaves it a replica that merely catches up later.
+      if (!RedisCluster::run(master, {"CLIENT", "KILL", "TYPE", "replica"}).ok()) {
+        cluster_->signal(replica, SIGCONT);
+        return false;
+      }
+      lagging_.push_back(
+          LaggingShard{master, replica, slot, elapsed_ms(), elapsed_ms() + strike.duration_ms});
+      failover_killed_ = true;
+      queue_record(fault_record("", "failover lagging_replica " + where +
+                                        " replica=127.0.0.1:" + std::to_string(replica) +
+                                        " lag_ms=" + std::to_string(strike.duration_ms)));
     }
     return true;
   }
 
-  // Looks, for each lane short of its target, for a publish a failover lost: the first seq past
-  // the sink's last whose entry is gone from its stream. The lane's target then stops before it.
+  // Looks, for each lane short of its target, for the publishes a failover lost: the published
+  // entries past the sink's last seq that are gone from their stream (checked once per lane:
+  // the lane's target then stops before the first of them).
   void find_lost_publishes() {
     for (ChaosLane& lane : lanes_) {
+      if (lane.lost_from != 0) continue;
+      const std::uint64_t errors_before = driver_->transport_errors();
       const std::int64_t last = driver_->last_seq(lane.key, lane.category);
+      if (driver_->transport_errors() != errors_before) continue;  // no answer: look again later
       const std::string stream = driver_->partition(lane.key, lane.category).stream();
+      std::vector<std::int64_t> lost;
+      bool answered = true;
       for (std::int64_t seq = std::max<std::int64_t>(last, 0) + 1; seq <= lane.target(); ++seq) {
         const std::string& id = lane.ids[static_cast<std::size_t>(seq - 1)];
         const redis::Reply entry = driver_->run({"XRANGE", stream, id, id});
-        if (entry.kind != redis::Reply::Kind::array) break;  // no answer: look again later
-        if (!entry.elements.empty()) continue;
-        lane.lost_from = seq;
-        const std::string what =
-            lane.category + ":" + lane.key + " seq " + std::to_string(seq) + " (entry " + id + ")";
+        answered = entry.kind == redis::Reply::Kind::array;
+        if (!answered) break;  // no answer: look again later
+        if (entry.elements.empty()) lost.push_back(seq);
+      }
+      if (!answered || lost.empty()) continue;
+      lane.lost_from = lost.front();
+      for (std::int64_t seq : lost) {
+        const std::string what = lane.category + ":" + lane.key + " seq " + std::to_string(seq) +
+                                 " (entry " + lane.ids[static_cast<std::size_t>(seq - 1)] + ")";
         r_.lost_publishes.push_back(what);
         if (p_.wait_replicas > 0 && lane.unconfirmed.count(seq) == 0) {
           r_.violations.push_back(
@@ -529,7 +604,6 @@ class ChaosRun {
                                  " was acknowledged after WAIT confirmed a replica, and is gone "
                                  "after a failover"});
         }
-        break;
       }
     }
   }
@@ -833,6 +907,8 @@ class ChaosRun {
 
   // Every killed node back (once its replica took over) and the cluster healthy again.
   void heal_cluster() {
+    for (const LaggingShard& shard : lagging_) kill_lagging_master(shard);
+    lagging_.clear();
     const std::uint64_t until_ms = elapsed_ms() + kClusterHealMaxMs;
     while (!down_.empty() && elapsed_ms() < until_ms) {
       restart_promoted_nodes(true);
@@ -908,7 +984,7 @@ class ChaosRun {
       if (failover_killed_) {
         not_judged = {properties::Property::exclusion, properties::Property::pm_exclusion};
       }
-      chaos_detail::judge_history(p_, lanes_.size(), not_judged, &r_);
+      chaos_detail::judge_history(p_, lanes_, not_judged, &r_);
       r_.history_sha256 = properties::history_sha256(r_.history.records);
     }
     if (!r_.violations.empty() || !r_.unexpected_exits.empty()) r_.logs = driver_->logs();
@@ -965,6 +1041,7 @@ class ChaosRun {
   std::unique_ptr<PrivateRedis> own_;
   std::unique_ptr<RedisCluster> cluster_;  // --cluster: the run's private cluster
   std::vector<DownNode> down_;             // nodes the failover nemesis killed, not back yet
+  std::vector<LaggingShard> lagging_;      // replicas held back, their masters not killed yet
   bool failover_killed_ = false;           // a master was SIGKILLed this run
   std::uint64_t cluster_polled_ms_ = 0;
   std::uint64_t health_polled_ms_ = 0;

@@ -40,7 +40,8 @@ enum class Nemesis : std::uint8_t {
   // On a cluster only (seqby chaos --cluster):
   slot_migration,  // one key's slot moves to another master, key by key (MOVED, ASK, TRYAGAIN)
   failover,        // one key's master loses its role: CLUSTER FAILOVER on its replica, or SIGKILL
-                   // (its replica is promoted; the killed node rejoins as a replica later)
+                   // (its replica, in sync or held back to lag, is promoted; the killed node
+                   // rejoins as a replica later)
 };
 inline constexpr std::size_t kNemesisCount = 9;
 
@@ -97,8 +98,9 @@ struct Strike {
   std::uint32_t proxy_mode = 0;   // 0 delay, 1 drop, 2 reset
   std::uint64_t proxy_delay_ms = 0;
   std::uint32_t lane = 0;  // slot_migration, failover: the lane (category, key) whose slot
-  std::uint32_t mode =
-      0;  // slot_migration: which other master; failover: 0 CLUSTER FAILOVER, 1 kill
+  // slot_migration: which other master; failover: 0 CLUSTER FAILOVER on the replica, 1 SIGKILL
+  // of the master, 2 SIGKILL after holding the replica back for duration_ms (it lags)
+  std::uint32_t mode = 0;
 };
 
 struct ChaosPlan {
@@ -149,6 +151,9 @@ struct ChaosRunResult {
   // "category:key seq N"; explained by docs/ARCHITECTURE.md "What a failover keeps" without the
   // durability option, a violation with it.
   std::vector<std::string> lost_publishes;
+  // The checker's no_loss findings about the events published after a lost publish on its lane
+  // (the numbered sink waits for the lost seq forever), "category:key: explanation".
+  std::vector<std::string> explained_findings;
   std::uint64_t run_ms = 0;
   std::vector<ChaosViolation> violations;           // fail the run
   std::vector<ChaosViolation> advisory_violations;  // the checker's on an inexact history
