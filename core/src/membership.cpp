@@ -153,6 +153,22 @@ Task<void> Membership::acquire_batch(const std::vector<std::string>& order, std:
 Task<bool> Membership::granted(const PartitionRef& partition, const std::string& scope, Lease lease,
                                std::uint64_t sent_ms) {
   check_granted(partition, scope, lease);
+  std::uint64_t& highest = granted_generation_[partition.key];
+  if (lease.generation <= highest) {
+    // The fence counter went back: the server lost writes (a failover to a replica that lagged,
+    // a restart without persistence; docs/ARCHITECTURE.md "What a failover keeps"). A generation
+    // is never acted on twice: the lease is given back unused, and a later acquire gets the next
+    // generation, until it passes the highest this instance held.
+    env_.record(HistoryOp::warn, nullptr, "",
+                "generation " + std::to_string(lease.generation) + " of " + partition.category +
+                    ":" + partition.key + " granted again (this instance held " +
+                    std::to_string(highest) +
+                    "): the fence counter went back, as after a failover that lost writes; "
+                    "released unused");
+    (void)co_await env_.broker.release(lease);
+    co_return false;
+  }
+  highest = lease.generation;
   if (workers_.stopping() || workers_.serves(partition.key)) {
     (void)co_await env_.broker.release(lease);
     co_return false;
@@ -201,9 +217,6 @@ void Membership::check_granted(const PartitionRef& partition, const std::string&
   SEQBY_CHECK(lease.owner_id == env_.options.owner_id);
   SEQBY_CHECK(lease.process_manager.empty());
   SEQBY_CHECK(lease.generation >= 1);
-  std::uint64_t& granted = granted_generation_[partition.key];
-  SEQBY_CHECK(lease.generation > granted);  // a generation is never handed out twice
-  granted = lease.generation;
 }
 
 Task<bool> Membership::try_acquire(const std::string& key) {

@@ -55,11 +55,12 @@ class Membership final : public UnitShare {
   Task<bool> try_acquire(const std::string& key);
   Task<void> acquire_batch(const std::vector<std::string>& order, std::uint64_t want);
   // Starts the worker of a lease just granted (sent at `sent_ms`), or releases it when the unit
-  // is served already or the instance stops. Returns whether a worker started.
+  // is served already, the instance stops, or its generation is not above the highest this
+  // instance was granted for the unit (the fence counter went back: warned). Returns whether a
+  // worker started.
   Task<bool> granted(const PartitionRef& partition, const std::string& scope, Lease lease,
                      std::uint64_t sent_ms);
-  // The lease an acquire of (partition, scope) granted is well formed and newer than any this
-  // instance was granted for its unit before.
+  // The lease an acquire of (partition, scope) granted is well formed (the broker's contract).
   void check_granted(const PartitionRef& partition, const std::string& scope, const Lease& lease);
   void warn_partition_count(std::size_t count);
   void skip_member(const std::string& category, const std::string& key, const std::string& why);
