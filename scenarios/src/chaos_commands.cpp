@@ -135,7 +135,14 @@ std::string render_text(const Campaign& c) {
                         "prefix of its master's writes)") +
            "; checker findings behind them (explained): " +
            std::to_string(c.explained_findings.size()) + "\n";
-    for (const std::string& lost : c.lost_publishes) out += "lost: " + lost + "\n";
+    constexpr std::size_t kLostLinesMax = 10;
+    for (std::size_t i = 0; i < c.lost_publishes.size() && i < kLostLinesMax; ++i) {
+      out += "lost: " + c.lost_publishes[i] + "\n";
+    }
+    if (c.lost_publishes.size() > kLostLinesMax) {
+      out += "lost: (+" + std::to_string(c.lost_publishes.size() - kLostLinesMax) +
+             " more; every one in --json)\n";
+    }
   }
   char line[200];
   std::snprintf(line, sizeof line,
