@@ -288,44 +288,38 @@ std::optional<std::uint16_t> RedisCluster::master_of_slot(std::uint16_t slot,
   return std::nullopt;
 }
 
-std::vector<std::uint16_t> RedisCluster::masters() {
+std::vector<std::vector<std::string>> RedisCluster::cluster_nodes() {
   for (const Node& node : nodes_) {
     if (node.killed) continue;
     auto reply = run(node.port, {"CLUSTER", "NODES"});
     if (!reply.ok() || reply.value().kind != redis::Reply::Kind::bulk) continue;
-    std::vector<std::uint16_t> out;
-    for (const std::string& line : lines_of(reply.value().str)) {
-      const std::vector<std::string> words = words_of(line);
-      // id address flags master ping pong epoch link-state slot...
-      if (words.size() < 9 || !has_flag(words[2], "master") || has_flag(words[2], "fail")) {
-        continue;
-      }
-      out.push_back(port_of_node_address(words[1]));
-    }
-    std::sort(out.begin(), out.end());
+    std::vector<std::vector<std::string>> out;
+    for (const std::string& line : lines_of(reply.value().str)) out.push_back(words_of(line));
     return out;
   }
   return {};
 }
 
+std::vector<std::uint16_t> RedisCluster::masters() {
+  std::vector<std::uint16_t> out;
+  for (const std::vector<std::string>& words : cluster_nodes()) {
+    // id address flags master ping pong epoch link-state slot...
+    if (words.size() < 9 || !has_flag(words[2], "master") || has_flag(words[2], "fail")) continue;
+    out.push_back(port_of_node_address(words[1]));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<std::uint16_t> RedisCluster::replicas_of(std::uint16_t master) {
   const std::string master_id = id_of(master);
-  for (const Node& node : nodes_) {
-    if (node.killed) continue;
-    auto reply = run(node.port, {"CLUSTER", "NODES"});
-    if (!reply.ok() || reply.value().kind != redis::Reply::Kind::bulk) continue;
-    std::vector<std::uint16_t> out;
-    for (const std::string& line : lines_of(reply.value().str)) {
-      const std::vector<std::string> words = words_of(line);
-      if (words.size() < 8 || !has_flag(words[2], "slave") || has_flag(words[2], "fail")) {
-        continue;
-      }
-      if (words[3] == master_id) out.push_back(port_of_node_address(words[1]));
-    }
-    std::sort(out.begin(), out.end());
-    return out;
+  std::vector<std::uint16_t> out;
+  for (const std::vector<std::string>& words : cluster_nodes()) {
+    if (words.size() < 8 || !has_flag(words[2], "slave") || has_flag(words[2], "fail")) continue;
+    if (words[3] == master_id) out.push_back(port_of_node_address(words[1]));
   }
-  return {};
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void RedisCluster::kill(std::uint16_t port) {

@@ -118,6 +118,9 @@ class RedisCluster {
 
  private:
   bool start();
+  // The words of each line of CLUSTER NODES, as the first live node that answers tells it
+  // (none when no node answers).
+  std::vector<std::vector<std::string>> cluster_nodes();
   bool spawn_node(Node& node);
   bool create();
   std::string why_unhealthy();
