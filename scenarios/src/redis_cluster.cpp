@@ -175,24 +175,8 @@ bool RedisCluster::start() {
     if (!spawned) continue;
     bool answering = true;
     for (Node& node : nodes_) {
-      const std::uint16_t port = node.port;
-      Node* self = &node;
-      answering = wait_until(
-          [port, self] {
-            if (self->process.try_reap()) return true;  // it exited: no use waiting
-            auto reply = run(port, {"PING"});
-            return reply.ok() && reply.value() == redis::Reply::status("PONG");
-          },
-          kPingLimitMs, "node 127.0.0.1:" + std::to_string(port) + " to answer PING");
-      if (answering && !node.process.running()) {
-        error_ = "node 127.0.0.1:" + std::to_string(port) + " exited at start";
-        answering = false;
-      }
-      if (!answering) {
-        error_ += "; its log ends: " + log_tail(port) +
-                  read_file(dir_ + "/redis-" + std::to_string(port) + ".err");
-        break;
-      }
+      answering = wait_answering(node, "node 127.0.0.1:" + std::to_string(node.port));
+      if (!answering) break;
     }
     if (!answering) continue;  // most likely a port was taken meanwhile: pick others
     timings_.spawn_ms = now_ms() - began_ms;
@@ -330,6 +314,27 @@ void RedisCluster::kill(std::uint16_t port) {
   }
 }
 
+bool RedisCluster::wait_answering(Node& node, const std::string& name) {
+  const std::uint16_t port = node.port;
+  Node* self = &node;
+  bool answering = wait_until(
+      [port, self] {
+        if (self->process.try_reap()) return true;  // it exited: no use waiting
+        auto reply = run(port, {"PING"});
+        return reply.ok() && reply.value() == redis::Reply::status("PONG");
+      },
+      kPingLimitMs, name + " to answer PING");
+  if (answering && !node.process.running()) {
+    error_ = name + " exited at start";
+    answering = false;
+  }
+  if (!answering) {
+    error_ += "; its log ends: " + log_tail(port) +
+              read_file(dir_ + "/redis-" + std::to_string(port) + ".err");
+  }
+  return answering;
+}
+
 bool RedisCluster::restart(std::uint16_t port) {
   for (Node& node : nodes_) {
     if (node.port != port) continue;
@@ -339,16 +344,7 @@ bool RedisCluster::restart(std::uint16_t port) {
     }
     if (!spawn_node(node)) return false;
     node.killed = false;
-    Node* self = &node;
-    return wait_until(
-               [port, self] {
-                 if (self->process.try_reap()) return true;  // it exited: no use waiting
-                 auto reply = run(port, {"PING"});
-                 return reply.ok() && reply.value() == redis::Reply::status("PONG");
-               },
-               kPingLimitMs,
-               "restarted node 127.0.0.1:" + std::to_string(port) + " to answer PING") &&
-           node.process.running();
+    return wait_answering(node, "restarted node 127.0.0.1:" + std::to_string(port));
   }
   error_ = "no node 127.0.0.1:" + std::to_string(port);
   return false;

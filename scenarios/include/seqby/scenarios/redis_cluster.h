@@ -122,6 +122,9 @@ class RedisCluster {
   // (none when no node answers).
   std::vector<std::vector<std::string>> cluster_nodes();
   bool spawn_node(Node& node);
+  // Waits (bounded) until `node`, spawned, answers PING; false with error() naming it as `name`
+  // (the wait, or its exit) and the tail of its log.
+  bool wait_answering(Node& node, const std::string& name);
   bool create();
   std::string why_unhealthy();
   std::string log_tail(std::uint16_t port) const;
