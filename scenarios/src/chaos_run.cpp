@@ -62,13 +62,16 @@ std::string percent_encoded(const std::string& text) {
   return out;
 }
 
-// `config`'s URL, but reaching 127.0.0.1:port (a worker's proxy).
+// "127.0.0.1:port": a worker's proxy, or a cluster node (as the fault records name it).
+std::string node_at(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+// `config`'s URL, but reaching 127.0.0.1:port (a worker's proxy, or a cluster node).
 std::string url_via(const redis::RedisConfig& config, std::uint16_t port) {
   std::string url = "redis://";
   if (!config.user.empty() || !config.password.empty()) {
     url += percent_encoded(config.user) + ":" + percent_encoded(config.password) + "@";
   }
-  url += "127.0.0.1:" + std::to_string(port);
+  url += node_at(port);
   if (config.db != 0) url += "/" + std::to_string(config.db);
   return url;
 }
@@ -214,7 +217,7 @@ class ChaosRun {
       cluster_ = std::make_unique<RedisCluster>();
       if (!cluster_->ok())
         return fail_setup("the Redis Cluster did not start: " + cluster_->error());
-      url = node_url(cluster_->ports().front());
+      url = url_via(redis::RedisConfig{}, cluster_->ports().front());
     } else if (url.empty()) {
       own_ = std::make_unique<PrivateRedis>();
       if (Status s = own_->start(); !s.ok()) return fail_setup(s.error().message);
@@ -234,6 +237,7 @@ class ChaosRun {
     settings.unsafe_variant = p_.variant;
     settings.cluster = server_.cluster;
     settings.wait_replicas = p_.wait_replicas;
+    settings.publish_retry_ms = 0;  // publish_due retries at the next tick, after landed()
     driver_ = std::make_unique<RedisScenarioDriver>(url, binary_, "chaos", settings);
     if (p_.process_manager) {
       settings.pm_categories = {driver_->category_named("order"),
@@ -305,8 +309,8 @@ class ChaosRun {
         "w" + std::to_string(i) + (s.incarnation == 0 ? "" : "r" + std::to_string(s.incarnation));
     ++s.incarnation;
     // On a cluster any live node is a seed: the worker reads the slot map from it.
-    s.worker = driver_->start_worker(owner, cluster_ ? node_url(cluster_->live_ports().front())
-                                                     : url_via(config_, s.proxy->port()));
+    s.worker = driver_->start_worker(
+        owner, url_via(config_, cluster_ ? cluster_->live_ports().front() : s.proxy->port()));
     if (s.worker == nullptr) return false;
     ++r_.worker_starts;
     s.dead = false;
@@ -421,10 +425,6 @@ class ChaosRun {
 
   // --- the cluster ----------------------------------------------------------------------------
 
-  static std::string node_url(std::uint16_t port) {
-    return "redis://127.0.0.1:" + std::to_string(port);
-  }
-
   // Restarts each killed node whose slot another node now serves (and, unless `now`, whose
   // down time is over). A node that does not come back fails the run.
   void restart_promoted_nodes(bool now) {
@@ -443,8 +443,8 @@ class ChaosRun {
             ChaosViolation{"failover", "", r_.seed,
                            "the killed node did not come back as a replica: " + cluster_->error()});
       }
-      queue_record(fault_record("", "failover restart node=127.0.0.1:" + std::to_string(it->port) +
-                                        " slot_now_on=127.0.0.1:" + std::to_string(*serving)));
+      queue_record(fault_record(
+          "", "failover restart node=" + node_at(it->port) + " slot_now_on=" + node_at(*serving)));
       it = down_.erase(it);
     }
   }
@@ -452,13 +452,13 @@ class ChaosRun {
   void kill_lagging_master(const LaggingShard& shard) {
     cluster_->kill(shard.master);
     if (!cluster_->signal(shard.replica, SIGCONT)) {
-      r_.violations.push_back(ChaosViolation{
-          "failover", "", r_.seed,
-          "could not resume the held-back replica 127.0.0.1:" + std::to_string(shard.replica)});
+      r_.violations.push_back(
+          ChaosViolation{"failover", "", r_.seed,
+                         "could not resume the held-back replica " + node_at(shard.replica)});
     }
     down_.push_back(DownNode{shard.master, shard.slot, elapsed_ms()});
     queue_record(fault_record(
-        "", "failover sigkill master=127.0.0.1:" + std::to_string(shard.master) +
+        "", "failover sigkill master=" + node_at(shard.master) +
                 " replica_lag_ms=" + std::to_string(elapsed_ms() - shard.lagged_at_ms)));
   }
 
@@ -526,8 +526,7 @@ class ChaosRun {
     }
     health_known_ = false;
     queue_record(fault_record("", "slot_migration slot=" + std::to_string(slot) +
-                                      " from=127.0.0.1:" + std::to_string(from) +
-                                      " to=127.0.0.1:" + std::to_string(to)));
+                                      " from=" + node_at(from) + " to=" + node_at(to)));
     return true;
   }
 
@@ -538,13 +537,13 @@ class ChaosRun {
     const std::uint16_t master = target->master;
     const std::vector<std::uint16_t> replicas = cluster_->replicas_of(master);
     if (replicas.empty()) return false;
-    const std::string where = "master=127.0.0.1:" + std::to_string(master);
+    const std::string where = "master=" + node_at(master);
     health_known_ = false;
     if (strike.mode == 0) {
       Result<redis::Reply> done = RedisCluster::run(replicas.front(), {"CLUSTER", "FAILOVER"});
       if (!done.ok() || done.value() != redis::Reply::status("OK")) return false;
-      queue_record(fault_record("", "failover cluster_failover " + where +
-                                        " replica=127.0.0.1:" + std::to_string(replicas.front())));
+      queue_record(fault_record(
+          "", "failover cluster_failover " + where + " replica=" + node_at(replicas.front())));
     } else if (strike.mode == 1) {
       cluster_->kill(master);
       down_.push_back(DownNode{master, slot, elapsed_ms() + strike.duration_ms});
@@ -566,7 +565,7 @@ class ChaosRun {
           LaggingShard{master, replica, slot, elapsed_ms(), elapsed_ms() + strike.duration_ms});
       failover_killed_ = true;
       queue_record(fault_record("", "failover lagging_replica " + where +
-                                        " replica=127.0.0.1:" + std::to_string(replica) +
+                                        " replica=" + node_at(replica) +
                                         " lag_ms=" + std::to_string(strike.duration_ms)));
     }
     return true;
@@ -803,32 +802,6 @@ class ChaosRun {
 
   bool publish_one(const PlannedEvent& e, ChaosLane* lane) {
     SEQBY_CHECK(static_cast<std::int64_t>(lane->ids.size()) == e.seq - 1);
-    if (publish_attempts_ > 0) {  // did the failed attempt land?
-      const redis::Command last_entry{
-          "XREVRANGE", driver_->partition(lane->key, lane->category).stream(), "+", "-", "COUNT",
-          "1"};
-      Result<redis::Reply> tail =
-          cluster_ ? Result<redis::Reply>(driver_->run(last_entry)) : control_->execute(last_entry);
-      if (!tail.ok() || tail.value().kind == redis::Reply::Kind::nil) return false;
-      const redis::Reply& t = tail.value();
-      if (t.kind == redis::Reply::Kind::array && t.elements.size() == 1 &&
-          t.elements[0].elements.size() == 2) {
-        const std::string& id = t.elements[0].elements[0].str;
-        const redis::Reply& fields = t.elements[0].elements[1];
-        for (std::size_t f = 0; f + 1 < fields.elements.size(); f += 2) {
-          if (fields.elements[f].str != "data") continue;
-          Result<JsonObject> data = decode_json_object(fields.elements[f + 1].str);
-          if (!data.ok()) continue;
-          auto seq = data.value().find("seq");
-          if (seq != data.value().end() && std::holds_alternative<std::int64_t>(seq->second) &&
-              std::get<std::int64_t>(seq->second) == e.seq) {
-            lane->ids.push_back(id);
-            lane->unconfirmed.insert(e.seq);  // it landed, but its reply (WAIT's too) was lost
-            return true;
-          }
-        }
-      }
-    }
     PublishSpec spec;
     spec.key = lane->key;
     spec.seq = e.seq;
@@ -836,6 +809,15 @@ class ChaosRun {
     spec.poison = e.poison;
     spec.fail_deliveries = e.fail_deliveries;
     spec.category = lane->category;
+    if (publish_attempts_ > 0) {  // did the failed attempt land?
+      Result<std::optional<std::string>> found = driver_->landed(spec);
+      if (!found.ok()) return false;
+      if (found.value().has_value()) {
+        lane->ids.push_back(*found.value());
+        lane->unconfirmed.insert(e.seq);  // it landed, but its reply (WAIT's too) was lost
+        return true;
+      }
+    }
     Result<std::vector<std::string>> ids = driver_->publish({spec});
     if (!ids.ok()) return false;
     lane->ids.push_back(ids.value().front());

@@ -26,6 +26,8 @@ namespace {
 
 constexpr std::uint64_t kPollMs = 10;
 constexpr std::uint32_t kScanRoundsMax = 10000;
+// Between a publish that may not have run and the look at whether it landed.
+constexpr std::uint64_t kPublishRetryPauseMs = 50;
 
 void sleep_ms(std::uint64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
@@ -325,19 +327,58 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
       data["fail_deliveries"] = static_cast<std::int64_t>(e.fail_deliveries);
     const std::string json = encode_json_object(data);
     const PartitionRef partition = this->partition(e.key, e.category);
-    Result<std::string> id =
-        journal() ? runtime.block_on(redis::publish_journaled(broker, partition, "charge", json,
-                                                              settings_.journal_maxlen, "publisher",
-                                                              e.seq, e.poison ? "poison" : ""))
-                  : runtime.block_on(redis::publish_recorded(*link, partition, "charge", json,
-                                                             history_stream_, "publisher", e.seq,
-                                                             e.poison ? "poison" : ""));
+    const auto publish_once = [&]() -> Result<std::string> {
+      return journal() ? runtime.block_on(redis::publish_journaled(
+                             broker, partition, "charge", json, settings_.journal_maxlen,
+                             "publisher", e.seq, e.poison ? "poison" : ""))
+                       : runtime.block_on(redis::publish_recorded(*link, partition, "charge", json,
+                                                                  history_stream_, "publisher",
+                                                                  e.seq, e.poison ? "poison" : ""));
+    };
+    Result<std::string> id = publish_once();
+    const auto retry_until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(settings_.publish_retry_ms);
+    while (!id.ok() && (id.error().code == Errc::timeout || id.error().code == Errc::closed) &&
+           std::chrono::steady_clock::now() < retry_until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kPublishRetryPauseMs));
+      Result<std::optional<std::string>> found = landed(e);
+      if (!found.ok()) continue;  // no answer yet: ask again
+      if (found.value().has_value()) {
+        id = *found.value();
+        break;
+      }
+      id = publish_once();
+    }
     if (!id.ok()) return id.error();
     ids.push_back(id.value());
     auto at = std::lower_bound(published_keys_.begin(), published_keys_.end(), e.key);
     if (at == published_keys_.end() || *at != e.key) published_keys_.insert(at, e.key);
   }
   return ids;
+}
+
+Result<std::optional<std::string>> RedisScenarioDriver::landed(const PublishSpec& event) {
+  Result<redis::Reply> tail =
+      execute({"XREVRANGE", partition(event.key, event.category).stream(), "+", "-", "COUNT", "1"});
+  if (!tail.ok()) return tail.error();
+  const redis::Reply& t = tail.value();
+  if (t.is_error()) return Error{Errc::protocol, "XREVRANGE: " + t.str};
+  if (t.kind != redis::Reply::Kind::array || t.elements.size() != 1 ||
+      t.elements[0].elements.size() != 2) {
+    return std::optional<std::string>();
+  }
+  const redis::Reply& fields = t.elements[0].elements[1];
+  for (std::size_t f = 0; f + 1 < fields.elements.size(); f += 2) {
+    if (fields.elements[f].str != "data") continue;
+    Result<JsonObject> data = decode_json_object(fields.elements[f + 1].str);
+    if (!data.ok()) continue;
+    auto seq = data.value().find("seq");
+    if (seq != data.value().end() && std::holds_alternative<std::int64_t>(seq->second) &&
+        std::get<std::int64_t>(seq->second) == event.seq) {
+      return std::optional<std::string>(t.elements[0].elements[0].str);
+    }
+  }
+  return std::optional<std::string>();
 }
 
 bool RedisScenarioDriver::wait_until(const std::function<bool()>& done, std::uint64_t limit_ms) {

@@ -61,6 +61,9 @@ struct WorkerSettings : EngineLimits {
   // driver's publish: 0 off.
   std::uint32_t wait_replicas = 0;
   std::uint64_t wait_timeout_ms = 1000;
+  // How long publish() sends a publish again that may not have run (0: never; the caller checks
+  // landed() itself, as chaos does between its ticks).
+  std::uint64_t publish_retry_ms = 10000;
   // Passed after the others as they are (e.g. {"--poll-interval-ms", "5"}).
   std::vector<std::string> extra_flags;
   // The driver's URL is one node of a Redis Cluster: the workers run with `--cluster
@@ -182,8 +185,15 @@ class RedisScenarioDriver {
   std::string logs() const;
 
   // Publishes each event and its publish record atomically (the publish script journaling it,
-  // or publish_recorded without a journal), in order; the entry ids. Errc from the first failure.
+  // or publish_recorded without a journal), in order; the entry ids. A publish that may or may
+  // not have run (Errc::timeout, Errc::closed: a connection lost, a master killed mid-failover)
+  // is sent again only after landed() said it did not land, for at most
+  // WorkerSettings::publish_retry_ms; Errc from the first failure it gives up on.
   Result<std::vector<std::string>> publish(const std::vector<PublishSpec>& events);
+  // Whether a publish of `event` whose reply was lost landed: the id of its stream's last entry
+  // when that entry carries event.seq (the driver is the only writer of its streams), nullopt
+  // when it does not, an error when Redis did not answer.
+  Result<std::optional<std::string>> landed(const PublishSpec& event);
 
   // Polls `done` every 10 ms for at most wait_max_ms (or `limit_ms` when not 0).
   bool wait_until(const std::function<bool()>& done, std::uint64_t limit_ms = 0);
