@@ -496,7 +496,7 @@ int run_admin(const AdminOptions& o, int (*action)(const AdminOptions&, redis::A
     // The cluster link follows MOVED and ASK (a bounded number of times) and refuses, unsent, a
     // command whose keys span slots: the routing worker and publish use, not a second one.
     redis::RealRuntime runtime;
-    redis::ClusterLink link(runtime, config.value());
+    redis::HiredisClusterLink link(runtime, config.value());
     redis::Admin admin(runtime, link, *layout);
     return action(o, admin);
   }

@@ -152,7 +152,7 @@ int run_publish(PublishOptions o) {
   redis::RealRuntime runtime;
   std::unique_ptr<redis::RedisLink> owned_link;
   if (o.cluster) {
-    owned_link = std::make_unique<redis::ClusterLink>(runtime, config.value());
+    owned_link = std::make_unique<redis::HiredisClusterLink>(runtime, config.value());
   } else {
     owned_link = std::make_unique<redis::HiredisLink>(runtime, config.value());
   }

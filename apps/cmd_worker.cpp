@@ -102,7 +102,7 @@ class ReportedLinks {
         log_(log),
         metrics_(metrics),
         single_(cluster ? nullptr : std::make_unique<redis::HiredisLink>(runtime, config)),
-        slots_(cluster ? std::make_unique<redis::ClusterLink>(runtime, config) : nullptr),
+        slots_(cluster ? std::make_unique<redis::HiredisClusterLink>(runtime, config) : nullptr),
         commands_report_(runtime.clock(), "commands", redis::redacted_url(config), logger(log)),
         commands_reported_(single_ ? static_cast<redis::RedisLink&>(*single_) : *slots_,
                            runtime.clock(), "commands", logger(log)) {

@@ -157,7 +157,7 @@ RedisScenarioDriver::RedisScenarioDriver(std::string redis_url, std::string seqb
     redis_ = std::make_unique<redis::BlockingRedis>(*config_);
     if (settings_.cluster) {
       cluster_runtime_ = std::make_unique<redis::RealRuntime>();
-      cluster_link_ = std::make_unique<redis::ClusterLink>(*cluster_runtime_, *config_);
+      cluster_link_ = std::make_unique<redis::HiredisClusterLink>(*cluster_runtime_, *config_);
     }
   }
 }
@@ -306,7 +306,7 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
   redis::RealRuntime runtime;
   std::unique_ptr<redis::RedisLink> link;
   if (settings_.cluster) {
-    link = std::make_unique<redis::ClusterLink>(runtime, *config_);
+    link = std::make_unique<redis::HiredisClusterLink>(runtime, *config_);
   } else {
     link = std::make_unique<redis::HiredisLink>(runtime, *config_);
   }

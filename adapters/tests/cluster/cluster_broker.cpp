@@ -57,7 +57,7 @@ struct Fixture {
   }
 
   RealRuntime runtime;
-  ClusterLink link;
+  HiredisClusterLink link;
   RedisBroker broker;
 };
 
@@ -174,8 +174,8 @@ TEST(ClusterBroker, AWakeLinkOverTheClusterIsRefusedNamingTheSlots) {
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   print_timings(cluster);
   RealRuntime runtime;
-  ClusterLink link(runtime, cluster.seed());
-  ClusterLink wake(runtime, cluster.seed());
+  HiredisClusterLink link(runtime, cluster.seed());
+  HiredisClusterLink wake(runtime, cluster.seed());
   RedisBroker broker(link, RedisBrokerOptions{}, &wake);
   std::vector<WatchedStream> watched{{PartitionRef{"orders", "{p1}"}, "0-0"},
                                      {PartitionRef{"orders", "{p2}"}, "0-0"}};

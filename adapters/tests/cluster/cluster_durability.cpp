@@ -99,7 +99,7 @@ struct Fixture {
   const std::uint16_t master;
   const std::uint16_t replica;
   RealRuntime runtime;
-  ClusterLink link;
+  HiredisClusterLink link;
   RedisBroker plain;    // no durability option
   RedisBroker durable;  // WAIT for 1 replica
 };

@@ -76,7 +76,7 @@ TEST(ClusterLink, RoutesEachKeyToTheMasterOfItsSlot) {
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   print_timings(cluster);
   RealRuntime runtime;
-  ClusterLink link(runtime, cluster.seed());
+  HiredisClusterLink link(runtime, cluster.seed());
   std::vector<std::string> keys;
   for (int i = 0; i < 30; ++i) keys.push_back("route:" + std::to_string(i));
   for (const std::string& key : keys) {
@@ -114,7 +114,7 @@ TEST(ClusterLink, CommandsAcrossSlotsAreRefusedBeforeAnythingIsSent) {
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   print_timings(cluster);
   RealRuntime runtime;
-  ClusterLink link(runtime, cluster.seed());
+  HiredisClusterLink link(runtime, cluster.seed());
   ASSERT_EQ(run_on(runtime, link, {"SET", "a", "1"}).value(), Reply::status("OK"));
   const std::uint64_t sent_before = total(link.commands_per_node());
 
@@ -148,7 +148,7 @@ TEST(ClusterLink, MovedAfterASlotMigrationIsFollowedAndUpdatesTheMap) {
   RealRuntime runtime;
   ClusterLinkOptions options;
   options.refresh_interval_min_ms = 0;  // the next command reads the map again, however soon
-  ClusterLink link(runtime, cluster.seed(), options);
+  HiredisClusterLink link(runtime, cluster.seed(), options);
   const std::string key = "mig:{m}a";
   const std::uint16_t slot = key_slot(key);
   ASSERT_EQ(run_on(runtime, link, {"SET", key, "before"}).value(), Reply::status("OK"));
@@ -180,7 +180,7 @@ TEST(ClusterLink, AskDuringAMigrationAndTryagainWhileItsKeysAreSplit) {
   ClusterLinkOptions options;
   options.tryagain_count_max = 2;
   options.tryagain_backoff_min_ms = 5;
-  ClusterLink link(runtime, cluster.seed(), options);
+  HiredisClusterLink link(runtime, cluster.seed(), options);
   const std::string moved_key = "ask:{q}1";
   const std::string staying_key = "ask:{q}2";
   const std::uint16_t slot = key_slot(moved_key);
@@ -267,7 +267,7 @@ TEST(ClusterLink, WritesDuringAMigrationRunExactlyOnce) {
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   print_timings(cluster);
   RealRuntime runtime;
-  ClusterLink link(runtime, cluster.seed());
+  HiredisClusterLink link(runtime, cluster.seed());
   std::vector<std::string> keys;
   for (int i = 0; i < 8; ++i) keys.push_back("busy:{b}" + std::to_string(i));
   const std::uint16_t slot = key_slot(keys.front());
@@ -309,7 +309,7 @@ TEST(ClusterLink, ScriptsAreLoadedOnEveryMasterAndReloadedOnANodeThatLostThem) {
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   print_timings(cluster);
   RealRuntime runtime;
-  ClusterLink link(runtime, cluster.seed());
+  HiredisClusterLink link(runtime, cluster.seed());
   const std::string source = "return redis.call('INCR', KEYS[1])";
   Result<Reply> sha = run_on(runtime, link, {"SCRIPT", "LOAD", source});
   ASSERT_TRUE(sha.ok());
@@ -336,7 +336,7 @@ TEST(ClusterLink, FollowsAFailoverByClusterFailover) {
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   print_timings(cluster);
   RealRuntime runtime;
-  ClusterLink link(runtime, cluster.seed());
+  HiredisClusterLink link(runtime, cluster.seed());
   const std::string key = "failover:{f}";
   const std::uint16_t slot = key_slot(key);
   ASSERT_EQ(run_on(runtime, link, {"SET", key, "kept"}).value(), Reply::status("OK"));
@@ -385,7 +385,7 @@ TEST(ClusterLink, AKilledMasterIsReportedNotRetriedThenItsPromotedReplicaServes)
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   print_timings(cluster);
   RealRuntime runtime;
-  ClusterLink link(runtime, cluster.seed());
+  HiredisClusterLink link(runtime, cluster.seed());
   const std::string key = "kill:{k}";
   const std::uint16_t slot = key_slot(key);
   ASSERT_EQ(run_on(runtime, link, {"SET", key, "replicated"}).value(), Reply::status("OK"));

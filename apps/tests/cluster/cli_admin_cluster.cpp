@@ -64,7 +64,7 @@ struct Reader {
     return out;
   }
   redis::RealRuntime runtime;
-  redis::ClusterLink link;
+  redis::HiredisClusterLink link;
 };
 
 class CliAdminCluster : public ::testing::Test {

@@ -63,7 +63,7 @@ struct Reader {
     return std::atoll(seq.value().str.c_str());
   }
   redis::RealRuntime runtime;
-  redis::ClusterLink link;
+  redis::HiredisClusterLink link;
 };
 
 // Publishes kPartitions x kEvents, runs two workers, calls `nemesis` once the first partition's

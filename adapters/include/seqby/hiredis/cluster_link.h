@@ -1,126 +1,28 @@
-// ClusterLink: the RedisLink to a Redis Cluster. It keeps the slot map (CLUSTER SLOTS), one
-// HiredisLink per master it sends to, and routes each command by the slot of its keys
-// (route_command, seqby/broker/cluster_slot.h). It follows what a node answers when the command
-// did not run: MOVED (the map is updated and the command sent to the new owner), ASK (ASKING
-// then the command on the importing node, once, the map unchanged), TRYAGAIN (sent again after a
-// bounded backoff, then returned), NOSCRIPT for a script it saw loaded (loaded on that node, then
-// sent again). Nothing that may have run is sent again: a timeout or a lost connection returns
-// Errc::timeout / Errc::closed as HiredisLink does, and marks the map stale. Commands whose keys
-// span slots are refused here with a CROSSSLOT error reply naming the keys.
-//
-// It does not do blocking reads over several slots (a wake link's XREAD BLOCK over many
-// partitions is one CROSSSLOT refusal: give RedisBroker no wake link on a cluster and the engine
-// polls; docs/ARCHITECTURE.md "The cluster link"), nor reads from replicas, nor MULTI/WATCH.
+// HiredisClusterLink: the ClusterLink (seqby/broker/cluster_link.h) of a real Redis Cluster, one
+// HiredisLink per node. Every node connection uses the seed's settings (password, time limits)
+// with the node's host and port.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "seqby/broker/cluster_slot.h"
-#include "seqby/broker/redis_link.h"
+#include "seqby/broker/cluster_link.h"
 #include "seqby/hiredis/hiredis_link.h"
 #include "seqby/hiredis/redis_url.h"
 #include "seqby/runtime/real_runtime.h"
 
 namespace seqby::redis {
 
-struct ClusterLinkOptions {
-  std::uint32_t redirects_max = 5;              // MOVED and ASK followed for one command
-  std::uint32_t tryagain_count_max = 6;         // TRYAGAIN: sends after the first at most
-  std::uint64_t tryagain_backoff_min_ms = 10;   // doubling: 10 + 20 + ... + 320 ms at most
-  std::uint64_t refresh_interval_min_ms = 100;  // stale map: at most one CLUSTER SLOTS per this
-  std::size_t nodes_max = 64;                   // node connections made at most
-  std::size_t scripts_max = 256;                // script sources kept for NOSCRIPT reloads
-};
+// HiredisLinks to cluster nodes, each with `seed`'s settings and the node's address.
+ClusterNodeConnect hiredis_cluster_nodes(RealRuntime& runtime, RedisConfig seed);
 
-class ClusterLink final : public RedisLink {
+class HiredisClusterLink final : public ClusterLink {
  public:
-  struct Stats {
-    std::uint64_t refreshes = 0;         // CLUSTER SLOTS answered and applied
-    std::uint64_t refresh_failures = 0;  // refreshes no node answered
-    std::uint64_t moved = 0;             // MOVED replies followed
-    std::uint64_t asked = 0;             // ASK replies followed (ASKING sent)
-    std::uint64_t tryagain = 0;          // TRYAGAIN replies waited out
-    std::uint64_t script_reloads = 0;    // NOSCRIPT cured by loading the script on that node
-    std::uint64_t refused = 0;           // commands refused here (CROSSSLOT and the like)
-    std::uint64_t transport_errors = 0;  // timeouts and lost connections passed on
-  };
-
-  // `seed`: the address of any cluster node, and the settings (password, time limits) every
-  // node connection uses. The slot map is read on the first command. REQUIRES: seed.db == 0;
-  // `runtime` outlives the link; every call on the runtime's loop thread (as HiredisLink's).
-  ClusterLink(RealRuntime& runtime, RedisConfig seed, ClusterLinkOptions options = {});
-  ~ClusterLink() override;
-
-  Task<Result<Reply>> execute(Command command) override;
-  // A command of one slot, and WAIT on the connection that ran it (RedisLink's contract); a
-  // command of no slot or of every master is Errc::invalid.
-  Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
-                                                   std::uint64_t timeout_ms) override;
-
-  // Reads CLUSTER SLOTS from the known nodes in turn (the seed first until a map exists) and
-  // replaces the map. Errc::closed naming each node tried when none answered.
-  Task<Status> refresh();
-  // `command` on every master of the map, each reply in map order ("host:port", reply).
-  Task<Result<std::vector<std::pair<std::string, Reply>>>> execute_on_each_master(Command command);
-
-  // "host:port" of the master the map gives `slot` ("" before the first refresh).
-  std::string node_of_slot(std::uint16_t slot) const;
-  // The masters of the map, "host:port", sorted.
-  std::vector<std::string> masters() const;
-  // Commands sent to each node so far ("host:port" -> count), ASKING and CLUSTER SLOTS included,
-  // the durability option's WAITs not (several commands share one).
-  std::map<std::string, std::uint64_t> commands_per_node() const;
-  Stats stats() const { return stats_; }
-
- private:
-  struct Node {
-    std::string address;  // host:port
-    std::unique_ptr<HiredisLink> link;
-  };
-  struct Redirection {
-    bool ask = false;
-    std::uint16_t slot = 0;
-    std::string address;
-  };
-
-  struct WaitAsk {
-    std::uint32_t replicas = 0;
-    std::uint64_t timeout_ms = 0;
-  };
-  // With `wait`, WAIT follows the command to the node that runs it, on its connection.
-  Task<Result<ReplicatedReply>> execute_on_slot(Command command, std::uint16_t slot,
-                                                std::optional<WaitAsk> wait);
-  Task<Result<Reply>> execute_on_all(Command command, const std::string& name);
-  Task<Result<Reply>> send(const std::string& address, const Command& command, bool asking);
-  Task<Result<ReplicatedReply>> send_on(const std::string& address, const Command& command,
-                                        bool asking, std::optional<WaitAsk> wait);
-  Task<Status> ensure_map();
-  Result<std::size_t> node_index(const std::string& address);
-  // Replaces the map with CLUSTER SLOTS reply `reply` (an unknown endpoint is `asked_host`).
-  Status apply_slots(const Reply& reply, const std::string& asked_host);
-  static std::optional<Redirection> parse_redirect(const Reply& reply);
-  void remember_script(const Command& command, const Reply& reply);
-  void mark_stale() { stale_ = true; }
-
-  RealRuntime& runtime_;
-  const RedisConfig seed_;
-  const ClusterLinkOptions options_;
-  std::vector<Node> nodes_;                     // every node ever addressed; never shrinks
-  std::vector<std::uint32_t> slot_owner_;       // slot -> index into nodes_, kNoOwner when unknown
-  std::vector<std::string> replica_addresses_;  // from the last map, tried by refresh()
-  bool have_map_ = false;
-  bool stale_ = false;
-  bool refreshing_ = false;
-  std::uint64_t last_refresh_ms_ = 0;
-  std::map<std::string, std::string> scripts_;  // sha -> source, from SCRIPT LOAD replies
-  Stats stats_;
-  std::map<std::string, std::uint64_t> sent_;  // per node address
+  // `seed`: the address of any cluster node. REQUIRES: seed.db == 0 (a cluster has database 0
+  // only); `runtime` outlives the link; every call on the runtime's loop thread (as
+  // HiredisLink's).
+  HiredisClusterLink(RealRuntime& runtime, RedisConfig seed, ClusterLinkOptions options = {});
 };
 
 }  // namespace seqby::redis

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "seqby/broker/cluster_link.h"
 #include "seqby/broker/redis_link.h"
 #include "seqby/core/result.h"
 #include "seqby/core/task.h"
@@ -24,7 +25,7 @@
 
 namespace seqby::redis {
 
-class HiredisLink final : public RedisLink {
+class HiredisLink final : public ClusterNodeLink {
  public:
   struct Stats {
     std::uint64_t connect_attempts = 0;
@@ -73,13 +74,17 @@ class HiredisLink final : public RedisLink {
   Task<Result<Reply>> execute(Command command) override;
   // The same, with ASKING sent right before `command` on the same connection (nothing in
   // between): a Redis Cluster node then runs it on a slot it is importing (an ASK redirection).
-  Task<Result<Reply>> execute_asking(Command command);
+  Task<Result<Reply>> execute_asking(Command command) override;
   // `command` then WAIT on this one connection, queued in one turn (RedisLink's contract).
   Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
                                                    std::uint64_t timeout_ms) override;
   // The same with ASKING before `command` (a Redis Cluster node's import, as execute_asking).
   Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
                                                    std::uint64_t timeout_ms, bool asking);
+  Task<Result<ReplicatedReply>> execute_replicated_asking(Command command, std::uint32_t replicas,
+                                                          std::uint64_t timeout_ms) override {
+    return execute_replicated(std::move(command), replicas, timeout_ms, true);
+  }
 
   // Drops the connection now: in-flight commands return Errc::closed; the next one reconnects.
   void disconnect();
