@@ -27,6 +27,7 @@ struct SimOptions {
   std::string junit;
   std::string shard;
   std::string key_layout = "flat";
+  std::uint32_t cluster_shards = 0;
 };
 
 }  // namespace
@@ -70,6 +71,11 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Key names: flat (the ADR's, default) or cluster (hash-tagged C:{K}, on a "
                   "simulated server that refuses a script or command across hash slots)")
       ->type_name("LAYOUT");
+  cmd->add_option("--cluster-shards", options->cluster_shards,
+                  "With --key-layout cluster: simulate a Redis Cluster of N shards reached "
+                  "through the cluster link, slots migrating mid-run from 2 shards on (MOVED, "
+                  "ASK, TRYAGAIN)")
+      ->type_name("N");
   cmd->callback([&exit_code, options, seed] {
     scenarios::SimArgs args;
     if (seed->count() > 0) args.seed = options->seed;
@@ -84,6 +90,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
     args.junit_path = options->junit;
     args.shard = options->shard;
     args.key_layout = options->key_layout;
+    args.cluster_shards = options->cluster_shards;
     args.progress = isatty(STDERR_FILENO) != 0;
     exit_code = scenarios::sim_main(args, std::cout, std::cerr);
   });

@@ -102,6 +102,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   CampaignResult out;
   out.jobs = jobs;
   out.rerun_args = o.rerun_args;
+  out.cluster_shards = o.run.cluster_shards;
   for (const SeedResult& s : results) {
     const RunResult& r = s.run;
     ++out.runs;
@@ -110,6 +111,12 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     out.sim_ms += r.sim_ms;
     out.scheduler_steps += r.scheduler_steps;
     out.redis_commands += r.redis_commands;
+    out.slot_migrations += r.slot_migrations;
+    out.failovers += r.failovers;
+    out.redirections.moved += r.redirections.moved;
+    out.redirections.ask += r.redirections.ask;
+    out.redirections.tryagain += r.redirections.tryagain;
+    out.redirections.noscript += r.redirections.noscript;
     out.faults.merge(r.faults);
     out.reached.merge(s.reached);
     for (std::size_t p = 0; p < properties::kPropertyCount; ++p) {
@@ -156,6 +163,14 @@ std::string render_campaign_text(const CampaignResult& r) {
   }
   out += "faults fired: " + (fired.empty() ? std::string("none") : fired) + "\n";
   if (!never.empty()) out += "faults never fired: " + never + "\n";
+  if (r.cluster_shards > 0) {
+    out += "cluster: " + std::to_string(r.cluster_shards) + " shards, " +
+           std::to_string(r.slot_migrations) + " slot migrations, " + std::to_string(r.failovers) +
+           " failovers; the nodes answered MOVED " + std::to_string(r.redirections.moved) +
+           ", ASK " + std::to_string(r.redirections.ask) + ", TRYAGAIN " +
+           std::to_string(r.redirections.tryagain) + ", NOSCRIPT " +
+           std::to_string(r.redirections.noscript) + "\n";
+  }
   std::string reached;
   std::string unreached;
   for (properties::Reached what : properties::all_reached()) {
@@ -218,6 +233,15 @@ std::string render_campaign_json(const CampaignResult& r) {
   nlohmann::ordered_json faults = nlohmann::ordered_json::object();
   for (const auto& [name, count] : r.faults.by_name()) faults[name] = count;
   j["faults"] = faults;
+  if (r.cluster_shards > 0) {
+    j["cluster_shards"] = r.cluster_shards;
+    j["slot_migrations"] = r.slot_migrations;
+    j["failovers"] = r.failovers;
+    j["redirections"] = {{"moved", r.redirections.moved},
+                         {"ask", r.redirections.ask},
+                         {"tryagain", r.redirections.tryagain},
+                         {"noscript", r.redirections.noscript}};
+  }
   nlohmann::ordered_json reached = nlohmann::ordered_json::object();
   for (properties::Reached what : properties::all_reached()) {
     reached[properties::reached_name(what)] = r.reached.count(what);

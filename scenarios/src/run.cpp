@@ -27,12 +27,16 @@ RunResult run_case(const sim::SimCase& c, const RunOptions& options) {
   {
     sim::WorldOptions world_options;
     world_options.key_layout = options.key_layout;
+    world_options.cluster_shards = options.cluster_shards;
     sim::World world(c, world_options);
     world.run();
     out.history = world.take_history();
     const sim::WorldStats stats = world.stats();
     out.faults = world.faults();
     out.events_published = stats.events_published;
+    out.slot_migrations = stats.slot_migrations;
+    out.failovers = stats.failovers;
+    out.redirections = stats.redirections;
     out.events_committed = stats.events_committed;
     out.sim_ms = stats.sim_ms;
     out.scheduler_steps = stats.scheduler_steps;

@@ -191,6 +191,20 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
   options.check_determinism = args.check_determinism;
   options.run.key_layout = *layout;
   if (*layout != KeyLayout::flat) options.rerun_args += " --key-layout " + args.key_layout;
+  if (args.cluster_shards > 0 && *layout != KeyLayout::cluster) {
+    err << "seqby sim: --cluster-shards " << args.cluster_shards
+        << ": a simulated cluster needs --key-layout cluster (with flat names a partition and "
+           "its index are in different slots)\n";
+    return kExitBadInput;
+  }
+  if (args.cluster_shards > 16) {
+    err << "seqby sim: --cluster-shards " << args.cluster_shards << ": at most 16\n";
+    return kExitBadInput;
+  }
+  options.run.cluster_shards = args.cluster_shards;
+  if (args.cluster_shards > 0) {
+    options.rerun_args += " --cluster-shards " + std::to_string(args.cluster_shards);
+  }
   if (args.process_manager && !args.scenario.empty() && args.scenario != "default") {
     err << "seqby sim: --process-manager shapes generated cases; a --scenario '" << args.scenario
         << "' brings its own\n";

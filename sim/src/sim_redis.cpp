@@ -3,6 +3,7 @@
 // with lazy expiry against the server clock.
 #include "seqby/sim/sim_redis.h"
 
+#include "seqby/sim/sha1.h"
 #include "sim_redis_engine.h"
 #include "sim_redis_lua.h"
 
@@ -12,7 +13,8 @@ namespace {
 
 // Container commands: their subcommands are looked up as "name|sub", each with its own arity.
 bool is_container(std::string_view lower_name) {
-  return lower_name == "xgroup" || lower_name == "xinfo" || lower_name == "script";
+  return lower_name == "xgroup" || lower_name == "xinfo" || lower_name == "script" ||
+         lower_name == "cluster";
 }
 
 void sanitize(std::string& text) {
@@ -136,6 +138,8 @@ SimRedisEngine::SimRedisEngine(Clock& clock) : clock_(clock) {
       {"script|load", {&E::cmd_script, 3, true}},
       {"script|exists", {&E::cmd_script, -3, true}},
       {"script|flush", {&E::cmd_script, -2, true}},
+      {"cluster", {&E::cmd_cluster, -2, true}},
+      {"cluster|slots", {&E::cmd_cluster, 2, true}},
   };
   lua_ = std::make_unique<LuaScripting>(*this);
 }
@@ -192,7 +196,29 @@ Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
     std::optional<Reply> refused = cluster_refusal(fullname.view(), a, from_script);
     if (refused.has_value()) return std::move(*refused);
   }
-  return (this->*spec.handler)(a);
+  if (node_ < 0) {
+    if (fullname.view() == "script|flush") {
+      for (std::set<std::string>& known : node_scripts_) known.clear();
+    }
+    return (this->*spec.handler)(a);
+  }
+  // Sent to a cluster node: its own script cache, and the keys an importing node now has.
+  const auto node = static_cast<std::size_t>(node_);
+  if (!from_script && fullname.view() == "evalsha" &&
+      node_scripts_[node].count(parse::lower(a[1])) == 0) {
+    ++redirections_.noscript;
+    return Reply::error("NOSCRIPT No matching script. Please use EVAL.");
+  }
+  Reply reply = (this->*spec.handler)(a);
+  if (!from_script && !reply.is_error()) {
+    if (fullname.view() == "eval") node_scripts_[node].insert(sha1_hex(a[1]));
+    if (fullname.view() == "script|load") node_scripts_[node].insert(reply.str);
+    if (fullname.view() == "script|flush") {
+      for (std::set<std::string>& known : node_scripts_) known.clear();
+    }
+  }
+  if (migration_ && shards_[migration_->to].master == node) note_imported(fullname.view(), a);
+  return reply;
 }
 
 bool SimRedisEngine::expired(const Value& value) const {
@@ -260,5 +286,25 @@ bool SimRedis::key_exists(const std::string& key) { return engine_->key_exists(k
 std::size_t SimRedis::active_expire() { return engine_->active_expire(); }
 std::size_t SimRedis::script_count() { return engine_->script_count(); }
 void SimRedis::enable_cluster_mode() { engine_->enable_cluster_mode(); }
+void SimRedis::enable_cluster_nodes(std::uint32_t shards) { engine_->enable_cluster_nodes(shards); }
+redis::Reply SimRedis::execute_on_node(std::uint32_t node, const redis::Command& command,
+                                       bool asking) {
+  return engine_->execute_on_node(node, command, asking);
+}
+std::uint32_t SimRedis::shard_count() const { return engine_->shard_count(); }
+std::uint32_t SimRedis::shard_of_slot(std::uint16_t slot) const {
+  return engine_->shard_of_slot(slot);
+}
+std::uint32_t SimRedis::master_of_shard(std::uint32_t shard) const {
+  return engine_->master_of_shard(shard);
+}
+bool SimRedis::begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard) {
+  return engine_->begin_slot_migration(slot, to_shard);
+}
+bool SimRedis::migrate_one_key() { return engine_->migrate_one_key(); }
+void SimRedis::end_slot_migration() { engine_->end_slot_migration(); }
+bool SimRedis::slot_migrating() const { return engine_->slot_migrating(); }
+void SimRedis::promote_replica(std::uint32_t shard) { engine_->promote_replica(shard); }
+SimRedis::Redirections SimRedis::redirections() const { return engine_->redirections(); }
 
 }  // namespace seqby::sim

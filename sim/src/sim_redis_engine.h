@@ -21,6 +21,7 @@
 #include "seqby/broker/reply.h"
 #include "seqby/core/clock.h"
 #include "seqby/sim/blocking.h"
+#include "seqby/sim/sim_redis.h"
 
 namespace seqby::sim {
 
@@ -124,6 +125,20 @@ class SimRedisEngine {
   std::size_t script_count();
   // Cluster mode (sim_redis_cluster.cpp): see SimRedis::enable_cluster_mode.
   void enable_cluster_mode() { cluster_ = true; }
+  // Cluster nodes (sim_redis_cluster.cpp): see SimRedis::enable_cluster_nodes and the calls
+  // after it.
+  void enable_cluster_nodes(std::uint32_t shards);
+  Reply execute_on_node(std::uint32_t node, const Command& command, bool asking);
+  std::uint32_t shard_count() const { return static_cast<std::uint32_t>(shards_.size()); }
+  std::uint32_t shard_of_slot(std::uint16_t slot) const { return slot_shard_.at(slot); }
+  std::uint32_t master_of_shard(std::uint32_t shard) const { return shards_.at(shard).master; }
+  std::uint32_t replica_of_shard(std::uint32_t shard) const { return shards_.at(shard).replica; }
+  bool begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard);
+  bool migrate_one_key();
+  void end_slot_migration();
+  bool slot_migrating() const { return migration_.has_value(); }
+  void promote_replica(std::uint32_t shard);
+  SimRedis::Redirections redirections() const { return redirections_; }
 
   using Handler = Reply (SimRedisEngine::*)(const Command&);
   struct CommandSpec {
@@ -140,6 +155,36 @@ class SimRedisEngine {
   std::optional<Reply> cluster_refusal(std::string_view name, const Command& command,
                                        bool from_script);
   bool cluster_ = false;
+  // Cluster nodes. A shard is a master and its replica, nodes 0..2n-1 (the masters first); the
+  // data of every node is this one keyspace, each key on its slot's shard, except while a slot
+  // migrates: then a key of it is on the importing shard once moved (migration_.moved).
+  struct ClusterShard {
+    std::uint32_t master = 0;
+    std::uint32_t replica = 0;
+  };
+  struct SlotMigration {
+    std::uint16_t slot = 0;
+    std::uint32_t from = 0;  // shards
+    std::uint32_t to = 0;
+    std::set<std::string> moved;  // keys of the slot now on `to`
+  };
+  std::vector<ClusterShard> shards_;
+  std::vector<std::uint32_t> slot_shard_;
+  std::optional<SlotMigration> migration_;
+  std::vector<std::set<std::string>> node_scripts_;  // per node: the shas it has seen
+  std::int32_t node_ = -1;  // the node the running command was sent to; -1: not through a node
+  bool asking_ = false;     // it came after ASKING
+  SimRedis::Redirections redirections_;
+  // The node routing of a command sent to node_ (Redis 7.0 cluster.c getNodeByQuery): nullopt
+  // when node_ runs it, else MOVED, ASK or TRYAGAIN (inside a script: the non-local key error).
+  std::optional<Reply> node_refusal(std::int32_t slot, const std::vector<std::string_view>& keys,
+                                    bool from_script);
+  // Whether `key` (of the migrating slot) is on shard `shard` now.
+  bool key_on_shard(const std::string& key, std::uint32_t shard);
+  // After a command ran on the importing shard: its keys that exist are on that shard.
+  void note_imported(std::string_view name, const Command& command);
+  Reply cmd_cluster(const Command& a);
+  std::uint32_t shard_of_node(std::uint32_t node) const;
   // The hash slot the running script is bound to: its declared KEYS' slot, else the first key
   // it touched; -1 before either.
   std::int32_t script_slot_ = -1;

@@ -45,6 +45,10 @@ World::World(const SimCase& c, WorldOptions options)
     beside_plan_ = std::make_unique<HandlerPlan>(case_, observer_.get(), true);
   }
   if (options_.key_layout == KeyLayout::cluster) redis_.enable_cluster_mode();
+  if (options_.cluster_shards > 0) {
+    SEQBY_CHECK(options_.key_layout == KeyLayout::cluster);
+    redis_.enable_cluster_nodes(options_.cluster_shards);
+  }
   observer_->set_recorder(recorder_.get());
   for (const auto& category : categories_of(case_)) {
     for (const auto& key : case_.keys) {
@@ -167,15 +171,17 @@ void World::kill_replaced(std::size_t index) {
 void World::set_link_faults(bool enabled) {
   link_faults_on_ = enabled;
   for (auto& instance : instances_) {
-    if (!instance->live) continue;
-    instance->live->faulty->set_enabled(enabled);
-    for (auto& channel : instance->live->wake) channel.faulty->set_enabled(enabled);
+    if (instance->live) instance->live->set_link_faults(enabled);
   }
   for (auto& old : replaced_) {
-    if (!old->live) continue;
-    old->live->faulty->set_enabled(enabled);
-    for (auto& channel : old->live->wake) channel.faulty->set_enabled(enabled);
+    if (old->live) old->live->set_link_faults(enabled);
   }
+}
+
+void World::Incarnation::set_link_faults(bool enabled) {
+  faulty->set_enabled(enabled);
+  for (auto& channel : wake) channel.faulty->set_enabled(enabled);
+  for (auto& chain : more_nodes) chain.faulty->set_enabled(enabled);
 }
 
 std::string World::owner_id(std::uint32_t i) const {
@@ -247,6 +253,9 @@ WorldStats World::stats() const {
   s.redis_commands = sink_->command_count();
   s.handler_calls = plan_.calls() + (beside_plan_ ? beside_plan_->calls() : 0);
   s.restarts = restarts_;
+  s.slot_migrations = slot_migrations_;
+  s.failovers = failovers_;
+  s.redirections = redis_.redirections();
   s.liveness_reached = liveness_reached_;
   s.liveness_ms_used = liveness_ms_used_;
   return s;
@@ -266,6 +275,71 @@ void World::start() {
   for (std::uint32_t i = 0; i < instances_.size(); ++i) bring_up(i);
   publisher_->runtime->spawn("publisher", publish_all());
   injector_->apply(case_.schedule);
+  if (options_.cluster_shards >= 1) {
+    migration_rng_ = std::make_unique<Rng>(rng_.derive("slot-migrations"));
+    schedule_slot_migration(migration_rng_->uniform(200, 2'000));
+  }
+}
+
+// Every 0.2-2 s of the active phase, one of two: a slot migration (3 in 4), the slot of a drawn
+// key of the case (its stream, lease, sink and journal share it) to a drawn other shard, one key
+// per 1-5 ms (as `redis-cli --cluster reshard` moves a slot with MIGRATE), then SETSLOT NODE; or
+// a CLUSTER FAILOVER of a drawn shard (its replica, in sync, takes over: nothing is lost; the old
+// master answers MOVED; the new one has no scripts). One at a time; a migration under way when
+// the active phase ends is finished.
+void World::schedule_slot_migration(std::uint64_t at_ms) {
+  if (at_ms >= case_.run_ms || case_.keys.empty()) return;
+  scheduler_.call_at(at_ms, [this] {
+    Rng& rng = *migration_rng_;
+    if (rng.below(4) == 0) {
+      const auto shard = static_cast<std::uint32_t>(rng.below(redis_.shard_count()));
+      redis_.promote_replica(shard);
+      ++failovers_;
+      HistoryRecord record;
+      record.time_ms = scheduler_.now_ms();
+      record.op = HistoryOp::fault;
+      record.detail = "failover shard=" + std::to_string(shard) +
+                      " master=" + SimRedis::node_address(redis_.master_of_shard(shard));
+      sink_->record(std::move(record));
+      schedule_slot_migration(scheduler_.now_ms() + rng.uniform(200, 2'000));
+      return;
+    }
+    if (redis_.shard_count() < 2) {  // nowhere to migrate to
+      schedule_slot_migration(scheduler_.now_ms() + rng.uniform(200, 2'000));
+      return;
+    }
+    const std::string& key = case_.keys[rng.below(case_.keys.size())];
+    const std::string category = categories_of(case_).front();
+    const std::uint16_t slot =
+        key_hash_slot(PartitionRef{category, key, KeyLayout::cluster}.stream());
+    const std::uint32_t from = redis_.shard_of_slot(slot);
+    const auto to = static_cast<std::uint32_t>((from + 1 + rng.below(redis_.shard_count() - 1)) %
+                                               redis_.shard_count());
+    SEQBY_CHECK(redis_.begin_slot_migration(slot, to));
+    record_migration("slot=" + std::to_string(slot) + " key=" + key +
+                     " from=" + std::to_string(from) + " to=" + std::to_string(to) + " begin");
+    scheduler_.call_at(scheduler_.now_ms() + rng.uniform(1, 5), [this] { migrate_step(); });
+  });
+}
+
+void World::migrate_step() {
+  Rng& rng = *migration_rng_;
+  if (redis_.migrate_one_key()) {
+    scheduler_.call_at(scheduler_.now_ms() + rng.uniform(1, 5), [this] { migrate_step(); });
+    return;
+  }
+  redis_.end_slot_migration();
+  ++slot_migrations_;
+  record_migration("end");
+  schedule_slot_migration(scheduler_.now_ms() + rng.uniform(200, 2'000));
+}
+
+void World::record_migration(const std::string& detail) {
+  HistoryRecord record;
+  record.time_ms = scheduler_.now_ms();
+  record.op = HistoryOp::fault;
+  record.detail = "slot_migration " + detail;
+  sink_->record(std::move(record));
 }
 
 void World::run_active() { scheduler_.run_until(case_.run_ms); }

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "seqby/broker/cluster_link.h"
 #include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
 #include "seqby/sim/faulty_link.h"
@@ -99,11 +100,17 @@ class World::StampServer final : public SimServer {
   void refused(const redis::Command&) override { stamps_.push_back(0); }
   // The stamp of this server's k-th execution (0-based). REQUIRES: it ran.
   std::uint64_t stamp_at(std::uint64_t k) const { return stamps_.at(k); }
+  // With cluster nodes (WorldOptions::cluster_shards): this endpoint is one connection's to
+  // `node`, its commands run there (SimRedis::execute_on_node), and a command sent as
+  // {"ASKING", command...} (NodeLink::execute_asking) runs after ASKING.
+  void set_cluster_node(std::uint32_t node) { cluster_node_ = static_cast<std::int32_t>(node); }
+  const std::string& node() const { return node_; }
 
  private:
   World& world_;
   SimRedis& redis_;
   std::string node_;
+  std::int32_t cluster_node_ = -1;
   std::vector<std::uint64_t> stamps_;
   // The watched scripts' sources (read once: script_source measures a whole script) and shas.
   std::string_view commit_source_;
@@ -142,23 +149,46 @@ class World::StampObserver final : public FaultObserver {
   std::map<std::string, std::string, std::less<>> names_;
 };
 
+// The stamp the last successful command of each task got, across an incarnation's connections
+// (one, or one per cluster node: a command redirected or preceded by CLUSTER SLOTS ends on the
+// connection whose reply it returns).
+class World::TaskStamps {
+ public:
+  void put(void* context, std::uint64_t stamp);
+  // 0 if none.
+  std::uint64_t take(void* context);
+
+ private:
+  std::vector<std::pair<void*, std::uint64_t>> by_task_;  // a few tasks: a flat list
+};
+
 class World::InnerStampLink final : public redis::RedisLink {
  public:
-  InnerStampLink(redis::RedisLink& inner, StampServer& server) : inner_(inner), server_(server) {}
+  InnerStampLink(redis::RedisLink& inner, StampServer& server, TaskStamps& stamps)
+      : inner_(inner), server_(server), stamps_(stamps) {}
   Task<Result<redis::Reply>> execute(redis::Command command) override;
-  // The stamp the last successful command of the task with `context` got; 0 if none.
-  std::uint64_t take_stamp(void* context);
 
  private:
   redis::RedisLink& inner_;
   StampServer& server_;
+  TaskStamps& stamps_;
   std::uint64_t sent_ = 0;
-  std::vector<std::pair<void*, std::uint64_t>> stamp_by_task_;  // a few tasks: a flat list
+};
+
+// One cluster node's connection as the ClusterLink sees it: ASKING travels with its command.
+class World::NodeLink final : public redis::ClusterNodeLink {
+ public:
+  explicit NodeLink(redis::RedisLink& inner) : inner_(inner) {}
+  Task<Result<redis::Reply>> execute(redis::Command command) override;
+  Task<Result<redis::Reply>> execute_asking(redis::Command command) override;
+
+ private:
+  redis::RedisLink& inner_;
 };
 
 class World::OuterStampLink final : public redis::RedisLink {
  public:
-  OuterStampLink(World& world, redis::RedisLink& inner, InnerStampLink& stamps, std::string node)
+  OuterStampLink(World& world, redis::RedisLink& inner, TaskStamps& stamps, std::string node)
       : world_(world),
         inner_(inner),
         stamps_(stamps),
@@ -169,7 +199,7 @@ class World::OuterStampLink final : public redis::RedisLink {
  private:
   World& world_;
   redis::RedisLink& inner_;
-  InnerStampLink& stamps_;
+  TaskStamps& stamps_;
   std::string node_;
   std::uint64_t* decision_stamp_;  // the sink's slot for node_
 };
@@ -179,9 +209,21 @@ struct World::Incarnation {
   Incarnation(World& world, SimRuntime& runtime, StampServer& server, const std::string& node,
               Rng rng, bool with_faults, const std::string& group);
 
+  TaskStamps stamps;
   std::unique_ptr<SimRedisLink> link;
   std::unique_ptr<InnerStampLink> inner;
   std::unique_ptr<FaultyLink> faulty;  // null for the publisher
+  // With cluster nodes: the ClusterLink over one chain per node it connects to (the first, to
+  // the seed node, is link/inner/faulty above).
+  struct NodeChain {
+    std::unique_ptr<SimRedisLink> link;
+    std::unique_ptr<InnerStampLink> inner;
+    std::unique_ptr<FaultyLink> faulty;
+  };
+  std::vector<NodeChain> more_nodes;
+  bool seed_connected_ = false;
+  std::unique_ptr<redis::ClusterLink> cluster;
+  void set_link_faults(bool enabled);
   // The engine's wake links, one per wake channel used (Broker::wake_channels): each a
   // connection of its own ("i0/wake", then "i0/wake#1", ...), straight to SimRedis (a wake-up is
   // no decision: no stamp), with its own latency and fault sub-streams. None for the publisher.

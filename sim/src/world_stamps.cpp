@@ -171,10 +171,17 @@ World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
       commit_next_sha_(sha1_hex(commit_next_source_)),
       unfenced_commit_next_sha_(sha1_hex(unfenced_commit_next_source_)) {}
 
-redis::Reply World::StampServer::execute(const redis::Command& command) {
+redis::Reply World::StampServer::execute(const redis::Command& sent) {
   const std::uint64_t stamp = world_.sink_->next_stamp();
   stamps_.push_back(stamp);
-  redis::Reply reply = redis_.execute(command);
+  const bool asking = cluster_node_ >= 0 && sent.size() > 1 && sent[0] == "ASKING";
+  const redis::Command after_asking =
+      asking ? redis::Command(sent.begin() + 1, sent.end()) : redis::Command();
+  const redis::Command& command = asking ? after_asking : sent;
+  redis::Reply reply =
+      cluster_node_ >= 0
+          ? redis_.execute_on_node(static_cast<std::uint32_t>(cluster_node_), command, asking)
+          : redis_.execute(command);
   ServerDecision decision;
   bool decided = false;
   if (redis::runs_script(command, commit_sha_, commit_source_) ||
@@ -218,27 +225,39 @@ Task<Result<redis::Reply>> World::InnerStampLink::execute(redis::Command command
   void* context = co_await ContextProbe();
   const std::uint64_t k = sent_++;
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
-  if (reply.ok()) {
-    const std::uint64_t stamp = server_.stamp_at(k);
-    auto it = std::find_if(stamp_by_task_.begin(), stamp_by_task_.end(),
-                           [context](const auto& entry) { return entry.first == context; });
-    if (it != stamp_by_task_.end()) {
-      it->second = stamp;
-    } else {
-      stamp_by_task_.emplace_back(context, stamp);
-    }
-  }
+  if (reply.ok()) stamps_.put(context, server_.stamp_at(k));
   co_return reply;
 }
 
-std::uint64_t World::InnerStampLink::take_stamp(void* context) {
-  auto it = std::find_if(stamp_by_task_.begin(), stamp_by_task_.end(),
+void World::TaskStamps::put(void* context, std::uint64_t stamp) {
+  auto it = std::find_if(by_task_.begin(), by_task_.end(),
                          [context](const auto& entry) { return entry.first == context; });
-  if (it == stamp_by_task_.end()) return 0;
+  if (it != by_task_.end()) {
+    it->second = stamp;
+  } else {
+    by_task_.emplace_back(context, stamp);
+  }
+}
+
+std::uint64_t World::TaskStamps::take(void* context) {
+  auto it = std::find_if(by_task_.begin(), by_task_.end(),
+                         [context](const auto& entry) { return entry.first == context; });
+  if (it == by_task_.end()) return 0;
   const std::uint64_t stamp = it->second;
-  *it = stamp_by_task_.back();
-  stamp_by_task_.pop_back();
+  *it = by_task_.back();
+  by_task_.pop_back();
   return stamp;
+}
+
+Task<Result<redis::Reply>> World::NodeLink::execute(redis::Command command) {
+  Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
+  co_return reply;
+}
+
+Task<Result<redis::Reply>> World::NodeLink::execute_asking(redis::Command command) {
+  command.insert(command.begin(), "ASKING");
+  Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
+  co_return reply;
 }
 
 Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command) {
@@ -246,7 +265,7 @@ Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command
   const bool cluster = world_.options_.key_layout == KeyLayout::cluster;
   std::vector<std::string> tags = cluster ? Sink::hash_tags(command) : std::vector<std::string>{};
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
-  const std::uint64_t stamp = stamps_.take_stamp(context);
+  const std::uint64_t stamp = stamps_.take(context);
   Sink& sink = *world_.sink_;
   *decision_stamp_ = reply.ok() && stamp > 0 ? 2 * stamp - 1 : 2 * sink.command_count();
   if (cluster) sink.note_tagged_command(context, std::move(tags), *decision_stamp_);
@@ -261,7 +280,7 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
   const GateConnection connection{&world.gate_, world.gate_.connect(runtime.name(), !with_faults)};
   link = std::make_unique<SimRedisLink>(runtime, server, rng.derive("latency"), world.case_.link,
                                         connection);
-  inner = std::make_unique<InnerStampLink>(*link, server);
+  inner = std::make_unique<InnerStampLink>(*link, server, stamps);
   redis::RedisLink* next = inner.get();
   if (with_faults) {
     faulty = std::make_unique<FaultyLink>(
@@ -270,12 +289,54 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
         node);
     next = faulty.get();
   }
-  outer = std::make_unique<OuterStampLink>(world, *next, *inner, node);
+  const bool nodes = world.options_.cluster_shards > 0;
+  if (nodes) {
+    // The first connection the ClusterLink makes (to the seed) is the chain above; each further
+    // node gets a chain of its own, with its own endpoint, latency and fault streams.
+    cluster = std::make_unique<redis::ClusterLink>(
+        runtime, SimRedis::node_host(0), SimRedis::node_port(0),
+        [this, &world, &runtime, &server, rng, node, with_faults, next](
+            const std::string& host,
+            std::uint16_t port) -> std::unique_ptr<redis::ClusterNodeLink> {
+          const std::optional<std::uint32_t> at = SimRedis::node_of_address(host, port);
+          if (!at.has_value()) return nullptr;
+          if (!seed_connected_) {
+            seed_connected_ = true;
+            server.set_cluster_node(*at);
+            return std::make_unique<NodeLink>(*next);
+          }
+          const std::string suffix = "/n" + std::to_string(*at);
+          StampServer& endpoint = *world.servers_.emplace_back(
+              std::make_unique<StampServer>(world, world.redis_, server.node()));
+          endpoint.set_cluster_node(*at);
+          NodeChain chain;
+          const GateConnection to_node{&world.gate_,
+                                       world.gate_.connect(runtime.name() + suffix, !with_faults)};
+          chain.link = std::make_unique<SimRedisLink>(
+              runtime, endpoint, rng.derive("latency" + suffix), world.case_.link, to_node);
+          chain.inner = std::make_unique<InnerStampLink>(*chain.link, endpoint, stamps);
+          redis::RedisLink* top = chain.inner.get();
+          if (with_faults) {
+            chain.faulty = std::make_unique<FaultyLink>(
+                *chain.inner, runtime, rng.derive("faults" + suffix),
+                link_fault_rates(world.case_.swarm, world.case_.link.timeout_ms),
+                world.observer_.get(), node);
+            chain.faulty->set_enabled(world.link_faults_on_);
+            top = chain.faulty.get();
+          }
+          more_nodes.push_back(std::move(chain));
+          return std::make_unique<NodeLink>(*top);
+        });
+    next = cluster.get();
+  }
+  outer = std::make_unique<OuterStampLink>(world, *next, stamps, node);
   redis::RedisBrokerOptions options = testing::redis_broker_options_for(world.case_.variant);
   options.journal_maxlen = world.options_.journal_maxlen;
   options.journal_group = group;
   options.key_layout = world.options_.key_layout;
-  if (!with_faults) {
+  // On a cluster a broker has no wake links: the engine polls (docs/ARCHITECTURE.md "The
+  // cluster link").
+  if (!with_faults || nodes) {
     broker = std::make_unique<redis::RedisBroker>(*outer, options);
     return;
   }

@@ -18,6 +18,7 @@
 #include "seqby/properties/reached.h"
 #include "seqby/sim/faults.h"
 #include "seqby/sim/sim_case.h"
+#include "seqby/sim/sim_redis.h"
 
 namespace seqby::scenarios {
 
@@ -29,6 +30,10 @@ struct RunOptions {
   // The key layout of every broker, and cluster mode of the simulated server with
   // KeyLayout::cluster (sim::WorldOptions::key_layout; `seqby sim --key-layout cluster`).
   KeyLayout key_layout = KeyLayout::flat;
+  // > 0 with KeyLayout::cluster: a simulated cluster of this many shards reached through the
+  // ClusterLink, slots migrating mid-run from 2 shards on (sim::WorldOptions::cluster_shards;
+  // `seqby sim --key-layout cluster --cluster-shards N`).
+  std::uint32_t cluster_shards = 0;
 };
 
 struct RunResult {
@@ -38,7 +43,10 @@ struct RunResult {
   properties::CheckReport report;
   sim::FaultCounters faults;
   std::uint64_t events_published = 0;
-  std::uint64_t events_committed = 0;  // accepted by the effect sink
+  std::uint64_t slot_migrations = 0;         // finished (RunOptions::cluster_shards)
+  std::uint64_t failovers = 0;               // CLUSTER FAILOVERs (RunOptions::cluster_shards)
+  sim::SimRedis::Redirections redirections;  // the simulated cluster's MOVED, ASK, ...
+  std::uint64_t events_committed = 0;        // accepted by the effect sink
   std::uint64_t sim_ms = 0;
   std::uint64_t wall_ms = 0;
   std::uint64_t wall_us = 0;
@@ -110,6 +118,10 @@ struct CampaignResult {
   std::uint64_t wall_ms = 0;  // of the whole campaign
   std::uint64_t scheduler_steps = 0;
   std::uint64_t redis_commands = 0;
+  std::uint32_t cluster_shards = 0;          // RunOptions::cluster_shards of the campaign
+  std::uint64_t slot_migrations = 0;         // summed over runs
+  std::uint64_t failovers = 0;               // summed over runs
+  sim::SimRedis::Redirections redirections;  // summed over runs
   sim::FaultCounters faults;
   properties::ReachedCounts reached;          // situations the runs reached (properties/reached.h)
   std::vector<CampaignViolation> violations;  // by seed, then as the checker lists them

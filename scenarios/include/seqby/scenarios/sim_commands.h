@@ -42,7 +42,8 @@ struct SimArgs {
   bool progress = false;   // print progress on `err` (the caller knows if it is a tty)
   std::string junit_path;  // --junit FILE: a JUnit XML report, one test case per seed
   std::string shard;       // --shard I/N: run only the I-th of N equal parts of the seed range
-  std::string key_layout = "flat";  // --key-layout flat|cluster (RunOptions::key_layout)
+  std::string key_layout = "flat";   // --key-layout flat|cluster (RunOptions::key_layout)
+  std::uint32_t cluster_shards = 0;  // --cluster-shards N (RunOptions::cluster_shards)
 };
 
 // The I-th (1-based) of N contiguous, near-equal parts of `range`: shards 1..N of one range are

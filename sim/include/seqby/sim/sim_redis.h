@@ -34,7 +34,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "seqby/broker/reply.h"
 #include "seqby/core/clock.h"
@@ -90,6 +92,47 @@ class SimRedis {
   // shebang-less script touch an undeclared key of another slot that the same node serves; no
   // client can rely on that, so the simulator refuses it.) Off by default.
   void enable_cluster_mode();
+
+  // Cluster nodes: this server stands for a Redis Cluster of `shards` shards, each a master and
+  // a replica (nodes 0..shards-1 the masters, then their replicas, at node_address), the slots
+  // split in contiguous ranges as `redis-cli --cluster create` splits them. Implies cluster mode.
+  // A command sent to one node (execute_on_node) is answered as Redis 7.0 answers it there
+  // (cluster.c getNodeByQuery): MOVED when the node does not serve the slot (a replica
+  // redirects too: no READONLY), ASK or TRYAGAIN while the slot migrates, and with `asking`
+  // (ASKING right before it on its connection) run on the importing node. CLUSTER SLOTS gives
+  // the map. Each node has its own script cache: EVALSHA of a script the node has not seen
+  // (EVAL or SCRIPT LOAD there) is NOSCRIPT. Every node's data is the one keyspace: a key is on
+  // its slot's shard, and while the slot migrates, on the importing shard once moved
+  // (migrate_one_key) or written there. execute() still answers as before (no node): the
+  // world's own reads. Deviation: the keys of a migrating slot move in name order.
+  void enable_cluster_nodes(std::uint32_t shards);
+  redis::Reply execute_on_node(std::uint32_t node, const redis::Command& command, bool asking);
+  std::uint32_t shard_count() const;
+  std::uint32_t shard_of_slot(std::uint16_t slot) const;
+  std::uint32_t master_of_shard(std::uint32_t shard) const;
+  // "sim-node-N", 7000 + N, "sim-node-N:700N"; node_of_address reads them back.
+  static std::string node_host(std::uint32_t node);
+  static std::uint16_t node_port(std::uint32_t node);
+  static std::string node_address(std::uint32_t node);
+  static std::optional<std::uint32_t> node_of_address(std::string_view host, std::uint16_t port);
+  // A slot migration, the steps `redis-cli --cluster reshard` takes: SETSLOT IMPORTING and
+  // MIGRATING (false when a migration is running or `slot` is on `to_shard` already), one MIGRATE
+  // per key (false when no key is left to move), SETSLOT NODE on every node.
+  bool begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard);
+  bool migrate_one_key();
+  void end_slot_migration();
+  bool slot_migrating() const;
+  // The shard's replica becomes its master and the master its replica (CLUSTER FAILOVER); the
+  // data is as it was (a lagging replica's loss is the caller's to model).
+  void promote_replica(std::uint32_t shard);
+  // What the nodes answered instead of running a command (a script's own command included).
+  struct Redirections {
+    std::uint64_t moved = 0;
+    std::uint64_t ask = 0;
+    std::uint64_t tryagain = 0;
+    std::uint64_t noscript = 0;  // EVALSHA of a script the node had not seen
+  };
+  Redirections redirections() const;
 
  private:
   std::unique_ptr<SimRedisEngine> engine_;

@@ -57,8 +57,11 @@ struct WorldStats {
   std::uint64_t redis_commands = 0;
   std::uint64_t handler_calls = 0;
   std::uint64_t restarts = 0;
-  bool liveness_reached = false;       // every committable event was committed in time
-  std::uint64_t liveness_ms_used = 0;  // how long the liveness phase took
+  std::uint64_t slot_migrations = 0;    // finished (WorldOptions::cluster_shards)
+  std::uint64_t failovers = 0;          // CLUSTER FAILOVERs (WorldOptions::cluster_shards)
+  SimRedis::Redirections redirections;  // what the cluster's nodes answered instead
+  bool liveness_reached = false;        // every committable event was committed in time
+  std::uint64_t liveness_ms_used = 0;   // how long the liveness phase took
 };
 
 // How a World runs beyond its case (not part of a saved case: it changes no decision).
@@ -72,6 +75,15 @@ struct WorldOptions {
   // (SimRedis::enable_cluster_mode: a script or command spanning hash slots is refused as Redis
   // Cluster refuses it). The commands then carry other names, so the history is not the flat one.
   KeyLayout key_layout = KeyLayout::flat;
+  // > 0 (REQUIRES the cluster layout): the server is a cluster of this many shards
+  // (SimRedis::enable_cluster_nodes), every broker reaches it through a ClusterLink (the real
+  // one, seqby/broker/cluster_link.h) over one simulated connection per node, with no wake
+  // links (the engine polls, as a worker on a real cluster). During the active phase, slots
+  // migrate (from 2 shards on: a drawn lane's slot, key by key: MOVED, ASK and TRYAGAIN
+  // meanwhile) and shards fail over (CLUSTER FAILOVER: the replica in sync takes over), each a
+  // `fault` record ("slot_migration ...", "failover ..."). Histories are not the one-server
+  // cluster layout's.
+  std::uint32_t cluster_shards = 0;
 };
 
 class World {
@@ -133,6 +145,8 @@ class World {
   class StampObserver;
   class InnerStampLink;
   class OuterStampLink;
+  class TaskStamps;
+  class NodeLink;
 
   // A fresh engine in the instance's runtime: a new owner id, or with `same_owner` the current
   // one (a stall_replace's replacement).
@@ -175,6 +189,14 @@ class World {
   std::set<GroupStreamRef> halted_;
   std::uint64_t events_published_ = 0;
   std::uint64_t restarts_ = 0;
+  // Cluster nodes: the slot migrations' own stream, and how many finished.
+  std::unique_ptr<Rng> migration_rng_;
+  std::uint64_t slot_migrations_ = 0;
+  std::uint64_t failovers_ = 0;
+  // Schedules the next slot migration (WorldOptions::cluster_shards), one key per step.
+  void schedule_slot_migration(std::uint64_t at_ms);
+  void migrate_step();
+  void record_migration(const std::string& detail);
   std::uint64_t liveness_ms_used_ = 0;
   bool liveness_reached_ = false;
   bool link_faults_on_ = true;
