@@ -221,7 +221,7 @@ struct World::Incarnation {
     std::unique_ptr<FaultyLink> faulty;
   };
   std::vector<NodeChain> more_nodes;
-  bool seed_connected_ = false;
+  bool seed_connected = false;
   std::unique_ptr<redis::ClusterLink> cluster;
   void set_link_faults(bool enabled);
   // The engine's wake links, one per wake channel used (Broker::wake_channels): each a

@@ -300,8 +300,8 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
             std::uint16_t port) -> std::unique_ptr<redis::ClusterNodeLink> {
           const std::optional<std::uint32_t> at = SimRedis::node_of_address(host, port);
           if (!at.has_value()) return nullptr;
-          if (!seed_connected_) {
-            seed_connected_ = true;
+          if (!seed_connected) {
+            seed_connected = true;
             server.set_cluster_node(*at);
             return std::make_unique<NodeLink>(*next);
           }
