@@ -196,12 +196,7 @@ Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
     std::optional<Reply> refused = cluster_refusal(fullname.view(), a, from_script);
     if (refused.has_value()) return std::move(*refused);
   }
-  if (node_ < 0) {
-    if (fullname.view() == "script|flush") {
-      for (std::set<std::string>& known : node_scripts_) known.clear();
-    }
-    return (this->*spec.handler)(a);
-  }
+  if (node_ < 0) return (this->*spec.handler)(a);
   // Sent to a cluster node: its own script cache, and the keys an importing node now has.
   const auto node = static_cast<std::size_t>(node_);
   if (!from_script && fullname.view() == "evalsha" &&
@@ -213,9 +208,6 @@ Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
   if (!from_script && !reply.is_error()) {
     if (fullname.view() == "eval") node_scripts_[node].insert(sha1_hex(a[1]));
     if (fullname.view() == "script|load") node_scripts_[node].insert(reply.str);
-    if (fullname.view() == "script|flush") {
-      for (std::set<std::string>& known : node_scripts_) known.clear();
-    }
   }
   if (migration_ && shards_[migration_->to].master == node) note_imported(fullname.view(), a);
   return reply;
@@ -303,7 +295,6 @@ bool SimRedis::begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard) 
 }
 bool SimRedis::migrate_one_key() { return engine_->migrate_one_key(); }
 void SimRedis::end_slot_migration() { engine_->end_slot_migration(); }
-bool SimRedis::slot_migrating() const { return engine_->slot_migrating(); }
 void SimRedis::promote_replica(std::uint32_t shard) { engine_->promote_replica(shard); }
 SimRedis::Redirections SimRedis::redirections() const { return engine_->redirections(); }
 

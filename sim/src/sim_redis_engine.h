@@ -132,11 +132,9 @@ class SimRedisEngine {
   std::uint32_t shard_count() const { return static_cast<std::uint32_t>(shards_.size()); }
   std::uint32_t shard_of_slot(std::uint16_t slot) const { return slot_shard_.at(slot); }
   std::uint32_t master_of_shard(std::uint32_t shard) const { return shards_.at(shard).master; }
-  std::uint32_t replica_of_shard(std::uint32_t shard) const { return shards_.at(shard).replica; }
   bool begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard);
   bool migrate_one_key();
   void end_slot_migration();
-  bool slot_migrating() const { return migration_.has_value(); }
   void promote_replica(std::uint32_t shard);
   SimRedis::Redirections redirections() const { return redirections_; }
 

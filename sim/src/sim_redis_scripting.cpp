@@ -74,6 +74,7 @@ Reply SimRedisEngine::cmd_script(const Command& a) {
   }
   if (a.size() > 3) return Reply::error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
   lua_->flush();
+  for (std::set<std::string>& known : node_scripts_) known.clear();  // every cluster node's
   return Reply::status("OK");
 }
 

@@ -295,12 +295,8 @@ void World::schedule_slot_migration(std::uint64_t at_ms) {
       const auto shard = static_cast<std::uint32_t>(rng.below(redis_.shard_count()));
       redis_.promote_replica(shard);
       ++failovers_;
-      HistoryRecord record;
-      record.time_ms = scheduler_.now_ms();
-      record.op = HistoryOp::fault;
-      record.detail = "failover shard=" + std::to_string(shard) +
-                      " master=" + SimRedis::node_address(redis_.master_of_shard(shard));
-      sink_->record(std::move(record));
+      record_cluster_fault("failover shard=" + std::to_string(shard) +
+                           " master=" + SimRedis::node_address(redis_.master_of_shard(shard)));
       schedule_slot_migration(scheduler_.now_ms() + rng.uniform(200, 2'000));
       return;
     }
@@ -316,8 +312,8 @@ void World::schedule_slot_migration(std::uint64_t at_ms) {
     const auto to = static_cast<std::uint32_t>((from + 1 + rng.below(redis_.shard_count() - 1)) %
                                                redis_.shard_count());
     SEQBY_CHECK(redis_.begin_slot_migration(slot, to));
-    record_migration("slot=" + std::to_string(slot) + " key=" + key +
-                     " from=" + std::to_string(from) + " to=" + std::to_string(to) + " begin");
+    record_cluster_fault("slot_migration slot=" + std::to_string(slot) + " key=" + key +
+                         " from=" + std::to_string(from) + " to=" + std::to_string(to) + " begin");
     scheduler_.call_at(scheduler_.now_ms() + rng.uniform(1, 5), [this] { migrate_step(); });
   });
 }
@@ -330,15 +326,15 @@ void World::migrate_step() {
   }
   redis_.end_slot_migration();
   ++slot_migrations_;
-  record_migration("end");
+  record_cluster_fault("slot_migration end");
   schedule_slot_migration(scheduler_.now_ms() + rng.uniform(200, 2'000));
 }
 
-void World::record_migration(const std::string& detail) {
+void World::record_cluster_fault(std::string detail) {
   HistoryRecord record;
   record.time_ms = scheduler_.now_ms();
   record.op = HistoryOp::fault;
-  record.detail = "slot_migration " + detail;
+  record.detail = std::move(detail);
   sink_->record(std::move(record));
 }
 

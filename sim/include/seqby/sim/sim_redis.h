@@ -121,7 +121,6 @@ class SimRedis {
   bool begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard);
   bool migrate_one_key();
   void end_slot_migration();
-  bool slot_migrating() const;
   // The shard's replica becomes its master and the master its replica (CLUSTER FAILOVER); the
   // data is as it was (a lagging replica's loss is the caller's to model).
   void promote_replica(std::uint32_t shard);

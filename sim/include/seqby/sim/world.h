@@ -196,7 +196,8 @@ class World {
   // Schedules the next slot migration (WorldOptions::cluster_shards), one key per step.
   void schedule_slot_migration(std::uint64_t at_ms);
   void migrate_step();
-  void record_migration(const std::string& detail);
+  // A `fault` record of the world's own ("slot_migration ...", "failover ...").
+  void record_cluster_fault(std::string detail);
   std::uint64_t liveness_ms_used_ = 0;
   bool liveness_reached_ = false;
   bool link_faults_on_ = true;
