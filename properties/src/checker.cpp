@@ -187,6 +187,7 @@ CheckReport check_history(const std::vector<HistoryRecord>& history, const Check
         break;
       case HistoryOp::fault:
         parallel.on_ended(index.ended());
+        order.on_undo(index.undone_lanes());
         break;
       default:
         break;
@@ -215,6 +216,19 @@ CheckReport check_history(const std::vector<HistoryRecord>& history, const Check
     c.events_poison += stream.poison_seqs.size();
   }
   c.nodes_with_lease = index.lease_nodes().size();
+  c.lossy_failovers = index.lossy_failovers();
+  c.records_undone = index.records_undone();
+  for (const IndexedStream& stream : index.streams()) {
+    for (const IndexedEvent& event : stream.events) c.publishes_lost += event.lost ? 1 : 0;
+  }
+  for (const IndexedLane& lane : index.lanes()) {
+    for (const std::int64_t seq : lane.acked_uncommitted) {
+      const bool committed =
+          std::any_of(lane.commits.begin(), lane.commits.end(),
+                      [&](const IndexedCommit& commit) { return commit.seq == seq; });
+      c.commits_lost += committed ? 0 : 1;
+    }
+  }
   if (index.liveness_marker()) {
     c.liveness_marker = true;
     c.liveness_marker_index = index.record(*index.liveness_marker()).index;

@@ -34,7 +34,7 @@ std::string ExclusionChecker::describe(const IndexedExecution& e) const {
 // owner may still enter it (the read was its lease check; a stall can fall in between).
 void ExclusionChecker::on_read(const HistoryRecord& r, const IndexedStep& step) {
   if (step.unit < 0 || r.generation == 0) return;
-  if (index_.stale_point(index_.units()[step.unit], r.generation)) return;
+  if (index_.stale_point(index_.units()[step.unit], r.generation, &r.node)) return;
   state_of(step.unit).node_generations[{r.node, r.generation}].last_read = step.position;
 }
 
@@ -64,7 +64,7 @@ void ExclusionChecker::on_enter(const HistoryRecord& r, const IndexedStep& step)
   // neither recorded, the first it enters.
   std::optional<std::uint64_t> stale;
   if (r.generation > 0) {
-    stale = index_.stale_point(unit, r.generation);
+    stale = index_.stale_point(unit, r.generation, &r.node);
     SEQBY_CHECK(e.lease_current == !stale);
     NodeGeneration& ng = state.node_generations[{r.node, r.generation}];
     if (stale) {
@@ -99,8 +99,9 @@ void ExclusionChecker::on_enter(const HistoryRecord& r, const IndexedStep& step)
     SEQBY_CHECK(other.enter < e.enter && other.end == kNoPosition);
     if (same_event(other_enter, r)) continue;  // a re-run of one event: allowed
     const std::optional<std::uint64_t> found =
-        other_enter.generation > 0 ? index_.stale_point(unit, other_enter.generation)
-                                   : std::nullopt;
+        other_enter.generation > 0
+            ? index_.stale_point(unit, other_enter.generation, &other_enter.node)
+            : std::nullopt;
     const bool other_stale = found.has_value();
     const std::uint64_t other_point = found.value_or(0);
     if (!stale && !other_stale) {
@@ -146,6 +147,9 @@ void ExclusionChecker::on_commit(const HistoryRecord& r, const IndexedStep& step
     if (known.committed || enter.node != r.node || enter.generation != r.generation || !same) {
       continue;
     }
+    // Stale no more: the acquire that ended its tenure was undone by a lossy failover, and the
+    // surviving state has it holding the lease again.
+    if (!index_.stale_point(unit, enter.generation, &enter.node)) continue;
     known.committed = true;
     std::vector<std::uint64_t> witnesses = known.witnesses;
     witnesses.push_back(r.index);

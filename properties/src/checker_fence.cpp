@@ -1,6 +1,7 @@
 // fence: every accepted read, renew, ack and commit is under a generation its node acquired on
 // its unit, with no later generation acquired and that generation not released before it; the
-// generations of a unit strictly increase across acquires. Generation 0 means no lease.
+// generations of a unit strictly increase across acquires. Generation 0 means no lease. An acquire
+// a lossy failover undid (history_index.h) ends its tenure there and counts for neither rule after.
 #include "checker_internal.h"
 #include "seqby/core/check.h"
 
@@ -19,7 +20,7 @@ void FenceChecker::on_acquire(const HistoryRecord& r, const IndexedStep& step) {
   const IndexedAcquire* highest = nullptr;
   for (std::size_t i = 0; i + 1 < unit.acquires.size(); ++i) {  // every acquire before this one
     const IndexedAcquire& previous = unit.acquires[i];
-    if (previous.generation >= r.generation &&
+    if (previous.undone_at == 0 && previous.generation >= r.generation &&
         (highest == nullptr || previous.generation > highest->generation)) {
       highest = &previous;
     }
@@ -68,14 +69,17 @@ void FenceChecker::on_step(const HistoryRecord& r, const IndexedStep& step) {
                             ", which " + acquire->node + " had acquired, not " + r.node + ".");
     return;
   }
-  const std::optional<std::uint64_t> stale = index_.stale_point(unit, r.generation);
+  const std::optional<std::uint64_t> stale = index_.stale_point(unit, r.generation, &r.node);
   if (stale) {
     findings_.violation(Property::fence, unit.category, unit.key, unit.group,
                         {acquire->index, *stale, r.index},
                         what() + " was accepted under generation " + std::to_string(r.generation) +
                             " after record #" + std::to_string(*stale) +
-                            " ended that generation (a later acquire or its release): a stale "
-                            "owner's steps must be refused.");
+                            (acquire->undone_at == *stale
+                                 ? ", a lossy failover that undid its acquire, ended that "
+                                   "generation: a stale owner's steps must be refused."
+                                 : " ended that generation (a later acquire or its release): a "
+                                   "stale owner's steps must be refused."));
   }
 }
 

@@ -44,6 +44,9 @@ class OrderChecker {
       : index_(index), findings_(findings) {}
   void on_commit(const HistoryRecord& r, const IndexedStep& step);
   void on_ack(const HistoryRecord& r, const IndexedStep& step);
+  // A lossy failover undid commits or acks of these lanes: their state is made again from what the
+  // index still holds.
+  void on_undo(const std::vector<int>& lanes);
 
  private:
   struct LaneState {

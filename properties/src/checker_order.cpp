@@ -1,6 +1,10 @@
 // order: per lane, accepted commits take seqs in publish order, each at most once, with no gap
 // (seq k only after k-1 was committed or resolved by an operator); an accepted ack of seq k while
-// an earlier seq was neither acked nor resolved is a violation, a repeated ack is not.
+// an earlier seq was neither acked nor resolved is a violation, a repeated ack is not. A publish a
+// lossy failover undid may still be committed (by an owner that had read it), in order, and needs
+// no ack.
+#include <algorithm>
+
 #include "checker_internal.h"
 #include "seqby/core/check.h"
 
@@ -22,8 +26,11 @@ OrderChecker::LaneState& OrderChecker::advance(int lane_id) {
          (state.committed[state.commit_next - 1] || index_.resolved(lane, state.commit_next))) {
     ++state.commit_next;
   }
+  const std::vector<IndexedEvent>& events = index_.streams()[lane.stream].events;
+  // A lost publish (a lossy failover undid it) has no entry left to ack.
   while (state.ack_next <= size &&
-         (state.acked[state.ack_next - 1] || index_.resolved(lane, state.ack_next))) {
+         (state.acked[state.ack_next - 1] || index_.resolved(lane, state.ack_next) ||
+          events[state.ack_next - 1].lost)) {
     ++state.ack_next;
   }
   return state;
@@ -75,7 +82,11 @@ void OrderChecker::on_ack(const HistoryRecord& r, const IndexedStep& step) {
   LaneState& state = advance(step.lane);
   if (seq <= static_cast<std::int64_t>(state.acked.size()) && state.acked[seq - 1]) return;
   const std::vector<IndexedEvent>& events = index_.streams()[lane.stream].events;
-  if (state.ack_next < seq && state.ack_next <= static_cast<std::int64_t>(events.size())) {
+  // An ack of an event whose commit a lossy failover undid, before it was committed again: a
+  // retry after a lost reply or an ack in flight across the failover, decided by an engine that
+  // had committed it (in order then). Not judged for order; no_loss judges what it cost.
+  if (!step.acks_undone_commit && state.ack_next < seq &&
+      state.ack_next <= static_cast<std::int64_t>(events.size())) {
     findings_.violation(
         Property::order, r.category, r.key, r.group, {events[state.ack_next - 1].index, r.index},
         "the ack of " + index_.describe_event(lane.stream, seq) + " by " + r.node +
@@ -85,6 +96,25 @@ void OrderChecker::on_ack(const HistoryRecord& r, const IndexedStep& step) {
   }
   if (seq <= static_cast<std::int64_t>(state.acked.size())) state.acked[seq - 1] = 1;
   advance(step.lane);
+}
+
+void OrderChecker::on_undo(const std::vector<int>& lanes) {
+  // Commits are made again from what the index still holds. Acks are not: the ack order judges
+  // the engines' acks, and an ack the failover undid was made in order (its entry is pending
+  // again, to be delivered and acked once more).
+  for (const int lane_id : lanes) {
+    LaneState& state = advance(lane_id);
+    std::fill(state.committed.begin(), state.committed.end(), 0);
+    std::fill(state.commit_index.begin(), state.commit_index.end(), 0);
+    state.commit_next = 1;
+    const auto size = static_cast<std::int64_t>(state.committed.size());
+    for (const IndexedCommit& commit : index_.lanes()[lane_id].commits) {
+      if (commit.seq > size || state.committed[commit.seq - 1]) continue;
+      state.committed[commit.seq - 1] = 1;
+      state.commit_index[commit.seq - 1] = commit.index;
+    }
+    advance(lane_id);
+  }
 }
 
 }  // namespace seqby::properties::detail

@@ -99,6 +99,12 @@ std::string render_report_text(const CheckReport& report,
          std::to_string(c.dlqs) + ", skips " + std::to_string(c.skips) + ", faults " +
          std::to_string(c.faults);
   if (c.liveness_marker) out += ", liveness phase from #" + std::to_string(c.liveness_marker_index);
+  if (c.lossy_failovers > 0) {
+    out += ", lossy failovers " + std::to_string(c.lossy_failovers) + " (records undone " +
+           std::to_string(c.records_undone) + ", publishes lost " +
+           std::to_string(c.publishes_lost) + ", commits lost " + std::to_string(c.commits_lost) +
+           ")";
+  }
   out += "\n";
   if (!report.violations.empty()) {
     out += "violations:\n";
@@ -155,6 +161,12 @@ std::string render_report_json(const CheckReport& report) {
   counters["skips"] = c.skips;
   counters["faults"] = c.faults;
   if (c.liveness_marker) counters["liveness_marker_index"] = c.liveness_marker_index;
+  if (c.lossy_failovers > 0) {
+    counters["lossy_failovers"] = c.lossy_failovers;
+    counters["records_undone"] = c.records_undone;
+    counters["publishes_lost"] = c.publishes_lost;
+    counters["commits_lost"] = c.commits_lost;
+  }
   j["counters"] = std::move(counters);
   j["notes"] = report.notes;
   return j.dump();

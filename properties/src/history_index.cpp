@@ -54,6 +54,7 @@ const IndexedStep& HistoryIndex::add() {
   step_ = IndexedStep{};
   step_.position = position_;
   ended_.clear();
+  undone_lanes_.clear();
   switch (r.op) {
     case HistoryOp::publish:
       on_publish(r);
@@ -65,6 +66,9 @@ const IndexedStep& HistoryIndex::add() {
     case HistoryOp::reap:  // a reap deletes the lease too: it ends the generation
       step_.unit = unit_of(r);
       if (step_.unit >= 0) units_[step_.unit].released.emplace(r.generation, r.index);
+      if (r.op == HistoryOp::reap && !r.category.empty() && !r.key.empty()) {
+        streams_[stream_of(r.category, r.key)].reaps.push_back(r.index);
+      }
       break;
     case HistoryOp::renew:
       step_.unit = unit_of(r);
@@ -92,6 +96,7 @@ const IndexedStep& HistoryIndex::add() {
       break;
     case HistoryOp::fault:
       if (is_crash(r)) on_crash(r);
+      on_failover_marker(r);
       break;
     case HistoryOp::commit_fenced:
     case HistoryOp::commit_rejected:
@@ -150,7 +155,7 @@ void HistoryIndex::on_enter(const HistoryRecord& r) {
   e.spot = spot_of(r, unit, e.stream);
   e.enter = position_;
   e.seq = seq_of(r);
-  e.lease_current = r.generation > 0 && !stale_point(unit, r.generation);
+  e.lease_current = r.generation > 0 && !stale_point(unit, r.generation, &r.node);
   step_.seq = e.seq;
   step_.execution = static_cast<int>(executions_.size());
   // Executions stand in enter order (the scenarios and the parallel checker rely on it).
@@ -211,7 +216,13 @@ void HistoryIndex::on_ack_or_commit(const HistoryRecord& r) {
   step_.lane = lane_of(r.category, r.key, r.group);
   IndexedLane& lane = lanes_[step_.lane];
   if (r.op == HistoryOp::ack) {
-    lane.acks.push_back(position_);
+    if (lane.undone_commits.count(step_.seq) > 0 &&
+        std::none_of(lane.commits.begin(), lane.commits.end(),
+                     [&](const IndexedCommit& c) { return c.seq == step_.seq; })) {
+      step_.acks_undone_commit = true;
+      lane.acked_uncommitted.insert(step_.seq);
+    }
+    lane.acks.push_back(IndexedAck{step_.seq, r.index, position_});
     return;
   }
   const auto published = static_cast<std::int64_t>(streams_[lane.stream].events.size());
@@ -258,6 +269,78 @@ void HistoryIndex::on_resolve(const HistoryRecord& r) {
   const std::size_t published = streams_[stream_id].events.size();
   if (lane.resolved.size() < published) lane.resolved.resize(published, 0);
   lane.resolved[step_.seq - 1] = 1;
+}
+
+// A replica_lag opens a window on its shard; the lossy_failover of that shard closes it and undoes
+// every write to the keys the master served made inside it (markers.h). Writes of a unit are in
+// its slot, so the undone records of a stream, lane or unit are the newest ones it has: a suffix.
+// Not undone: an operator's skip or dlq (a resolution stays resolved), a halt record, and the
+// records of what the engines did beside Redis (reads, enters, exits: they happened).
+void HistoryIndex::on_failover_marker(const HistoryRecord& r) {
+  const std::optional<FailoverMarker> marker = parse_failover_marker(r);
+  if (!marker) return;
+  if (!marker->lossy_failover) {
+    std::set<std::string> keys(marker->keys.begin(), marker->keys.end());
+    if (!lags_.emplace(marker->shard, std::make_pair(r.index, std::move(keys))).second) {
+      note("replica_lag #" + std::to_string(r.index) + " of shard " +
+           std::to_string(marker->shard) + " while one is open; ignored");
+    }
+    return;
+  }
+  auto lag = lags_.find(marker->shard);
+  if (lag == lags_.end()) {
+    note("lossy_failover #" + std::to_string(r.index) + " of shard " +
+         std::to_string(marker->shard) + " follows no replica_lag of it; ignored");
+    return;
+  }
+  const std::uint64_t begin = lag->second.first;
+  const std::set<std::string> keys = std::move(lag->second.second);
+  lags_.erase(lag);
+  ++lossy_failovers_;
+  auto undone = [&](std::uint64_t index) { return index > begin && index < r.index; };
+  for (IndexedStream& stream : streams_) {
+    if (keys.count(stream.key) == 0) continue;
+    for (std::size_t i = 0; i < stream.events.size(); ++i) {
+      IndexedEvent& event = stream.events[i];
+      if (event.lost || !undone(event.index)) continue;
+      event.lost = true;
+      ++records_undone_;
+      if (stream.first_lost == 0) stream.first_lost = static_cast<std::int64_t>(i) + 1;
+    }
+  }
+  for (std::size_t id = 0; id < lanes_.size(); ++id) {
+    IndexedLane& lane = lanes_[id];
+    if (keys.count(streams_[lane.stream].key) == 0) continue;
+    const std::size_t before = lane.commits.size() + lane.acks.size();
+    std::erase_if(lane.commits, [&](const IndexedCommit& c) {
+      if (!undone(c.index)) return false;
+      lane.undone_commits.insert(c.seq);
+      return true;
+    });
+    std::erase_if(lane.acks, [&](const IndexedAck& a) { return undone(a.index); });
+    const IndexedStream& stream = streams_[lane.stream];
+    if (lane.stranded_from == 0 && std::any_of(stream.reaps.begin(), stream.reaps.end(), undone)) {
+      std::set<std::int64_t> committed;
+      for (const IndexedCommit& c : lane.commits) committed.insert(c.seq);
+      std::int64_t first = 1;
+      while (committed.count(first) > 0) ++first;
+      lane.stranded_from = first;
+    }
+    const std::size_t removed = before - lane.commits.size() - lane.acks.size();
+    if (removed == 0) continue;
+    records_undone_ += removed;
+    undone_lanes_.push_back(static_cast<int>(id));
+  }
+  for (IndexedUnit& unit : units_) {
+    if (keys.count(unit.key) == 0) continue;
+    for (IndexedAcquire& acquire : unit.acquires) {
+      if (acquire.undone_at != 0 || !undone(acquire.index)) continue;
+      acquire.undone_at = r.index;
+      ++records_undone_;
+    }
+    records_undone_ +=
+        std::erase_if(unit.released, [&](const auto& g) { return undone(g.second); });
+  }
 }
 
 // Every stream with events gets a lane for every group of its category, so the end-of-history
@@ -400,11 +483,19 @@ std::int64_t HistoryIndex::poison_head(const IndexedLane& lane) const {
 }
 
 std::optional<std::uint64_t> HistoryIndex::stale_point(const IndexedUnit& unit,
-                                                       std::uint64_t generation) const {
+                                                       std::uint64_t generation,
+                                                       const std::string* node) const {
   std::optional<std::uint64_t> point;
+  if (node != nullptr) {
+    for (auto it = unit.acquires.rbegin(); it != unit.acquires.rend(); ++it) {
+      if (it->generation != generation || it->node != *node) continue;
+      if (it->undone_at != 0) point = it->undone_at;
+      break;
+    }
+  }
   for (const IndexedAcquire& acquire : unit.acquires) {
-    if (acquire.generation > generation) {
-      point = acquire.index;
+    if (acquire.generation > generation && acquire.undone_at == 0) {
+      if (!point || acquire.index < *point) point = acquire.index;
       break;
     }
   }

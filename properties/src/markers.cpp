@@ -106,6 +106,39 @@ bool is_crash_of(const HistoryRecord& record, std::string_view node) {
   return is_crash(record) && record.node == node;
 }
 
+HistoryRecord replica_lag_record(std::uint64_t shard, const std::vector<std::string>& keys) {
+  HistoryRecord record;
+  record.op = HistoryOp::fault;
+  record.detail = std::string(kReplicaLag) + " shard=" + std::to_string(shard) +
+                  " keys=" + join(keys) + " begin";
+  return record;
+}
+
+HistoryRecord lossy_failover_record(std::uint64_t shard, std::string_view master) {
+  SEQBY_CHECK(master.find(' ') == std::string_view::npos);
+  HistoryRecord record;
+  record.op = HistoryOp::fault;
+  record.detail = std::string(kLossyFailover) + " shard=" + std::to_string(shard) +
+                  " master=" + std::string(master);
+  return record;
+}
+
+std::optional<FailoverMarker> parse_failover_marker(const HistoryRecord& record) {
+  if (record.op != HistoryOp::fault || !record.node.empty()) return std::nullopt;
+  const std::vector<std::string_view> tokens = split(record.detail, ' ');
+  if (tokens.size() < 2 || (tokens[0] != kReplicaLag && tokens[0] != kLossyFailover) ||
+      !tokens[1].starts_with("shard=")) {
+    return std::nullopt;
+  }
+  FailoverMarker marker;
+  marker.lossy_failover = tokens[0] == kLossyFailover;
+  if (!parse_count(tokens[1].substr(6), &marker.shard)) return std::nullopt;
+  if (marker.lossy_failover) return marker;
+  if (tokens.size() < 3 || !tokens[2].starts_with("keys=")) return std::nullopt;
+  for (std::string_view key : split(tokens[2].substr(5), ',')) marker.keys.emplace_back(key);
+  return marker;
+}
+
 std::optional<PartitionCountWarning> parse_partition_count_warning(const HistoryRecord& record) {
   if (record.op != HistoryOp::warn) return std::nullopt;
   // "live" "partitions" N "over" "threshold" T

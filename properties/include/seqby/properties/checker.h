@@ -25,6 +25,19 @@
 //   categories it subscribes, "run pm=NAME:order+payment"); their records carry the correlation
 //   value in `key` and the event's category in `category`; one lease (acquire category ignored)
 //   spans all of the PM's categories for one correlation value.
+// - A lossy failover (markers.h: a replica_lag record, then a lossy_failover record of the same
+//   shard) undoes every write to its keys made between the two: the checker judges what the
+//   surviving state tells. A publish undone is lost: it needs no ack, and no_loss owes its lane
+//   nothing from that seq on unless it was committed all the same (an owner that had read it
+//   before the failover may still commit it); else a numbered sink accepts no later seq, and order
+//   lets nothing after it commit. A commit or
+//   ack undone is as if never made (it may be made again). An ack of an event whose commit was
+//   undone, made before it is committed again (a retry after a lost reply, or an ack in flight
+//   across the failover), is not judged for ack order, and it took the entry the failover had put
+//   back: that event is lost as a lost publish is. An acquire undone ends its
+//   tenure at the failover, ends no other tenure, and its generation may be acquired again; a
+//   release undone is as if never made. Executions are not undone: they happened, and exclusion
+//   judges them with those tenures (a holder whose lease the failover took is stale from there on).
 //
 // A partition of a handler group ("lane") is category+key+group; a lease unit is a lane, or for a
 // process manager group+key. Properties:
@@ -131,6 +144,13 @@ struct CheckCounters {
   std::uint64_t faults = 0;  // fault records that are not markers
   bool liveness_marker = false;
   std::uint64_t liveness_marker_index = 0;
+  // Lossy failovers (markers.h), the records they undid, and the publishes among them.
+  std::uint64_t lossy_failovers = 0;
+  std::uint64_t records_undone = 0;
+  std::uint64_t publishes_lost = 0;
+  // Events whose commit a lossy failover undid and whose entry an ack then took: never
+  // committed again.
+  std::uint64_t commits_lost = 0;
 };
 
 struct CheckReport {

@@ -35,6 +35,7 @@ struct IndexedEvent {
   std::string event_id;
   std::uint64_t index = 0;  // the publish record's index
   bool poison = false;
+  bool lost = false;  // a lossy failover undid its publish (markers.h)
 };
 
 struct IndexedStream {
@@ -45,6 +46,8 @@ struct IndexedStream {
   std::vector<std::int64_t> poison_seqs;   // ascending
   std::vector<std::uint8_t> resolved_all;  // by seq - 1: skipped/dlq'd by an operator, all groups
   std::vector<int> lanes;
+  std::int64_t first_lost = 0;       // the lowest seq whose publish a lossy failover undid; 0: none
+  std::vector<std::uint64_t> reaps;  // indices of the reap records of the stream
 };
 
 // An accepted commit record that named a seq.
@@ -54,12 +57,29 @@ struct IndexedCommit {
   bool published = false;  // its seq named an event already published when it was accepted
 };
 
+// An accepted ack record that named a seq.
+struct IndexedAck {
+  std::int64_t seq = 0;
+  std::uint64_t index = 0;
+  std::size_t position = 0;
+};
+
 struct IndexedLane {
   int stream = 0;
   std::string group;
   std::vector<std::uint8_t> resolved;  // by seq - 1 (may be shorter): operator skip/dlq, this group
   std::vector<IndexedCommit> commits;  // in history order
-  std::vector<std::size_t> acks;       // positions of accepted acks that named a seq
+  std::vector<IndexedAck> acks;        // in history order
+  // A lossy failover removes the commits and acks it undid from both lists; the seqs whose commit
+  // it undid go in undone_commits. An ack of one of them while it has no commit (a retry after a
+  // lost reply, or an ack in flight across the failover, landing on the entry the failover put
+  // back) leaves the event to nobody: its seq goes in acked_uncommitted.
+  std::set<std::int64_t> undone_commits;
+  std::set<std::int64_t> acked_uncommitted;
+  // A lossy failover that undid a reap of the stream brings the stream back, while the reap's
+  // removal from the category index (another slot, maybe another shard) may stand: discovery may
+  // never find it again. The lane's first seq then uncommitted; 0: none.
+  std::int64_t stranded_from = 0;
   std::set<std::int64_t> halted_seqs;
 };
 
@@ -68,6 +88,9 @@ struct IndexedAcquire {
   std::uint64_t generation = 0;
   std::string node;
   std::uint64_t index = 0;
+  // The lossy failover that undid it (its record's index), 0 when none: the tenure ended there,
+  // it ends no other, and its generation may be acquired again.
+  std::uint64_t undone_at = 0;
 };
 
 struct IndexedUnit {
@@ -77,6 +100,7 @@ struct IndexedUnit {
   bool pm = false;
   std::vector<IndexedAcquire> acquires;             // in history order
   std::map<std::uint64_t, std::uint64_t> released;  // generation -> first release (or reap) index
+                                                    // (one a lossy failover undid is removed)
   std::vector<std::size_t> reads;                   // positions of accepted reads
   std::vector<int> open;                            // executions open now, in enter order
 };
@@ -107,6 +131,8 @@ struct IndexedStep {
   int lane = -1;             // its lane (commit, ack, halt, a group's resolution); -1 otherwise
   std::int64_t seq = -1;     // its seq: its own, else its event's published seq; -1 when unknown
   int execution = -1;        // an enter: the execution it opened
+  bool acks_undone_commit = false;  // an ack of a seq whose commit a lossy failover undid, and
+                                    // which has none since
 };
 
 class HistoryIndex {
@@ -153,6 +179,11 @@ class HistoryIndex {
   const std::map<std::string, std::vector<std::string>>& category_groups() const {
     return category_groups_;
   }
+  // The lanes whose commits or acks the last add() undid (a lossy failover), in id order.
+  const std::vector<int>& undone_lanes() const { return undone_lanes_; }
+  // Lossy failovers met so far, and the records they undid (publishes, leases, commits, acks).
+  std::uint64_t lossy_failovers() const { return lossy_failovers_; }
+  std::uint64_t records_undone() const { return records_undone_; }
   // Oddities of the history met while adding, in history order (the first few only).
   const std::vector<std::string>& notes() const { return notes_; }
 
@@ -165,8 +196,11 @@ class HistoryIndex {
   bool resolved(const IndexedLane& lane, std::int64_t seq) const;
   // The lowest poison seq of the lane's stream not resolved for the lane; 0 when none.
   std::int64_t poison_head(const IndexedLane& lane) const;
-  // Where generation g of `unit` went stale: the first later acquire or its release.
-  std::optional<std::uint64_t> stale_point(const IndexedUnit& unit, std::uint64_t generation) const;
+  // Where generation g of `unit` went stale: the first later acquire or its release; with `node`,
+  // where `node`'s tenure of g ended, which a lossy failover can end too (its latest acquire of
+  // g; without one, as without a node). An acquire a lossy failover undid ends no other tenure.
+  std::optional<std::uint64_t> stale_point(const IndexedUnit& unit, std::uint64_t generation,
+                                           const std::string* node = nullptr) const;
   // "seq N (event ID)" (the event only once published).
   std::string describe_event(int stream, std::int64_t seq) const;
   // "C:K (group G)", or "correlation X of process manager G".
@@ -185,6 +219,7 @@ class HistoryIndex {
   void on_ack_or_commit(const HistoryRecord& r);
   void on_halt(const HistoryRecord& r);
   void on_resolve(const HistoryRecord& r);
+  void on_failover_marker(const HistoryRecord& r);
   void complete_lanes();
 
   void note(std::string text);
@@ -221,6 +256,12 @@ class HistoryIndex {
   std::set<std::string> lease_node_names_;
   std::map<std::string, std::vector<std::string>> category_groups_;
   std::vector<std::string> notes_;
+  // Replica lags not yet ended by a lossy failover: shard -> (the replica_lag record's index, the
+  // keys its master serves).
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::set<std::string>>> lags_;
+  std::vector<int> undone_lanes_;
+  std::uint64_t lossy_failovers_ = 0;
+  std::uint64_t records_undone_ = 0;
 
   std::unordered_map<std::string, int> stream_ids_;
   std::unordered_map<std::string, int> lane_ids_;

@@ -17,6 +17,17 @@
 //                  Several headers merge; a header may stand anywhere, though first is customary.
 //   liveness       {"op":"fault","detail":"liveness_phase_start"}: faults stopped here; no_loss
 //                  is judged at the end of the history, and names this marker in its witnesses.
+//   replica lag    {"op":"fault","detail":"replica_lag shard=1 keys=k1,k7 begin"}: from here the
+//                  replica of the master serving the partition keys k1 and k7 (on a cluster the
+//                  key is the hash tag of every key of its lease units: streams, leases, fence
+//                  counters, sinks) receives nothing more.
+//   lossy failover {"op":"fault","detail":"lossy_failover shard=1 master=ADDR"}: that master died
+//                  here and its lagging replica takes over: every write to those keys made
+//                  between the two records is undone (docs/ARCHITECTURE.md "What a failover
+//                  keeps"). The checker then judges the history the surviving state tells: a
+//                  publish undone is lost (its lane owes nothing from it on unless an owner that
+//                  had read it commits it all the same), a commit or ack undone may be made again,
+//                  and a lease acquired in between ends here (its generation may be given again).
 // One convention is about injected faults, which do carry a node:
 //   crash          {"op":"fault","node":"w1","detail":"crash ..."}: instance w1 died; its open
 //                  handler executions end here (they do not run on until the end of the history).
@@ -44,6 +55,8 @@ inline constexpr std::string_view kCrashFault = "crash";
 inline constexpr std::string_view kPoisonToken = "poison";
 inline constexpr std::string_view kOperatorToken = "operator";
 inline constexpr std::string_view kPartitionCountWarning = "live partitions";
+inline constexpr std::string_view kReplicaLag = "replica_lag";
+inline constexpr std::string_view kLossyFailover = "lossy_failover";
 
 struct RunHeader {
   std::vector<std::string> process_managers;  // group names of process managers
@@ -73,6 +86,17 @@ bool is_liveness_marker(const HistoryRecord& record);
 bool is_crash(const HistoryRecord& record);
 // True for a fault record about a crash of `node`.
 bool is_crash_of(const HistoryRecord& record, std::string_view node);
+
+// A replica lag's start or a lossy failover (markers above): the shard, and the keys it serves.
+struct FailoverMarker {
+  std::uint64_t shard = 0;
+  std::vector<std::string> keys;  // replica_lag only
+  bool lossy_failover = false;    // false: replica_lag
+};
+HistoryRecord replica_lag_record(std::uint64_t shard, const std::vector<std::string>& keys);
+HistoryRecord lossy_failover_record(std::uint64_t shard, std::string_view master);
+// nullopt for any other record.
+std::optional<FailoverMarker> parse_failover_marker(const HistoryRecord& record);
 
 // A partition-count warning: how many live partitions the engine saw, over which threshold.
 struct PartitionCountWarning {

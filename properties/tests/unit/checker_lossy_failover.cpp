@@ -1,0 +1,277 @@
+// What a lossy failover undoes (markers.h: replica_lag, then lossy_failover of the same shard):
+// the checker judges the history the surviving state tells. Each test builds one history twice,
+// once with the two markers around the undone writes and once without, so that it shows what the
+// markers change and that the same steps are violations when nothing undid them.
+#include <gtest/gtest.h>
+
+#include "checker_builder.h"
+#include "seqby/properties/checker.h"
+#include "seqby/properties/markers.h"
+
+namespace seqby::properties {
+namespace {
+
+using testing::check;
+using testing::HistoryBuilder;
+using testing::Lease;
+using testing::of;
+
+using W = std::vector<std::uint64_t>;
+
+const Lease kW1{"w1", "orders", "A", "billing", 1};
+const Lease kW2{"w2", "orders", "A", "billing", 2};
+const Lease kW3Again2{"w3", "orders", "A", "billing", 2};
+const Lease kB1{"w1", "orders", "B", "billing", 1};
+
+void lag(HistoryBuilder& h, bool lossy, const std::vector<std::string>& keys = {"A"}) {
+  if (lossy) h.add(replica_lag_record(1, keys));
+}
+std::uint64_t fail_over(HistoryBuilder& h, bool lossy) {
+  return lossy ? h.add(lossy_failover_record(1, "sim-node-4:7004")) : 0;
+}
+
+// w1 commits seq 2; its lease lapses and w2 takes generation 2; then the failover undoes the
+// commit, w2's acquire and the fence counter with them, and w3 is given generation 2 again and
+// commits seq 2 again.
+HistoryBuilder regranted(bool lossy) {
+  HistoryBuilder h;
+  h.publish("orders", "A", "1-0");
+  h.publish("orders", "A", "2-0");
+  h.acquire(kW1);
+  h.process(kW1, "1-0", 1);
+  lag(h, lossy);
+  h.process(kW1, "2-0", 2);
+  h.acquire(kW2);
+  fail_over(h, lossy);
+  h.acquire(kW3Again2);
+  h.process(kW3Again2, "2-0", 2);
+  return h;
+}
+
+TEST(CheckerLossyFailover, AnUndoneCommitIsMadeAgainUnderARegrantedGeneration) {
+  const CheckReport report = check(regranted(true));
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.lossy_failovers, 1u);
+  EXPECT_EQ(report.counters.records_undone, 3u);  // w1's commit and ack of seq 2, w2's acquire
+  EXPECT_EQ(report.counters.publishes_lost, 0u);
+  EXPECT_NE(render_report_text(report).find("lossy failovers 1 (records undone 3"),
+            std::string::npos);
+
+  const CheckReport unmarked = check(regranted(false));
+  EXPECT_EQ(of(unmarked, Property::fence).size(), 1u) << render_report_text(unmarked);
+  EXPECT_EQ(of(unmarked, Property::order).size(), 1u) << render_report_text(unmarked);
+  EXPECT_NE(of(unmarked, Property::order)[0].explanation.find("committed twice"),
+            std::string::npos);
+}
+
+// Seq 2 and 3 are published during the lag and lost; seq 4 is published after. The lane owes
+// seq 1 only, and a commit of seq 4 is a gap.
+HistoryBuilder lost_publishes(bool lossy, bool commit_after_loss) {
+  HistoryBuilder h;
+  h.publish("orders", "A", "1-0");
+  h.acquire(kW1);
+  h.process(kW1, "1-0", 1);
+  lag(h, lossy);
+  h.publish("orders", "A", "2-0");
+  h.publish("orders", "A", "3-0");
+  fail_over(h, lossy);
+  h.publish("orders", "A", "4-0");
+  if (commit_after_loss) h.commit(kW1, "4-0", 4);
+  return h;
+}
+
+TEST(CheckerLossyFailover, ALostPublishEndsWhatItsLaneOwes) {
+  const CheckReport report = check(lost_publishes(true, false));
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.publishes_lost, 2u);
+
+  const CheckReport unmarked = check(lost_publishes(false, false));
+  ASSERT_EQ(of(unmarked, Property::no_loss).size(), 1u) << render_report_text(unmarked);
+  EXPECT_NE(of(unmarked, Property::no_loss)[0].explanation.find("seq 2 (event 2-0)"),
+            std::string::npos);
+
+  // Nothing behind a lost publish may commit: a numbered sink never gets the seq before it.
+  const CheckReport beyond = check(lost_publishes(true, true));
+  EXPECT_EQ(of(beyond, Property::order).size(), 1u) << render_report_text(beyond);
+  EXPECT_EQ(of(beyond, Property::no_loss).size(), 1u) << render_report_text(beyond);
+}
+
+// w1 reads seq 2 during the lag, the failover loses its publish (and the delivery), and w1, still
+// holding its lease (acquired before the lag), commits it all the same: the lane goes on, seq 3
+// (published after) commits next, and the lost entry needs no ack.
+TEST(CheckerLossyFailover, ALostPublishAlreadyReadMayStillCommitAndTheLaneGoesOn) {
+  HistoryBuilder h;
+  h.publish("orders", "A", "1-0");
+  h.acquire(kW1);
+  h.process(kW1, "1-0", 1);
+  lag(h, true);
+  h.publish("orders", "A", "2-0");
+  h.read(kW1, "2-0");
+  h.enter(kW1, "2-0");
+  fail_over(h, true);
+  h.publish("orders", "A", "3-0");
+  h.exit(kW1, "2-0");
+  h.commit(kW1, "2-0", 2);
+  h.process(kW1, "3-0", 3);
+  const CheckReport report = check(h);
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.publishes_lost, 1u);
+  // Committed after the failover, once: a second commit of it is still a repeat.
+  h.commit(kW1, "2-0", 2);
+  EXPECT_EQ(of(check(h), Property::order).size(), 1u);
+}
+
+// w1 acquires during the lag and is inside seq 1's handler when the failover takes its lease.
+// w2 then acquires generation 1 again and handles seq 1 and seq 2 while w1 is still inside: a
+// stale overlap (w1 lost its lease at the failover), not a violation; but a step of w1 accepted
+// after the failover is a fence violation witnessed by the failover.
+HistoryBuilder holder_undone(bool w1_commits_after) {
+  HistoryBuilder h;
+  const Lease w1{"w1", "orders", "A", "billing", 1};
+  const Lease w2{"w2", "orders", "A", "billing", 1};
+  h.publish("orders", "A", "1-0");
+  h.publish("orders", "A", "2-0");
+  lag(h, true);
+  h.acquire(w1);
+  h.read(w1, "1-0");
+  h.enter(w1, "1-0");
+  fail_over(h, true);
+  h.acquire(w2);
+  h.process(w2, "1-0", 1);
+  h.read(w2, "2-0");
+  h.enter(w2, "2-0");
+  h.exit(w1, "1-0");
+  if (w1_commits_after) h.commit(w1, "1-0", 1);
+  h.exit(w2, "2-0");
+  h.commit(w2, "2-0", 2);
+  h.ack(w2, "2-0");
+  return h;
+}
+
+TEST(CheckerLossyFailover, AHolderWhoseAcquireWasUndoneIsStaleFromTheFailover) {
+  const CheckReport report = check(holder_undone(false));
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.stale_overlaps, 1u) << render_report_text(report);
+
+  const CheckReport stale_commit = check(holder_undone(true));
+  const std::vector<Finding> fence = of(stale_commit, Property::fence);
+  ASSERT_EQ(fence.size(), 1u) << render_report_text(stale_commit);
+  // The latest acquire of generation 1 is w2's: w1's accepted commit is under another's lease.
+  EXPECT_NE(fence[0].explanation.find("which w2 had acquired, not w1"), std::string::npos)
+      << fence[0].explanation;
+}
+
+TEST(CheckerLossyFailover, AStepUnderAnUndoneLeaseBeforeAnyNewAcquireIsStaleAtTheFailover) {
+  HistoryBuilder h;
+  h.publish("orders", "A", "1-0");
+  h.add(replica_lag_record(1, {"A"}));
+  const std::uint64_t acquire = h.acquire(kW1);
+  const std::uint64_t failover = fail_over(h, true);
+  const std::uint64_t read = h.read(kW1, "1-0");
+  const CheckReport report = check(h, {Property::no_loss});
+  const std::vector<Finding> fence = of(report, Property::fence);
+  ASSERT_EQ(fence.size(), 1u) << render_report_text(report);
+  EXPECT_EQ(fence[0].witnesses, (W{acquire, failover, read}));
+  EXPECT_NE(fence[0].explanation.find("lossy failover"), std::string::npos);
+}
+
+// w1 commits seq 2 during the lag and its ack reply is lost; the failover undoes the commit, puts
+// the entry back, and w1's retried ack takes it: seq 2 is never handled again. The checker counts
+// the loss (the documented cost of a failover without the durability option) and owes the lane
+// nothing from seq 2 on.
+HistoryBuilder retried_ack(bool lossy) {
+  HistoryBuilder h;
+  h.publish("orders", "A", "1-0");
+  h.publish("orders", "A", "2-0");
+  h.acquire(kW1);
+  h.process(kW1, "1-0", 1);
+  lag(h, lossy);
+  h.read(kW1, "2-0");
+  h.enter(kW1, "2-0");
+  h.exit(kW1, "2-0");
+  h.commit(kW1, "2-0", 2);
+  fail_over(h, lossy);
+  h.ack(kW1, "2-0");
+  return h;
+}
+
+TEST(CheckerLossyFailover, AnAckThatTakesAnEntryWhoseCommitWasUndoneLosesTheEvent) {
+  const CheckReport report = check(retried_ack(true));
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.commits_lost, 1u);
+  EXPECT_NE(render_report_text(report).find("commits lost 1"), std::string::npos);
+  EXPECT_EQ(check(retried_ack(false)).counters.commits_lost, 0u);  // nothing undone: committed
+}
+
+// The owner reaps the drained stream during the lag; the failover brings the stream back while the
+// reap's removal from the index (another slot) stands, so its last events are never found again.
+TEST(CheckerLossyFailover, AReapUndoneStrandsTheStreamFromItsFirstUncommittedSeq) {
+  HistoryBuilder h;
+  h.publish("orders", "A", "1-0");
+  h.publish("orders", "A", "2-0");
+  h.acquire(kW1);
+  h.process(kW1, "1-0", 1);
+  lag(h, true);
+  h.process(kW1, "2-0", 2);
+  h.lease_op(HistoryOp::reap, kW1);
+  fail_over(h, true);
+  const CheckReport report = check(h);
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  // The same without the reap: seq 2's undone commit is owed again.
+  HistoryBuilder no_reap;
+  no_reap.publish("orders", "A", "1-0");
+  no_reap.publish("orders", "A", "2-0");
+  no_reap.acquire(kW1);
+  no_reap.process(kW1, "1-0", 1);
+  lag(no_reap, true);
+  no_reap.process(kW1, "2-0", 2);
+  fail_over(no_reap, true);
+  const std::vector<Finding> lost = of(check(no_reap), Property::no_loss);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_NE(lost[0].explanation.find("seq 2 (event 2-0)"), std::string::npos);
+}
+
+TEST(CheckerLossyFailover, OnlyTheKeysOfTheLaggingMasterAreUndone) {
+  HistoryBuilder h;
+  h.publish("orders", "B", "1-0");
+  h.acquire(kB1);
+  h.add(replica_lag_record(1, {"A"}));  // B's writes are on another shard
+  h.process(kB1, "1-0", 1);
+  fail_over(h, true);
+  h.process(kB1, "1-0", 1);
+  const CheckReport report = check(h);
+  EXPECT_EQ(report.counters.records_undone, 0u);
+  ASSERT_EQ(of(report, Property::order).size(), 1u) << render_report_text(report);
+}
+
+TEST(CheckerLossyFailover, MarkersRoundTripAndAFailoverWithoutALagIsNotedAndIgnored) {
+  const HistoryRecord begin = replica_lag_record(3, {"k1", "k7"});
+  EXPECT_EQ(begin.detail, "replica_lag shard=3 keys=k1,k7 begin");
+  const std::optional<FailoverMarker> parsed = parse_failover_marker(begin);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->shard, 3u);
+  EXPECT_EQ(parsed->keys, (std::vector<std::string>{"k1", "k7"}));
+  EXPECT_FALSE(parsed->lossy_failover);
+  const HistoryRecord end = lossy_failover_record(3, "sim-node-3:7003");
+  EXPECT_EQ(end.detail, "lossy_failover shard=3 master=sim-node-3:7003");
+  ASSERT_TRUE(parse_failover_marker(end).has_value());
+  EXPECT_TRUE(parse_failover_marker(end)->lossy_failover);
+  HistoryRecord other;
+  other.op = HistoryOp::fault;
+  other.detail = "failover shard=3 master=sim-node-3:7003";
+  EXPECT_FALSE(parse_failover_marker(other).has_value());
+
+  HistoryBuilder h;
+  h.publish("orders", "A", "1-0");
+  h.acquire(kW1);
+  h.process(kW1, "1-0", 1);
+  h.add(lossy_failover_record(1, "sim-node-4:7004"));
+  const CheckReport report = check(h);
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.lossy_failovers, 0u);
+  ASSERT_FALSE(report.notes.empty());
+  EXPECT_NE(report.notes.front().find("follows no replica_lag"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace seqby::properties
