@@ -113,6 +113,9 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     out.redis_commands += r.redis_commands;
     out.slot_migrations += r.slot_migrations;
     out.failovers += r.failovers;
+    out.lossy_failovers += r.lossy_failovers;
+    out.publishes_lost += r.report.counters.publishes_lost;
+    out.records_undone += r.report.counters.records_undone;
     out.redirections.moved += r.redirections.moved;
     out.redirections.ask += r.redirections.ask;
     out.redirections.tryagain += r.redirections.tryagain;
@@ -166,9 +169,11 @@ std::string render_campaign_text(const CampaignResult& r) {
   if (r.cluster_shards > 0) {
     out += "cluster: " + std::to_string(r.cluster_shards) + " shards, " +
            std::to_string(r.slot_migrations) + " slot migrations, " + std::to_string(r.failovers) +
-           " failovers; the nodes answered MOVED " + std::to_string(r.redirections.moved) +
-           ", ASK " + std::to_string(r.redirections.ask) + ", TRYAGAIN " +
-           std::to_string(r.redirections.tryagain) + ", NOSCRIPT " +
+           " failovers (" + std::to_string(r.lossy_failovers) +
+           " lossy: " + std::to_string(r.records_undone) + " writes undone, " +
+           std::to_string(r.publishes_lost) + " of them publishes); the nodes answered MOVED " +
+           std::to_string(r.redirections.moved) + ", ASK " + std::to_string(r.redirections.ask) +
+           ", TRYAGAIN " + std::to_string(r.redirections.tryagain) + ", NOSCRIPT " +
            std::to_string(r.redirections.noscript) + "\n";
   }
   std::string reached;
@@ -237,6 +242,9 @@ std::string render_campaign_json(const CampaignResult& r) {
     j["cluster_shards"] = r.cluster_shards;
     j["slot_migrations"] = r.slot_migrations;
     j["failovers"] = r.failovers;
+    j["lossy_failovers"] = r.lossy_failovers;
+    j["writes_undone"] = r.records_undone;
+    j["publishes_lost"] = r.publishes_lost;
     j["redirections"] = {{"moved", r.redirections.moved},
                          {"ask", r.redirections.ask},
                          {"tryagain", r.redirections.tryagain},

@@ -36,6 +36,7 @@ RunResult run_case(const sim::SimCase& c, const RunOptions& options) {
     out.events_published = stats.events_published;
     out.slot_migrations = stats.slot_migrations;
     out.failovers = stats.failovers;
+    out.lossy_failovers = stats.lossy_failovers;
     out.redirections = stats.redirections;
     out.events_committed = stats.events_committed;
     out.sim_ms = stats.sim_ms;

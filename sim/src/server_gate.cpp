@@ -23,6 +23,9 @@ ServerGate::Arrival ServerGate::arrive(ConnectionId id, std::uint64_t epoch) con
   const Connection& c = connections_.at(id);
   if (c.epoch != epoch) return Arrival::refuse;
   if (down()) return c.exempt ? Arrival::queue : Arrival::refuse;
+  if (c.node >= 0 && node_is_down(static_cast<std::uint32_t>(c.node))) {
+    return c.exempt ? Arrival::queue : Arrival::refuse;
+  }
   // Behind what still waits (the pause just ended, its queue not yet run): in order.
   if (paused() || queued_live_ > 0 || draining_) return Arrival::queue;
   return Arrival::run;
@@ -41,8 +44,7 @@ void ServerGate::enqueue(ConnectionId id, SimServer& server, redis::Command comm
     s->refused(shared->first);
     shared->second(std::nullopt);
   };
-  queue_.push_back(std::move(q));
-  ++queued_live_;
+  push(std::move(q));
 }
 
 void ServerGate::enqueue_action(ConnectionId id, std::function<void()> run,
@@ -53,8 +55,49 @@ void ServerGate::enqueue_action(ConnectionId id, std::function<void()> run,
   q.connection = id;
   q.run = std::move(run);
   q.discard = std::move(discard);
+  push(std::move(q));
+}
+
+void ServerGate::push(Queued q) {
+  const std::int64_t node = connections_.at(q.connection).node;
+  if (node >= 0 && node_is_down(static_cast<std::uint32_t>(node))) {
+    held_.push_back(std::move(q));
+    return;
+  }
   queue_.push_back(std::move(q));
   ++queued_live_;
+}
+
+void ServerGate::set_node(ConnectionId id, std::uint32_t node) { connections_.at(id).node = node; }
+
+bool ServerGate::node_is_down(std::uint32_t node) const {
+  auto it = node_down_until_ms_.find(node);
+  return it != node_down_until_ms_.end() && scheduler_.now_ms() < it->second;
+}
+
+bool ServerGate::node_down(std::uint32_t node, std::uint64_t down_ms) {
+  if (node_is_down(node)) return false;
+  const std::uint64_t until = scheduler_.now_ms() + down_ms;
+  node_down_until_ms_[node] = until;
+  for (ConnectionId id = 0; id < connections_.size(); ++id) {
+    if (connections_[id].node == node && !connections_[id].exempt) close(id);
+  }
+  scheduler_.call_at(until, [this, node] { node_up(node); });
+  return true;
+}
+
+void ServerGate::node_up(std::uint32_t node) {
+  std::vector<Queued> still_held;
+  for (Queued& q : held_) {
+    if (connections_.at(q.connection).node != node || q.done) {
+      if (!q.done) still_held.push_back(std::move(q));
+      continue;
+    }
+    queue_.push_back(std::move(q));
+    ++queued_live_;
+  }
+  held_ = std::move(still_held);
+  drain();
 }
 
 void ServerGate::on_close(ConnectionId id, std::function<void()> hook) {
@@ -85,6 +128,11 @@ void ServerGate::free_queued(ConnectionId id) {
     if (q.done || q.connection != id) continue;
     q.done = true;
     --queued_live_;
+    q.discard();
+  }
+  for (Queued& q : held_) {
+    if (q.done || q.connection != id) continue;
+    q.done = true;
     q.discard();
   }
 }

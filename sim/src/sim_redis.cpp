@@ -296,6 +296,8 @@ bool SimRedis::begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard) 
 bool SimRedis::migrate_one_key() { return engine_->migrate_one_key(); }
 void SimRedis::end_slot_migration() { engine_->end_slot_migration(); }
 void SimRedis::promote_replica(std::uint32_t shard) { engine_->promote_replica(shard); }
+void SimRedis::begin_replica_lag(std::uint32_t shard) { engine_->begin_replica_lag(shard); }
+void SimRedis::lose_lagged_writes(std::uint32_t shard) { engine_->lose_lagged_writes(shard); }
 SimRedis::Redirections SimRedis::redirections() const { return engine_->redirections(); }
 
 }  // namespace seqby::sim

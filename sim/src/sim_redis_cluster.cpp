@@ -227,7 +227,7 @@ void SimRedisEngine::note_imported(std::string_view name, const Command& command
 
 bool SimRedisEngine::begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard) {
   SEQBY_CHECK(slot < kSlotCount && to_shard < shards_.size());
-  if (migration_ || slot_shard_[slot] == to_shard) return false;
+  if (migration_ || lag_ || slot_shard_[slot] == to_shard) return false;
   migration_ = SlotMigration{slot, slot_shard_[slot], to_shard, {}};
   return true;
 }
@@ -258,6 +258,36 @@ void SimRedisEngine::promote_replica(std::uint32_t shard) {
   std::swap(shards_[shard].master, shards_[shard].replica);
   // A replica has no scripts of its own: the new master answers NOSCRIPT until they are loaded.
   node_scripts_[shards_[shard].master].clear();
+}
+
+std::vector<std::string> SimRedisEngine::keys_on_shard(std::uint32_t shard) {
+  SEQBY_CHECK(!migration_.has_value());
+  now_ms_ = clock_.now_ms();
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : keys_) {
+    if (!expired(value) && slot_shard_[key_hash_slot(key)] == shard) keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+void SimRedisEngine::begin_replica_lag(std::uint32_t shard) {
+  SEQBY_CHECK(shard < shards_.size() && !lag_.has_value());
+  ReplicaLag lag{shard, {}};
+  for (std::string& key : keys_on_shard(shard)) {
+    Value copy = keys_.at(key);
+    lag.keys.emplace_back(std::move(key), std::move(copy));
+  }
+  lag_ = std::move(lag);
+}
+
+void SimRedisEngine::lose_lagged_writes(std::uint32_t shard) {
+  SEQBY_CHECK(lag_.has_value() && lag_->shard == shard);
+  // The replica's data replaces the master's: every key of the shard is as it was at the lag's
+  // start (expiry included: a lease that lapsed meanwhile is gone on the replica too).
+  for (const std::string& key : keys_on_shard(shard)) keys_.erase(key);
+  for (auto& [key, value] : lag_->keys) keys_[key] = std::move(value);
+  lag_.reset();
 }
 
 Reply SimRedisEngine::cmd_cluster(const Command& a) {

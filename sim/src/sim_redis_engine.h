@@ -136,6 +136,8 @@ class SimRedisEngine {
   bool migrate_one_key();
   void end_slot_migration();
   void promote_replica(std::uint32_t shard);
+  void begin_replica_lag(std::uint32_t shard);
+  void lose_lagged_writes(std::uint32_t shard);
   SimRedis::Redirections redirections() const { return redirections_; }
 
   using Handler = Reply (SimRedisEngine::*)(const Command&);
@@ -169,6 +171,15 @@ class SimRedisEngine {
   std::vector<ClusterShard> shards_;
   std::vector<std::uint32_t> slot_shard_;
   std::optional<SlotMigration> migration_;
+  // A replica that stopped receiving its master's writes: the shard, and what the replica has
+  // (every key then on the shard, in name order).
+  struct ReplicaLag {
+    std::uint32_t shard = 0;
+    std::vector<std::pair<std::string, Value>> keys;
+  };
+  std::optional<ReplicaLag> lag_;
+  // The keys on `shard` now (no slot migrating), in name order.
+  std::vector<std::string> keys_on_shard(std::uint32_t shard);
   std::vector<std::set<std::string>> node_scripts_;  // per node: the shas it has seen
   std::int32_t node_ = -1;  // the node the running command was sent to; -1: not through a node
   bool asking_ = false;     // it came after ASKING

@@ -255,6 +255,7 @@ WorldStats World::stats() const {
   s.restarts = restarts_;
   s.slot_migrations = slot_migrations_;
   s.failovers = failovers_;
+  s.lossy_failovers = lossy_failovers_;
   s.redirections = redis_.redirections();
   s.liveness_reached = liveness_reached_;
   s.liveness_ms_used = liveness_ms_used_;
@@ -281,23 +282,24 @@ void World::start() {
   }
 }
 
-// Every 0.2-2 s of the active phase, one of two: a slot migration (3 in 4), the slot of a drawn
+// Every 0.2-2 s of the active phase, one of three: a slot migration (3 in 4), the slot of a drawn
 // key of the case (its stream, lease, sink and journal share it) to a drawn other shard, one key
-// per 1-5 ms (as `redis-cli --cluster reshard` moves a slot with MIGRATE), then SETSLOT NODE; or
-// a CLUSTER FAILOVER of a drawn shard (its replica, in sync, takes over: nothing is lost; the old
-// master answers MOVED; the new one has no scripts). One at a time; a migration under way when
-// the active phase ends is finished.
+// per 1-5 ms (as `redis-cli --cluster reshard` moves a slot with MIGRATE), then SETSLOT NODE; a
+// CLUSTER FAILOVER of a drawn shard (1 in 8: its replica, in sync, takes over: nothing is lost;
+// the old master answers MOVED; the new one has no scripts); or a lossy failover of a drawn
+// shard (1 in 8: lag_then_fail_over). One at a time; one under way when the active phase ends is
+// finished.
 void World::schedule_slot_migration(std::uint64_t at_ms) {
   if (at_ms >= case_.run_ms || case_.keys.empty()) return;
   scheduler_.call_at(at_ms, [this] {
     Rng& rng = *migration_rng_;
     if (rng.below(4) == 0) {
       const auto shard = static_cast<std::uint32_t>(rng.below(redis_.shard_count()));
-      redis_.promote_replica(shard);
-      ++failovers_;
-      record_cluster_fault("failover shard=" + std::to_string(shard) +
-                           " master=" + SimRedis::node_address(redis_.master_of_shard(shard)));
-      schedule_slot_migration(scheduler_.now_ms() + rng.uniform(200, 2'000));
+      if (rng.below(2) == 0) {
+        lag_then_fail_over(shard);
+        return;
+      }
+      promote(shard);
       return;
     }
     if (redis_.shard_count() < 2) {  // nowhere to migrate to
@@ -315,6 +317,52 @@ void World::schedule_slot_migration(std::uint64_t at_ms) {
     record_cluster_fault("slot_migration slot=" + std::to_string(slot) + " key=" + key +
                          " from=" + std::to_string(from) + " to=" + std::to_string(to) + " begin");
     scheduler_.call_at(scheduler_.now_ms() + rng.uniform(1, 5), [this] { migrate_step(); });
+  });
+}
+
+void World::promote(std::uint32_t shard) {
+  redis_.promote_replica(shard);
+  ++failovers_;
+  record_cluster_fault("failover shard=" + std::to_string(shard) +
+                       " master=" + SimRedis::node_address(redis_.master_of_shard(shard)));
+  schedule_slot_migration(scheduler_.now_ms() + migration_rng_->uniform(200, 2'000));
+}
+
+// The shard's replica stops receiving writes for 50-1500 ms while its master acknowledges them
+// (a replication link down, a replica stalled); then the master dies: the shard's keys become
+// what the replica has (lose_lagged_writes), the dead master's connections close and refuse
+// until the cluster elects the replica 100-1000 ms later (node timeout), and the replica takes
+// over. The two markers around the lost writes (spelled as properties/markers.h's
+// replica_lag_record and lossy_failover_record spell them: sim does not link properties) tell the
+// checker what the failover undid, for the keys of the case the shard served.
+void World::lag_then_fail_over(std::uint32_t shard) {
+  redis_.begin_replica_lag(shard);
+  const std::string category = categories_of(case_).front();
+  std::vector<std::string> keys;
+  for (const std::string& key : case_.keys) {
+    const PartitionRef partition{category, key, KeyLayout::cluster};
+    if (redis_.shard_of_slot(key_hash_slot(partition.stream())) == shard) keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::string listed;
+  for (const std::string& key : keys) listed += (listed.empty() ? "" : ",") + key;
+  record_cluster_fault("replica_lag shard=" + std::to_string(shard) + " keys=" + listed + " begin");
+  lagging_keys_ = std::move(keys);
+  lag_begin_key_ = sink_->now_key();
+  const std::uint64_t lag_ms = migration_rng_->uniform(50, 1'500);
+  scheduler_.call_at(scheduler_.now_ms() + lag_ms, [this, shard] {
+    const std::uint32_t master = redis_.master_of_shard(shard);
+    record_cluster_fault("lossy_failover shard=" + std::to_string(shard) +
+                         " master=" + SimRedis::node_address(master));
+    sink_->note_lossy_failover(lag_begin_key_, std::move(lagging_keys_));
+    redis_.lose_lagged_writes(shard);
+    ++lossy_failovers_;
+    const std::uint64_t down_ms = migration_rng_->uniform(100, 1'000);
+    // Promoted before the dead node's held commands run (the same due time, queued first): they
+    // reach it as a replica and are redirected.
+    scheduler_.call_at(scheduler_.now_ms() + down_ms, [this, shard] { promote(shard); });
+    SEQBY_CHECK(gate_.node_down(master, down_ms));
   });
 }
 

@@ -60,6 +60,14 @@ class World::Sink final : public HistorySink {
     return &decision_stamp_.try_emplace(node, kNoDecision).first->second;
   }
   void add_server_commit(ServerDecision commit) { server_commits_.push_back(std::move(commit)); }
+  // The sort key a record made now gets.
+  std::uint64_t now_key() const { return 2 * stamp_count_; }
+  // A lossy failover of the shard serving partition keys `keys` happens now, undoing their writes
+  // since sort key `lag_begin_key`: a commit or ack undone and made again after it is a decision
+  // of its own.
+  void note_lossy_failover(std::uint64_t lag_begin_key, std::vector<std::string> keys) {
+    lossy_failovers_.push_back(LossyFailover{lag_begin_key, now_key(), std::move(keys)});
+  }
   // Under the cluster layout one call may be several scripts (per-slot acquire_many and
   // renew_many batches, the three steps of a publish), and the records of a call are made once
   // it has returned. The links note each command of a task (its root's context) with the hash
@@ -89,6 +97,15 @@ class World::Sink final : public HistorySink {
   void* resumed_context_ = nullptr;  // the task the last reply resumed
   std::vector<Pending> pending_;
   std::vector<ServerDecision> server_commits_;
+  struct LossyFailover {
+    std::uint64_t begin_key;        // the lag's start
+    std::uint64_t end_key;          // the failover
+    std::vector<std::string> keys;  // sorted
+  };
+  std::vector<LossyFailover> lossy_failovers_;  // in order
+  // Whether a decision about partition key `key` at sort key `decided` was undone by a lossy
+  // failover that ended before sort key `again`.
+  bool undone_before(std::string_view key, std::uint64_t decided, std::uint64_t again) const;
 };
 
 // One incarnation's (or the publisher's) server endpoint: stamps each command it forwards.

@@ -295,7 +295,7 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
     // node gets a chain of its own, with its own endpoint, latency and fault streams.
     cluster = std::make_unique<redis::ClusterLink>(
         runtime, SimRedis::node_host(0), SimRedis::node_port(0),
-        [this, &world, &runtime, &server, rng, node, with_faults, next](
+        [this, &world, &runtime, &server, rng, node, with_faults, next, seed = connection.id](
             const std::string& host,
             std::uint16_t port) -> std::unique_ptr<redis::ClusterNodeLink> {
           const std::optional<std::uint32_t> at = SimRedis::node_of_address(host, port);
@@ -303,6 +303,7 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
           if (!seed_connected) {
             seed_connected = true;
             server.set_cluster_node(*at);
+            world.gate_.set_node(seed, *at);
             return std::make_unique<NodeLink>(*next);
           }
           const std::string suffix = "/n" + std::to_string(*at);
@@ -312,6 +313,7 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
           NodeChain chain;
           const GateConnection to_node{&world.gate_,
                                        world.gate_.connect(runtime.name() + suffix, !with_faults)};
+          world.gate_.set_node(to_node.id, *at);
           chain.link = std::make_unique<SimRedisLink>(
               runtime, endpoint, rng.derive("latency" + suffix), world.case_.link, to_node);
           chain.inner = std::make_unique<InnerStampLink>(*chain.link, endpoint, stamps);
@@ -463,28 +465,46 @@ std::vector<HistoryRecord> World::Sink::take() {
   // again after a lost reply); those no instance heard of are added, marked as such.
   // The first decision of each (op, token, stream, event), in that order: a sorted flat list of
   // views into server_commits_ (which stays put until the end of take()). The stream is category
-  // and key: a process manager's streams of one key may hold entries with equal ids.
+  // and key: a process manager's streams of one key may hold entries with equal ids. A decision
+  // that a lossy failover undid and that is made again after it starts an epoch of its own: the
+  // first decision of each epoch stands (an instance's record belongs to the latest epoch begun
+  // by its command's reply).
   struct Decided {
     HistoryOp op;
     std::string_view token;
     std::string_view key;
     std::string_view category;
     std::string_view event_id;
+    std::size_t epoch;
     std::size_t index;
   };
-  const auto before = [](const Decided& a, const Decided& b) {
-    return std::tie(a.op, a.token, a.key, a.category, a.event_id) <
-           std::tie(b.op, b.token, b.key, b.category, b.event_id);
+  const auto identity = [](const Decided& d) {
+    return std::tie(d.op, d.token, d.key, d.category, d.event_id);
   };
-  const auto same = [](const Decided& a, const Decided& b) {
-    return std::tie(a.op, a.token, a.key, a.category, a.event_id) ==
-           std::tie(b.op, b.token, b.key, b.category, b.event_id);
+  const auto before = [&](const Decided& a, const Decided& b) {
+    return std::tuple_cat(identity(a), std::tie(a.epoch)) <
+           std::tuple_cat(identity(b), std::tie(b.epoch));
+  };
+  const auto same = [&](const Decided& a, const Decided& b) {
+    return identity(a) == identity(b) && a.epoch == b.epoch;
   };
   std::vector<Decided> first;
   first.reserve(server_commits_.size());
+  // server_commits_ stands in stamp order: each identity's epoch and the decision that began it.
+  std::map<
+      std::tuple<HistoryOp, std::string_view, std::string_view, std::string_view, std::string_view>,
+      std::pair<std::size_t, std::size_t>>
+      epochs;
   for (std::size_t i = 0; i < server_commits_.size(); ++i) {
     const ServerDecision& c = server_commits_[i];
-    first.push_back(Decided{c.op, c.token, c.key, c.category, c.event_id, i});
+    Decided d{c.op, c.token, c.key, c.category, c.event_id, 0, i};
+    auto [it, fresh] = epochs.try_emplace(identity(d), 0, i);
+    if (!fresh && !lossy_failovers_.empty() &&
+        undone_before(c.key, 2 * server_commits_[it->second.second].stamp - 1, 2 * c.stamp - 1)) {
+      it->second = {it->second.first + 1, i};
+    }
+    d.epoch = it->second.first;
+    first.push_back(d);
   }
   std::stable_sort(first.begin(), first.end(), before);
   first.erase(std::unique(first.begin(), first.end(), same), first.end());
@@ -497,9 +517,16 @@ std::vector<HistoryRecord> World::Sink::take() {
     char digits[24];
     const auto end = std::to_chars(digits, digits + sizeof(digits), p.record.generation).ptr;
     token.append(digits, static_cast<std::size_t>(end - digits));
-    const Decided probe{p.record.op, token, p.record.key, p.record.category, p.record.event_id, 0};
-    const auto it = std::lower_bound(first.begin(), first.end(), probe, before);
-    if (it == first.end() || !same(*it, probe) || heard[it->index]) continue;
+    const Decided probe{p.record.op, token, p.record.key, p.record.category, p.record.event_id,
+                        0,           0};
+    auto it = std::lower_bound(first.begin(), first.end(), probe, before);
+    if (it == first.end() || identity(*it) != identity(probe)) continue;
+    // The latest epoch begun at or before the reply the record is about.
+    while (std::next(it) != first.end() && identity(*std::next(it)) == identity(probe) &&
+           2 * server_commits_[std::next(it)->index].stamp - 1 <= p.sort_key) {
+      ++it;
+    }
+    if (heard[it->index]) continue;
     heard[it->index] = true;
     p.sort_key = 2 * server_commits_[it->index].stamp - 1;
   }
@@ -537,6 +564,17 @@ std::vector<HistoryRecord> World::Sink::take() {
   pending_.clear();
   server_commits_.clear();
   return out;
+}
+
+bool World::Sink::undone_before(std::string_view key, std::uint64_t decided,
+                                std::uint64_t again) const {
+  for (const LossyFailover& f : lossy_failovers_) {
+    if (f.begin_key < decided && decided < f.end_key && f.end_key < again &&
+        std::binary_search(f.keys.begin(), f.keys.end(), key)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<HistoryRecord> World::take_history() { return sink_->take(); }

@@ -1,12 +1,14 @@
 // The simulated cluster (RunOptions::cluster_shards): the engines reach 3 shards through the real
 // ClusterLink over one simulated connection per node while slots migrate and shards fail over
-// mid-run, amid the swarm's faults. Every property holds, the nodes did answer MOVED, ASK,
-// TRYAGAIN and NOSCRIPT (the link followed them), each seed gives one history, and a known-broken
-// variant is still caught there.
+// mid-run (some losing the writes their lagging replica lacked), amid the swarm's faults. Every
+// property holds on what survived, the nodes did answer MOVED, ASK, TRYAGAIN and NOSCRIPT (the link
+// followed them), each seed gives one history, and a known-broken variant is still caught there.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
+#include "seqby/properties/checker.h"
+#include "seqby/properties/markers.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/scenarios/sim_commands.h"
 
@@ -48,6 +50,35 @@ TEST(ClusterNodesCampaign, MigrationsAndFailoversMidRunHoldEveryPropertyDetermin
   EXPECT_GT(r.redirections.ask, 0u);
   EXPECT_GT(r.redirections.tryagain, 0u);
   EXPECT_GT(r.redirections.noscript, 0u);
+  // Lossy failovers lost writes, publishes among them, and the checker judged what survived.
+  EXPECT_GT(r.lossy_failovers, 0u);
+  EXPECT_GT(r.records_undone, 0u);
+  EXPECT_GT(r.publishes_lost, 0u);
+}
+
+// The markers are what the checker needs: the same histories judged without them break order,
+// fence or no_loss, because the failovers really did take writes back (not every one: a lag that
+// undid only renews changes nothing the checker judges).
+TEST(ClusterNodesCampaign, WithoutItsMarkersALossyFailoverIsAViolation) {
+  RunOptions options;
+  options.key_layout = KeyLayout::cluster;
+  options.cluster_shards = 3;
+  std::uint64_t lossy = 0;
+  std::uint64_t violated_unmarked = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const RunResult r = run_case(small_case(seed), options);
+    EXPECT_TRUE(r.report.ok()) << "seed " << seed << "\n"
+                               << properties::render_report_text(r.report);
+    if (r.report.counters.records_undone == 0) continue;
+    ++lossy;
+    std::vector<HistoryRecord> unmarked;
+    for (const HistoryRecord& record : r.history) {
+      if (!properties::parse_failover_marker(record)) unmarked.push_back(record);
+    }
+    violated_unmarked += properties::check_history(unmarked, {}).ok() ? 0 : 1;
+  }
+  EXPECT_GT(lossy, 1u);
+  EXPECT_GT(violated_unmarked, 0u);
 }
 
 TEST(ClusterNodesCampaign, TheStaleOwnerWithoutAFenceIsCaughtOnTheClusterToo) {

@@ -44,7 +44,8 @@ struct RunResult {
   sim::FaultCounters faults;
   std::uint64_t events_published = 0;
   std::uint64_t slot_migrations = 0;         // finished (RunOptions::cluster_shards)
-  std::uint64_t failovers = 0;               // CLUSTER FAILOVERs (RunOptions::cluster_shards)
+  std::uint64_t failovers = 0;               // replicas promoted (RunOptions::cluster_shards)
+  std::uint64_t lossy_failovers = 0;         // of them, after a lag and their master's death
   sim::SimRedis::Redirections redirections;  // the simulated cluster's MOVED, ASK, ...
   std::uint64_t events_committed = 0;        // accepted by the effect sink
   std::uint64_t sim_ms = 0;
@@ -121,6 +122,9 @@ struct CampaignResult {
   std::uint32_t cluster_shards = 0;          // RunOptions::cluster_shards of the campaign
   std::uint64_t slot_migrations = 0;         // summed over runs
   std::uint64_t failovers = 0;               // summed over runs
+  std::uint64_t lossy_failovers = 0;         // summed over runs
+  std::uint64_t publishes_lost = 0;          // in lossy failovers, as the checker counted them
+  std::uint64_t records_undone = 0;          // the same, every write undone (publishes included)
   sim::SimRedis::Redirections redirections;  // summed over runs
   sim::FaultCounters faults;
   properties::ReachedCounts reached;          // situations the runs reached (properties/reached.h)

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,15 @@ class ServerGate final : public ServerFaultTarget {
   // Closes the latest connection named exactly `client` (not its `client/...` connections).
   bool kill_client(std::string_view client) override;
 
+  // With cluster nodes (WorldOptions::cluster_shards): connection `id` talks to node `node`.
+  void set_node(ConnectionId id, std::uint32_t node);
+  // Node `node`'s process is gone for `down_ms` (a killed master, until its replica is elected):
+  // its connections close, and commands on them are refused until it is back; an exempt
+  // connection's commands wait and run once it is back (as whatever node it is then: a former
+  // master rejoins as a replica). False when it is down already.
+  bool node_down(std::uint32_t node, std::uint64_t down_ms);
+  bool node_is_down(std::uint32_t node) const;
+
   bool down() const { return scheduler_.now_ms() < down_until_ms_; }
   bool paused() const { return scheduler_.now_ms() < paused_until_ms_; }
   std::size_t queued_count() const { return queued_live_; }
@@ -100,6 +110,7 @@ class ServerGate final : public ServerFaultTarget {
     std::uint64_t epoch = 0;
     std::uint64_t last_reply_ms = 0;
     std::function<void()> on_close;
+    std::int64_t node = -1;  // the cluster node it talks to; -1: the server as a whole
   };
   struct Queued {
     ConnectionId connection = 0;
@@ -113,6 +124,10 @@ class ServerGate final : public ServerFaultTarget {
   void close(ConnectionId id);        // epoch++, then free_queued
   void free_queued(ConnectionId id);  // its close hook run, its queued commands discarded
   void start_pause(std::uint64_t duration_ms);
+  // Queues `q` (counted in queued_live_), or holds it while its connection's node is down.
+  void push(Queued q);
+  // Node `node` is back: what its exempt connections held joins the queue, in order.
+  void node_up(std::uint32_t node);
   // Runs what queued, once the server is up and unpaused (called when a pause or a downtime ends).
   void drain();
 
@@ -125,6 +140,8 @@ class ServerGate final : public ServerFaultTarget {
   std::uint64_t paused_until_ms_ = 0;
   std::uint64_t down_until_ms_ = 0;
   bool draining_ = false;
+  std::map<std::uint32_t, std::uint64_t> node_down_until_ms_;
+  std::vector<Queued> held_;  // commands of exempt connections to a down node, in arrival order
 };
 
 }  // namespace seqby::sim

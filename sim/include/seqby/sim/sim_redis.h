@@ -116,14 +116,20 @@ class SimRedis {
   static std::string node_address(std::uint32_t node);
   static std::optional<std::uint32_t> node_of_address(std::string_view host, std::uint16_t port);
   // A slot migration, the steps `redis-cli --cluster reshard` takes: SETSLOT IMPORTING and
-  // MIGRATING (false when a migration is running or `slot` is on `to_shard` already), one MIGRATE
-  // per key (false when no key is left to move), SETSLOT NODE on every node.
+  // MIGRATING (false when a migration or a replica lag is running or `slot` is on `to_shard`
+  // already), one MIGRATE per key (false when no key is left to move), SETSLOT NODE on every node.
   bool begin_slot_migration(std::uint16_t slot, std::uint32_t to_shard);
   bool migrate_one_key();
   void end_slot_migration();
   // The shard's replica becomes its master and the master its replica (CLUSTER FAILOVER); the
   // data is as it was (a lagging replica's loss is the caller's to model).
   void promote_replica(std::uint32_t shard);
+  // A lagging replica (asynchronous replication behind): from begin_replica_lag the shard's
+  // replica receives nothing more; lose_lagged_writes makes the shard's keys what the replica
+  // has (its master died: promote_replica follows once the cluster elects it), so every write to
+  // the shard in between is gone. One lag at a time, never during a slot migration.
+  void begin_replica_lag(std::uint32_t shard);
+  void lose_lagged_writes(std::uint32_t shard);
   // What the nodes answered instead of running a command (a script's own command included).
   struct Redirections {
     std::uint64_t moved = 0;

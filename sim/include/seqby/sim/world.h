@@ -58,7 +58,8 @@ struct WorldStats {
   std::uint64_t handler_calls = 0;
   std::uint64_t restarts = 0;
   std::uint64_t slot_migrations = 0;    // finished (WorldOptions::cluster_shards)
-  std::uint64_t failovers = 0;          // CLUSTER FAILOVERs (WorldOptions::cluster_shards)
+  std::uint64_t failovers = 0;          // replicas promoted (WorldOptions::cluster_shards)
+  std::uint64_t lossy_failovers = 0;    // of them, after a lag and their master's death
   SimRedis::Redirections redirections;  // what the cluster's nodes answered instead
   bool liveness_reached = false;        // every committable event was committed in time
   std::uint64_t liveness_ms_used = 0;   // how long the liveness phase took
@@ -193,9 +194,17 @@ class World {
   std::unique_ptr<Rng> migration_rng_;
   std::uint64_t slot_migrations_ = 0;
   std::uint64_t failovers_ = 0;
+  std::uint64_t lossy_failovers_ = 0;
+  std::vector<std::string> lagging_keys_;  // the case's keys on the lagging shard (sorted)
+  std::uint64_t lag_begin_key_ = 0;        // the history's sort key at the lag's start
   // Schedules the next slot migration (WorldOptions::cluster_shards), one key per step.
   void schedule_slot_migration(std::uint64_t at_ms);
   void migrate_step();
+  // The shard's replica takes over now, in sync (CLUSTER FAILOVER); the next cluster event is
+  // scheduled.
+  void promote(std::uint32_t shard);
+  // A lagging replica, its master's death, and its promotion (world.cpp).
+  void lag_then_fail_over(std::uint32_t shard);
   // A `fault` record of the world's own ("slot_migration ...", "failover ...").
   void record_cluster_fault(std::string detail);
   std::uint64_t liveness_ms_used_ = 0;
