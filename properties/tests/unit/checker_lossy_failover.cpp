@@ -30,16 +30,23 @@ std::uint64_t fail_over(HistoryBuilder& h, bool lossy) {
   return lossy ? h.add(lossy_failover_record(1, "sim-node-4:7004")) : 0;
 }
 
-// w1 commits seq 2; its lease lapses and w2 takes generation 2; then the failover undoes the
-// commit, w2's acquire and the fence counter with them, and w3 is given generation 2 again and
-// commits seq 2 again.
-HistoryBuilder regranted(bool lossy) {
+// Seqs 1 and 2 of orders:A published, w1 holding generation 1 and done with seq 1, then (when
+// `lossy`) the replica's lag begins.
+HistoryBuilder first_handled_then_lag(bool lossy) {
   HistoryBuilder h;
   h.publish("orders", "A", "1-0");
   h.publish("orders", "A", "2-0");
   h.acquire(kW1);
   h.process(kW1, "1-0", 1);
   lag(h, lossy);
+  return h;
+}
+
+// w1 commits seq 2; its lease lapses and w2 takes generation 2; then the failover undoes the
+// commit, w2's acquire and the fence counter with them, and w3 is given generation 2 again and
+// commits seq 2 again.
+HistoryBuilder regranted(bool lossy) {
+  HistoryBuilder h = first_handled_then_lag(lossy);
   h.process(kW1, "2-0", 2);
   h.acquire(kW2);
   fail_over(h, lossy);
@@ -180,12 +187,7 @@ TEST(CheckerLossyFailover, AStepUnderAnUndoneLeaseBeforeAnyNewAcquireIsStaleAtTh
 // the loss (the documented cost of a failover without the durability option) and owes the lane
 // nothing from seq 2 on.
 HistoryBuilder retried_ack(bool lossy) {
-  HistoryBuilder h;
-  h.publish("orders", "A", "1-0");
-  h.publish("orders", "A", "2-0");
-  h.acquire(kW1);
-  h.process(kW1, "1-0", 1);
-  lag(h, lossy);
+  HistoryBuilder h = first_handled_then_lag(lossy);
   h.read(kW1, "2-0");
   h.enter(kW1, "2-0");
   h.exit(kW1, "2-0");
@@ -206,24 +208,14 @@ TEST(CheckerLossyFailover, AnAckThatTakesAnEntryWhoseCommitWasUndoneLosesTheEven
 // The owner reaps the drained stream during the lag; the failover brings the stream back while the
 // reap's removal from the index (another slot) stands, so its last events are never found again.
 TEST(CheckerLossyFailover, AReapUndoneStrandsTheStreamFromItsFirstUncommittedSeq) {
-  HistoryBuilder h;
-  h.publish("orders", "A", "1-0");
-  h.publish("orders", "A", "2-0");
-  h.acquire(kW1);
-  h.process(kW1, "1-0", 1);
-  lag(h, true);
+  HistoryBuilder h = first_handled_then_lag(true);
   h.process(kW1, "2-0", 2);
   h.lease_op(HistoryOp::reap, kW1);
   fail_over(h, true);
   const CheckReport report = check(h);
   EXPECT_TRUE(report.ok()) << render_report_text(report);
   // The same without the reap: seq 2's undone commit is owed again.
-  HistoryBuilder no_reap;
-  no_reap.publish("orders", "A", "1-0");
-  no_reap.publish("orders", "A", "2-0");
-  no_reap.acquire(kW1);
-  no_reap.process(kW1, "1-0", 1);
-  lag(no_reap, true);
+  HistoryBuilder no_reap = first_handled_then_lag(true);
   no_reap.process(kW1, "2-0", 2);
   fail_over(no_reap, true);
   const std::vector<Finding> lost = of(check(no_reap), Property::no_loss);
