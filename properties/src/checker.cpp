@@ -222,12 +222,8 @@ CheckReport check_history(const std::vector<HistoryRecord>& history, const Check
     for (const IndexedEvent& event : stream.events) c.publishes_lost += event.lost ? 1 : 0;
   }
   for (const IndexedLane& lane : index.lanes()) {
-    for (const std::int64_t seq : lane.acked_uncommitted) {
-      const bool committed =
-          std::any_of(lane.commits.begin(), lane.commits.end(),
-                      [&](const IndexedCommit& commit) { return commit.seq == seq; });
-      c.commits_lost += committed ? 0 : 1;
-    }
+    for (const std::int64_t seq : lane.acked_uncommitted)
+      c.commits_lost += has_commit(lane, seq) ? 0 : 1;
   }
   if (index.liveness_marker()) {
     c.liveness_marker = true;

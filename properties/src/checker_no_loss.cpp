@@ -2,8 +2,6 @@
 // in order, n before the lowest unresolved poison event and before the first event whose publish a
 // lossy failover undid and that was not committed anyway, less the events an operator skipped or
 // dlq'd; a category with events but no group is a violation.
-#include <algorithm>
-
 #include "checker_internal.h"
 #include "seqby/core/check.h"
 
@@ -14,7 +12,6 @@ DueCommits due_commits(const HistoryIndex& index, const IndexedLane& lane) {
   due.poison_head = index.poison_head(lane);
   const auto published = static_cast<std::int64_t>(index.streams()[lane.stream].events.size());
   const std::int64_t last = due.poison_head > 0 ? due.poison_head - 1 : published;
-  const std::vector<IndexedCommit>& actual = lane.commits;
   const std::vector<IndexedEvent>& events = index.streams()[lane.stream].events;
   for (std::int64_t seq = 1; seq <= last; ++seq) {
     // A publish a lossy failover undid, or an event acked after the failover undid its commit
@@ -23,11 +20,12 @@ DueCommits due_commits(const HistoryIndex& index, const IndexedLane& lane) {
     // So is a stream a lossy failover brought back after its reap, from its first uncommitted seq.
     if ((events[seq - 1].lost || lane.acked_uncommitted.count(seq) > 0 ||
          (lane.stranded_from > 0 && seq >= lane.stranded_from)) &&
-        std::none_of(actual.begin(), actual.end(), [&](const auto& c) { return c.seq == seq; })) {
+        !has_commit(lane, seq)) {
       break;
     }
     if (!index.resolved(lane, seq)) due.expected.push_back(seq);
   }
+  const std::vector<IndexedCommit>& actual = lane.commits;
   while (due.agreed < due.expected.size() && due.agreed < actual.size() &&
          due.expected[due.agreed] == actual[due.agreed].seq) {
     ++due.agreed;

@@ -16,6 +16,11 @@ bool same_event(const HistoryRecord& a, const HistoryRecord& b) {
 
 }  // namespace
 
+bool has_commit(const IndexedLane& lane, std::int64_t seq) {
+  return std::any_of(lane.commits.begin(), lane.commits.end(),
+                     [&](const IndexedCommit& c) { return c.seq == seq; });
+}
+
 HistoryIndex::HistoryIndex(const std::vector<HistoryRecord>& history) : history_(&history) {
   std::uint64_t previous_index = 0;
   for (std::size_t i = 0; i < history.size(); ++i) {
@@ -216,13 +221,11 @@ void HistoryIndex::on_ack_or_commit(const HistoryRecord& r) {
   step_.lane = lane_of(r.category, r.key, r.group);
   IndexedLane& lane = lanes_[step_.lane];
   if (r.op == HistoryOp::ack) {
-    if (lane.undone_commits.count(step_.seq) > 0 &&
-        std::none_of(lane.commits.begin(), lane.commits.end(),
-                     [&](const IndexedCommit& c) { return c.seq == step_.seq; })) {
+    if (lane.undone_commits.count(step_.seq) > 0 && !has_commit(lane, step_.seq)) {
       step_.acks_undone_commit = true;
       lane.acked_uncommitted.insert(step_.seq);
     }
-    lane.acks.push_back(IndexedAck{step_.seq, r.index, position_});
+    lane.acks.push_back(position_);
     return;
   }
   const auto published = static_cast<std::int64_t>(streams_[lane.stream].events.size());
@@ -300,12 +303,10 @@ void HistoryIndex::on_failover_marker(const HistoryRecord& r) {
   auto undone = [&](std::uint64_t index) { return index > begin && index < r.index; };
   for (IndexedStream& stream : streams_) {
     if (keys.count(stream.key) == 0) continue;
-    for (std::size_t i = 0; i < stream.events.size(); ++i) {
-      IndexedEvent& event = stream.events[i];
+    for (IndexedEvent& event : stream.events) {
       if (event.lost || !undone(event.index)) continue;
       event.lost = true;
       ++records_undone_;
-      if (stream.first_lost == 0) stream.first_lost = static_cast<std::int64_t>(i) + 1;
     }
   }
   for (std::size_t id = 0; id < lanes_.size(); ++id) {
@@ -317,13 +318,11 @@ void HistoryIndex::on_failover_marker(const HistoryRecord& r) {
       lane.undone_commits.insert(c.seq);
       return true;
     });
-    std::erase_if(lane.acks, [&](const IndexedAck& a) { return undone(a.index); });
+    std::erase_if(lane.acks, [&](std::size_t p) { return undone((*history_)[p].index); });
     const IndexedStream& stream = streams_[lane.stream];
     if (lane.stranded_from == 0 && std::any_of(stream.reaps.begin(), stream.reaps.end(), undone)) {
-      std::set<std::int64_t> committed;
-      for (const IndexedCommit& c : lane.commits) committed.insert(c.seq);
       std::int64_t first = 1;
-      while (committed.count(first) > 0) ++first;
+      while (has_commit(lane, first)) ++first;
       lane.stranded_from = first;
     }
     const std::size_t removed = before - lane.commits.size() - lane.acks.size();

@@ -498,12 +498,14 @@ std::vector<HistoryRecord> World::Sink::take() {
   for (std::size_t i = 0; i < server_commits_.size(); ++i) {
     const ServerDecision& c = server_commits_[i];
     Decided d{c.op, c.token, c.key, c.category, c.event_id, 0, i};
-    auto [it, fresh] = epochs.try_emplace(identity(d), 0, i);
-    if (!fresh && !lossy_failovers_.empty() &&
-        undone_before(c.key, 2 * server_commits_[it->second.second].stamp - 1, 2 * c.stamp - 1)) {
-      it->second = {it->second.first + 1, i};
+    if (!lossy_failovers_.empty()) {  // else every decision is of epoch 0
+      auto [it, fresh] = epochs.try_emplace(identity(d), 0, i);
+      if (!fresh &&
+          undone_before(c.key, 2 * server_commits_[it->second.second].stamp - 1, 2 * c.stamp - 1)) {
+        it->second = {it->second.first + 1, i};
+      }
+      d.epoch = it->second.first;
     }
-    d.epoch = it->second.first;
     first.push_back(d);
   }
   std::stable_sort(first.begin(), first.end(), before);

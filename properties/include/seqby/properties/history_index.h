@@ -46,7 +46,6 @@ struct IndexedStream {
   std::vector<std::int64_t> poison_seqs;   // ascending
   std::vector<std::uint8_t> resolved_all;  // by seq - 1: skipped/dlq'd by an operator, all groups
   std::vector<int> lanes;
-  std::int64_t first_lost = 0;       // the lowest seq whose publish a lossy failover undid; 0: none
   std::vector<std::uint64_t> reaps;  // indices of the reap records of the stream
 };
 
@@ -57,19 +56,12 @@ struct IndexedCommit {
   bool published = false;  // its seq named an event already published when it was accepted
 };
 
-// An accepted ack record that named a seq.
-struct IndexedAck {
-  std::int64_t seq = 0;
-  std::uint64_t index = 0;
-  std::size_t position = 0;
-};
-
 struct IndexedLane {
   int stream = 0;
   std::string group;
   std::vector<std::uint8_t> resolved;  // by seq - 1 (may be shorter): operator skip/dlq, this group
   std::vector<IndexedCommit> commits;  // in history order
-  std::vector<IndexedAck> acks;        // in history order
+  std::vector<std::size_t> acks;       // positions of accepted acks that named a seq
   // A lossy failover removes the commits and acks it undid from both lists; the seqs whose commit
   // it undid go in undone_commits. An ack of one of them while it has no commit (a retry after a
   // lost reply, or an ack in flight across the failover, landing on the entry the failover put
@@ -82,6 +74,9 @@ struct IndexedLane {
   std::int64_t stranded_from = 0;
   std::set<std::int64_t> halted_seqs;
 };
+
+// Whether the lane holds an accepted commit of `seq` (one a lossy failover undid is not held).
+bool has_commit(const IndexedLane& lane, std::int64_t seq);
 
 // One lease tenure begins: an acquire. It ends at the unit's stale point (stale_point()).
 struct IndexedAcquire {
