@@ -26,6 +26,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -126,6 +127,11 @@ class ReportedLinks {
       }
       return &wake_[channel]->reported;
     };
+  }
+  // Broker::failovers_seen: the cluster link's (none on one server).
+  std::function<std::uint64_t()> failovers_seen() {
+    if (!slots_) return {};
+    return [this] { return slots_->stats().failovers_seen; };
   }
   // The line of the refusal that ends the worker, "" while there was none.
   std::string final_refusal() const {
@@ -401,6 +407,7 @@ int run_worker(const WorkerOptions& o) {
     broker_options.key_layout = *key_layout;
     broker_options.wait_replicas = o.durability.wait_replicas;
     broker_options.wait_timeout_ms = o.durability.wait_timeout_ms;
+    broker_options.failovers_seen = links.failovers_seen();
     if (o.process_manager) broker_options.pm_categories = o.categories;
     broker_options.on_no_partition = [&log](const PartitionRef& unit, const std::string& why) {
       log_no_partition(log, unit, why);

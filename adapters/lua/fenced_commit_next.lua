@@ -9,7 +9,9 @@
 -- ARGV[1..6] = fenced_next's (token O:N, group, '0' or '>', the entry to acknowledge, how many
 -- new entries, a held entry's id or ''), ARGV[7] = seq, ARGV[8] = effect (stored verbatim)
 -- Returns {outcome, last seq after the commit, committer token} for out_of_order, else those
--- three followed by fenced_next's reply; FENCED when the lease is not ours (nothing committed,
+-- three followed by fenced_next's reply, or by its error reply when the step failed after the
+-- commit stood (NOGROUP: a failover took the group back; an error reply of the script's own
+-- would hide a commit it keeps); FENCED when the lease is not ours (nothing committed,
 -- acknowledged or read).
 -- Journal (lib/journal.lua): commit or commit_rejected with seq ARGV[7], then fenced_next's;
 -- commit_fenced for a refusal.
@@ -23,7 +25,8 @@ if committed[1] == 'out_of_order' then
 end
 local stepped = next_step(J, KEYS[2], ARGV[2], ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 if stepped.err then
-  return stepped
+  committed[4] = stepped
+  return committed
 end
 for _, value in ipairs(stepped) do
   committed[#committed + 1] = value

@@ -38,19 +38,26 @@ Task<Result<NextReply>> Broker::fenced_next(const Lease& lease, std::string_view
     out.commit = std::move(committed).value();
     if (out.commit->outcome == CommitOutcome::out_of_order) co_return out;
   }
+  // Once a commit stood, a failure of the rest is the step's, told beside it.
+  auto failed = [&out](Error error) -> Result<NextReply> {
+    if (!out.commit.has_value()) return error;
+    out.ack_asked = false;
+    out.step_failed = std::move(error);
+    return std::move(out);
+  };
   if (!ack_id.empty()) {
     out.ack_asked = true;
     const Status acked = co_await fenced_ack(lease, group, ack_id);
-    if (!acked.ok()) co_return acked.error();
+    if (!acked.ok()) co_return failed(acked.error());
   }
   if (!ask.held_id.empty()) {
     const Status held = co_await check_lease(lease);
-    if (!held.ok()) co_return held.error();
+    if (!held.ok()) co_return failed(held.error());
     out.held_checked = true;
     co_return out;
   }
   Result<std::optional<StreamEntry>> read = co_await fenced_read(lease, group, from);
-  if (!read.ok()) co_return read.error();
+  if (!read.ok()) co_return failed(read.error());
   out.entry = std::move(read.value());
   co_return out;
 }
@@ -82,6 +89,8 @@ Task<Result<std::vector<std::optional<Lease>>>> Broker::acquire_many(
   }
   co_return out;
 }
+
+std::uint64_t Broker::failovers_seen() const { return 0; }
 
 std::size_t Broker::wake_channels() const { return 1; }
 

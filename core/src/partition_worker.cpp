@@ -23,6 +23,11 @@ PartitionWorker::PartitionWorker(const EngineEnv& env, Lease lease) : env_(env) 
   }
   lease_ = std::move(lease);
   SEQBY_CHECK(!lanes_.empty());
+  const std::uint64_t now_ms = env_.runtime.clock().now_ms();
+  for (Lane& lane : lanes_) {
+    lane.failovers_seen = env_.broker.failovers_seen();
+    lane.pending_read_ms = now_ms;
+  }
 }
 
 void PartitionWorker::acquired_at(std::uint64_t sent_ms) {
@@ -166,6 +171,21 @@ Task<void> PartitionWorker::idle_wait() {
   co_await env_.waker->wait(streams, idle_alarm_, timeout_ms);
 }
 
+// A failover may take back acknowledgements and commits the lane made (docs/ARCHITECTURE.md
+// "What a failover keeps"): their entries are pending again for this consumer, and a read of
+// new entries would never give them back. So a lane reads its pending list again once the
+// broker has seen a failover since its last such read, and at least every idle_recheck_ms.
+void PartitionWorker::reread_pending_if_due(Lane& lane) {
+  if (lane.from != ReadFrom::new_entries || !lane.held.empty()) return;
+  const std::uint64_t failovers = env_.broker.failovers_seen();
+  const std::uint64_t now_ms = env_.runtime.clock().now_ms();
+  if (failovers == lane.failovers_seen &&
+      now_ms - lane.pending_read_ms < env_.options.idle_recheck_ms) {
+    return;
+  }
+  lane.from = ReadFrom::pending;
+}
+
 // One step on one lane: at most one event read and handled.
 Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
   if (lane.halted) {
@@ -176,6 +196,7 @@ Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
     const bool resolved = co_await head_resolved(lane);
     co_return resolved ? Turn::worked : Turn::idle;
   }
+  reread_pending_if_due(lane);
   Next next = co_await next_entry(lane);
   if (next.failed_entry.has_value()) {
     const Turn failed = co_await entry_failed(lane, *next.failed_entry, next.failure);
@@ -229,6 +250,11 @@ Task<PartitionWorker::Next> PartitionWorker::next_entry_of(Lane& lane, std::uint
   NextAsk ask;
   ask.count = lane.from == ReadFrom::new_entries ? std::max<std::uint32_t>(count, 1) : 1;
   if (!lane.held.empty()) ask.held_id = lane.held.front().id;
+  if (lane.from == ReadFrom::pending && lane.held.empty()) {
+    // Whatever failover the broker sees from now on, this read may predate.
+    lane.failovers_seen = env_.broker.failovers_seen();
+    lane.pending_read_ms = env_.runtime.clock().now_ms();
+  }
   if (lane.step_commit.has_value()) {
     SEQBY_CHECK(lane.step_commit->entry.id == lane.unacked_id);
     ask.commit = &lane.step_commit->commit;
@@ -239,33 +265,38 @@ Task<PartitionWorker::Next> PartitionWorker::next_entry_of(Lane& lane, std::uint
   co_return next;
 }
 
+Task<PartitionWorker::Next> PartitionWorker::read_failed(Lane& lane, const Error& error) {
+  // Held entries stay pending for this consumer: the pending read below gives them back, in
+  // order, each with a lease check of its own.
+  lane.held.clear();
+  if (error.code == Errc::fenced && lane.step_commit.has_value()) {
+    // The step's first decision, the commit, was refused (fenced_commit_next journals so).
+    record_commit(lane, HistoryOp::commit_fenced, "");
+    fenced("commit fenced");
+    co_return Turn::ended;
+  }
+  if (error.code == Errc::fenced) {
+    env_.record(HistoryOp::read_fenced, &lane.lease, "", error.message);
+    fenced("read fenced");
+    co_return Turn::ended;
+  }
+  if (error.code == Errc::no_group) {
+    (void)co_await env_.broker.ensure_group(lane.lease.partition, env_.options.group);
+  }
+  lane.from = ReadFrom::pending;
+  if (++lane.transport_failures > env_.options.transport_retry_count_max) co_return Turn::ended;
+  co_await env_.runtime.sleep_ms(backoff_ms(
+      env_.options.retry_backoff_ms, env_.options.retry_backoff_max_ms, lane.transport_failures));
+  co_return Turn::worked;
+}
+
 Task<PartitionWorker::Next> PartitionWorker::read_came_to(Lane& lane, Result<NextReply> read) {
   if (!read.ok()) {
-    // Held entries stay pending for this consumer: the pending read below gives them back, in
-    // order, each with a lease check of its own.
-    lane.held.clear();
-    if (read.code() == Errc::fenced && lane.step_commit.has_value()) {
-      // The step's first decision, the commit, was refused (fenced_commit_next journals so).
-      record_commit(lane, HistoryOp::commit_fenced, "");
-      fenced("commit fenced");
-      co_return Turn::ended;
-    }
-    if (read.code() == Errc::fenced) {
-      env_.record(HistoryOp::read_fenced, &lane.lease, "", read.error().message);
-      fenced("read fenced");
-      co_return Turn::ended;
-    }
-    if (read.code() == Errc::no_group) {
-      (void)co_await env_.broker.ensure_group(lane.lease.partition, env_.options.group);
-    }
-    lane.from = ReadFrom::pending;
-    if (++lane.transport_failures > env_.options.transport_retry_count_max) co_return Turn::ended;
-    co_await env_.runtime.sleep_ms(backoff_ms(
-        env_.options.retry_backoff_ms, env_.options.retry_backoff_max_ms, lane.transport_failures));
-    co_return Turn::worked;
+    Next failed = co_await read_failed(lane, read.error());
+    co_return failed;
   }
-  lane.transport_failures = 0;
   NextReply& next = read.value();
+  if (!next.step_failed.has_value()) lane.transport_failures = 0;
   if (lane.step_commit.has_value()) {
     SEQBY_CHECK(next.commit.has_value());
     const CommitReply committed = settle_commit(
@@ -279,6 +310,12 @@ Task<PartitionWorker::Next> PartitionWorker::read_came_to(Lane& lane, Result<Nex
       SEQBY_CHECK(!next.ack_asked);
       lane.unacked_id.clear();
       co_return Next::failed(std::move(made.entry), "commit out of order");
+    }
+    if (next.step_failed.has_value()) {
+      // The commit stood; the entry's ack goes with the next step (unacked_id is kept).
+      SEQBY_CHECK(!next.ack_asked);
+      Next failed = co_await read_failed(lane, *next.step_failed);
+      co_return failed;
     }
   }
   if (next.ack_asked) {

@@ -28,6 +28,7 @@ RunResult run_case(const sim::SimCase& c, const RunOptions& options) {
     sim::WorldOptions world_options;
     world_options.key_layout = options.key_layout;
     world_options.cluster_shards = options.cluster_shards;
+    world_options.lossy_failover_beside_replacement = options.lossy_failover_beside_replacement;
     sim::World world(c, world_options);
     world.run();
     out.history = world.take_history();

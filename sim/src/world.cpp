@@ -295,7 +295,8 @@ void World::schedule_slot_migration(std::uint64_t at_ms) {
     Rng& rng = *migration_rng_;
     if (rng.below(4) == 0) {
       const auto shard = static_cast<std::uint32_t>(rng.below(redis_.shard_count()));
-      if (rng.below(2) == 0) {
+      if (rng.below(2) == 0 &&
+          (options_.lossy_failover_beside_replacement || !schedules_a_replacement())) {
         lag_then_fail_over(shard);
         return;
       }
@@ -335,6 +336,11 @@ void World::promote(std::uint32_t shard) {
 // over. The two markers around the lost writes (spelled as properties/markers.h's
 // replica_lag_record and lossy_failover_record spell them: sim does not link properties) tell the
 // checker what the failover undid, for the keys of the case the shard served.
+bool World::schedules_a_replacement() const {
+  return std::any_of(case_.schedule.faults.begin(), case_.schedule.faults.end(),
+                     [](const TimedFault& f) { return f.kind == FaultKind::stall_replace; });
+}
+
 void World::lag_then_fail_over(std::uint32_t shard) {
   redis_.begin_replica_lag(shard);
   const std::string category = categories_of(case_).front();
@@ -355,8 +361,9 @@ void World::lag_then_fail_over(std::uint32_t shard) {
     const std::uint32_t master = redis_.master_of_shard(shard);
     record_cluster_fault("lossy_failover shard=" + std::to_string(shard) +
                          " master=" + SimRedis::node_address(master));
-    sink_->note_lossy_failover(lag_begin_key_, std::move(lagging_keys_));
     redis_.lose_lagged_writes(shard);
+    take_back_accepted(lagging_keys_);
+    sink_->note_lossy_failover(lag_begin_key_, std::move(lagging_keys_));
     ++lossy_failovers_;
     const std::uint64_t down_ms = migration_rng_->uniform(100, 1'000);
     // Promoted before the dead node's held commands run (the same due time, queued first): they
@@ -364,6 +371,20 @@ void World::lag_then_fail_over(std::uint32_t shard) {
     scheduler_.call_at(scheduler_.now_ms() + down_ms, [this, shard] { promote(shard); });
     SEQBY_CHECK(gate_.node_down(master, down_ms));
   });
+}
+
+// The commits a lossy failover undid are not accepted any more: each lane of `keys` is back at
+// the last seq its sink kept, so the liveness phase waits for them to be made again.
+void World::take_back_accepted(const std::vector<std::string>& keys) {
+  for (auto& [lane, seq] : accepted_seq_) {
+    const auto& [group, category, key] = lane;
+    if (!std::binary_search(keys.begin(), keys.end(), key)) continue;
+    const PartitionRef partition{category, key, KeyLayout::cluster};
+    const redis::Reply kept = redis_.execute({"HGET", sink_key_name(partition, group), "last_seq"});
+    std::int64_t last = 0;
+    if (kept.kind == redis::Reply::Kind::bulk) last = std::stoll(kept.str);
+    seq = std::min(seq, last);
+  }
 }
 
 void World::migrate_step() {

@@ -336,6 +336,7 @@ World::Incarnation::Incarnation(World& world, SimRuntime& runtime, StampServer& 
   options.journal_maxlen = world.options_.journal_maxlen;
   options.journal_group = group;
   options.key_layout = world.options_.key_layout;
+  if (nodes) options.failovers_seen = [this] { return cluster->stats().failovers_seen; };
   // On a cluster a broker has no wake links: the engine polls (docs/ARCHITECTURE.md "The
   // cluster link").
   if (!with_faults || nodes) {

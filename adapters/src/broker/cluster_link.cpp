@@ -353,6 +353,24 @@ Task<Status> ClusterLink::refresh() {
   co_return make_error(Errc::closed, "no cluster node answered CLUSTER SLOTS" + failures);
 }
 
+// Whether the new map `owner` tells of a failover: a slot whose master changed, where the old
+// master is no master of `owner` (gone or demoted) or the new one was a replica in the old map
+// (promoted). A migration moves a slot between two masters and does not count.
+bool ClusterLink::replaced_a_master(const std::vector<std::uint32_t>& owner) const {
+  std::set<std::uint32_t> masters(owner.begin(), owner.end());
+  for (std::size_t slot = 0; slot < owner.size(); ++slot) {
+    const std::uint32_t before = slot_owner_[slot];
+    if (before == kNoOwner || before == owner[slot]) continue;
+    if (masters.count(before) == 0) return true;
+    if (owner[slot] != kNoOwner &&
+        std::find(replica_addresses_.begin(), replica_addresses_.end(),
+                  nodes_[owner[slot]].address) != replica_addresses_.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status ClusterLink::apply_slots(const Reply& reply, const std::string& asked_host) {
   if (reply.is_error()) return make_error(Errc::protocol, "CLUSTER SLOTS: " + reply.str);
   if (reply.kind != Reply::Kind::array || reply.elements.empty()) {
@@ -404,6 +422,7 @@ Status ClusterLink::apply_slots(const Reply& reply, const std::string& asked_hos
       owner[slot] = static_cast<std::uint32_t>(index.value());
     }
   }
+  if (have_map_ && replaced_a_master(owner)) ++stats_.failovers_seen;
   slot_owner_ = std::move(owner);
   replica_addresses_.assign(replicas.begin(), replicas.end());
   have_map_ = true;

@@ -188,6 +188,10 @@ std::size_t RedisBroker::batch_end(const std::vector<std::string>& keys, std::si
   return at;
 }
 
+std::uint64_t RedisBroker::failovers_seen() const {
+  return options_.failovers_seen ? options_.failovers_seen() : 0;
+}
+
 std::size_t RedisBroker::wake_channels() const { return wake_links_source_ ? kWakeChannelsMax : 1; }
 
 // A partition's own stream; a process manager's stream per category when they are known.

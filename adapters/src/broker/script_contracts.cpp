@@ -297,13 +297,16 @@ Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply)
   Result<CommitReply> committed = FencedCommit::decode_reply(commit_part);
   if (!committed.ok()) return committed.error();
   const bool out_of_order = committed.value().outcome == CommitOutcome::out_of_order;
-  if (out_of_order != (reply.elements.size() == 3)) {
+  const bool step_failed = reply.elements.size() == 4 && reply.elements[3].is_error();
+  if (out_of_order != (reply.elements.size() == 3) || (out_of_order && step_failed)) {
     return shape_error(name, reply,
                        "[out_of_order, integer, string] or [accepted|duplicate, integer, string, "
-                       "then fenced_next's reply]");
+                       "then fenced_next's reply or its error]");
   }
   NextReply out;
-  if (!out_of_order) {
+  if (step_failed) {
+    out.step_failed = error_from_reply(reply.elements[3]);
+  } else if (!out_of_order) {
     Reply next_part;
     next_part.kind = Reply::Kind::array;
     next_part.elements.assign(reply.elements.begin() + 3, reply.elements.end());

@@ -169,7 +169,8 @@ TEST(ClusterLink, MovedAfterASlotMigrationIsFollowedAndUpdatesTheMap) {
   EXPECT_EQ(run_on(runtime, link, {"INCR", "mig:{m}n"}).value(), Reply::of_int(2));
   EXPECT_EQ(RedisCluster::run(to, {"GET", "mig:{m}n"}).value(), Reply::bulk("2"));
   EXPECT_EQ(link.stats().moved, 1u);
-  EXPECT_GE(link.stats().refreshes, 2u);  // the map was read again after the redirection
+  EXPECT_GE(link.stats().refreshes, 2u);       // the map was read again after the redirection
+  EXPECT_EQ(link.stats().failovers_seen, 0u);  // a slot moved between masters: no failover
 }
 
 TEST(ClusterLink, AskDuringAMigrationAndTryagainWhileItsKeysAreSplit) {
@@ -376,6 +377,8 @@ TEST(ClusterLink, FollowsAFailoverByClusterFailover) {
   EXPECT_EQ(run_on(runtime, link, {"GET", key}).value(), Reply::bulk("kept"));
   EXPECT_GE(link.stats().moved, 1u);
   EXPECT_EQ(link.node_of_slot(slot), address(replica));
+  // A replica promoted: the engine reads its pending lists again (Broker::failovers_seen).
+  EXPECT_GE(link.stats().failovers_seen, 1u);
   EXPECT_EQ(run_on(runtime, link, {"SET", key, "after"}).value(), Reply::status("OK"));
   EXPECT_EQ(RedisCluster::run(replica, {"GET", key}).value(), Reply::bulk("after"));
 }
@@ -418,6 +421,7 @@ TEST(ClusterLink, AKilledMasterIsReportedNotRetriedThenItsPromotedReplicaServes)
       << cluster.error() << "; link stats: refreshes " << link.stats().refreshes;
   EXPECT_EQ(*served, Reply::bulk("replicated"));  // it had reached the replica
   EXPECT_EQ(link.node_of_slot(slot), address(replica));
+  EXPECT_GE(link.stats().failovers_seen, 1u);
   // The INCR that was reported as lost did not run on the new master.
   EXPECT_EQ(run_on(runtime, link, {"GET", "kill:{k}n"}).value(), Reply::nil());
   std::cout << "failover after SIGKILL: " << failures << " failed reads before the promoted "

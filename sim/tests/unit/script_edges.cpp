@@ -121,5 +121,35 @@ TEST_F(ScriptEdges, TheJournalTellsARepeatedAckFromTheFirst) {
   EXPECT_EQ(ack_details, expected);
 }
 
+// A failover can take the consumer group back (its creation was among the writes a lagging
+// replica never got): then fenced_commit_next commits, and its read is refused NOGROUP. The
+// commit stands (a script's error keeps its earlier writes), so the reply tells it beside the
+// step's error, and the caller records it (seqby sim --seed 349 --key-layout cluster
+// --cluster-shards 3 once lost it: the script answered the error alone).
+TEST_F(ScriptEdges, ACommitThatStoodIsToldBesideTheStepThatFailedAfterIt) {
+  RedisBroker broker{link};
+  const std::string e1 = run_now(broker.publish(partition, "created", "{\"seq\":1}")).value();
+  ASSERT_TRUE(run_now(broker.ensure_group(partition, kGroup)).ok());
+  const Lease a = acquire(broker, partition, "a");
+  auto read = run_now(broker.fenced_read(a, kGroup, ReadFrom::new_entries));
+  ASSERT_TRUE(read.ok() && read.value().has_value());
+  ASSERT_EQ(redis.execute({"XGROUP", "DESTROY", partition.stream(), kGroup}).integer, 1);
+
+  const EffectCommit effect{1, e1};
+  NextAsk ask;
+  ask.commit = &effect;
+  Result<NextReply> stepped =
+      run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, e1, ask));
+  ASSERT_TRUE(stepped.ok()) << stepped.error().message;
+  ASSERT_TRUE(stepped.value().commit.has_value());
+  EXPECT_EQ(stepped.value().commit->outcome, CommitOutcome::accepted);
+  EXPECT_EQ(stepped.value().commit->last_seq, 1);
+  ASSERT_TRUE(stepped.value().step_failed.has_value());
+  EXPECT_EQ(stepped.value().step_failed->code, Errc::no_group);
+  EXPECT_FALSE(stepped.value().ack_asked);
+  EXPECT_FALSE(stepped.value().entry.has_value());
+  EXPECT_EQ(hash(sink_key_name(partition, kGroup)).at("last_seq"), "1");
+}
+
 }  // namespace
 }  // namespace seqby::redis

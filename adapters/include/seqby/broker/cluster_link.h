@@ -66,6 +66,9 @@ class ClusterLink : public RedisLink {
     std::uint64_t script_reloads = 0;    // NOSCRIPT cured by loading the script on that node
     std::uint64_t refused = 0;           // commands refused here (CROSSSLOT and the like)
     std::uint64_t transport_errors = 0;  // timeouts and lost connections passed on
+    // Refreshes that found a slot's master replaced (gone or demoted, or a replica promoted):
+    // a failover, after which the new master may lack a suffix of the old one's writes.
+    std::uint64_t failovers_seen = 0;
   };
 
   // `seed_host`:`seed_port`: any cluster node; `connect` makes each node's connection. The slot
@@ -123,6 +126,7 @@ class ClusterLink : public RedisLink {
   // Replaces the map with CLUSTER SLOTS reply `reply` (an unknown endpoint is `asked_host`).
   Status apply_slots(const Reply& reply, const std::string& asked_host);
   static std::optional<Redirection> parse_redirect(const Reply& reply);
+  bool replaced_a_master(const std::vector<std::uint32_t>& owner) const;
   void remember_script(const Command& command, const Reply& reply);
   void mark_stale() { stale_ = true; }
 

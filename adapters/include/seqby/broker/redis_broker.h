@@ -72,6 +72,9 @@ struct RedisBrokerOptions {
   // fails and is retried). Off (0) by default. The simulated links cannot wait (unsupported).
   std::uint32_t wait_replicas = 0;
   std::uint64_t wait_timeout_ms = 1000;
+  // Broker::failovers_seen: what the link has seen (a ClusterLink's Stats::failovers_seen).
+  // Empty: none seen (one server).
+  std::function<std::uint64_t()> failovers_seen;
 };
 
 // The connections of a broker's wake channels (Broker::wake_channels): the link of channel N,
@@ -140,6 +143,7 @@ class RedisBroker final : public Broker {
       const std::vector<PartitionRef>& partitions, std::string_view scope,
       std::string_view owner_id, std::uint64_t ttl_ms, std::size_t want) override;
   // 1 with one wake link, kWakeChannelsMax with WakeLinks.
+  std::uint64_t failovers_seen() const override;
   std::size_t wake_channels() const override;
   // XREAD COUNT 1 BLOCK block_ms over the streams and the channel's doorbell
   // (wake_stream_name), on the channel's wake link.

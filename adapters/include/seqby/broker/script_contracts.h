@@ -476,7 +476,9 @@ struct FencedCommitNext {
   static constexpr auto keys = std::tuple{&Args::lease, &Args::stream, &Args::sink, &Args::effects};
   static constexpr auto argv = std::tuple{&Args::token, &Args::group,   &Args::from, &Args::ack_id,
                                           &Args::count, &Args::held_id, &Args::seq,  &Args::effect};
-  using Out = NextReply;  // with `commit` set; FENCED is Errc::fenced
+  // With `commit` set; FENCED is Errc::fenced; a step that failed after its commit stood (the
+  // script's reply [outcome, last, by, error]) is NextReply::step_failed.
+  using Out = NextReply;
   static Result<Out> decode_reply(const Reply& reply);
 };
 

@@ -90,6 +90,10 @@ struct NextReply {
   // Asked to commit (NextAsk::commit): the sink's answer, accepted or duplicate (then the rest of
   // the step was done) or out_of_order (then nothing was acknowledged or read, ack_asked false).
   std::optional<CommitReply> commit;
+  // With `commit` accepted or duplicate: the rest of the step failed after the commit stood
+  // (no_group, say, when a failover took the consumer group back): nothing was read, and the
+  // entry's ack is for the next step to send (ack_asked false). nullopt: the step was done.
+  std::optional<Error> step_failed;
 };
 
 // A stream an idle worker waits on (Broker::wait_for_entries): any entry after `after_id`.
@@ -200,6 +204,10 @@ class Broker {
   virtual Task<Result<std::vector<std::optional<Lease>>>> acquire_many(
       const std::vector<PartitionRef>& partitions, std::string_view scope,
       std::string_view owner_id, std::uint64_t ttl_ms, std::size_t want);
+  // How many failovers the broker has seen so far: a server it writes to replaced by a replica,
+  // which may lack a suffix of the writes the old one acknowledged (a cluster's slot map naming
+  // a new master). Never falls. Default 0 (a broker that cannot tell).
+  virtual std::uint64_t failovers_seen() const;
   // How many wait_for_entries may be in flight at once, on channels 0 .. wake_channels() - 1
   // (each a connection of its own). Default 1 (whose wait is unsupported).
   virtual std::size_t wake_channels() const;

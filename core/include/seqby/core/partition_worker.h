@@ -63,6 +63,12 @@ struct Lane {
   // Delivered to this lane's consumer by a read of several new entries, not yet entered, in id
   // order: each is entered only after a fenced_next that names it (its own lease check).
   std::deque<StreamEntry> held;
+  // Broker::failovers_seen when this lane last read its pending list (from = pending): when the
+  // broker has seen a failover since, the lane reads it again before reading new entries.
+  std::uint64_t failovers_seen = 0;
+  // When this lane last read its pending list (or the lease was taken): it does again at least
+  // every idle_recheck_ms, the safety net for a failover the broker did not see.
+  std::uint64_t pending_read_ms = 0;
 };
 
 class PartitionWorker {
@@ -140,6 +146,10 @@ class PartitionWorker {
   // is read again from the pending list after a backoff (bounded); an ack it carried, an entry
   // or nothing is recorded and the lane's position and watch id follow.
   Task<Next> read_came_to(Lane& lane, Result<NextReply> read);
+  // A read step that got no answer or an error (also one whose commit stood first,
+  // NextReply::step_failed): FENCED ends the worker; otherwise the lane reads its pending list
+  // again after a backoff, and the worker ends after too many in a row.
+  Task<Next> read_failed(Lane& lane, const Error& error);
   // `entry` was handled: the design leaves its ack to the next fenced_next of its lane.
   virtual Task<Step> handled(Lane& lane, const StreamEntry& entry);
   // Whether a handler's HandlerResult::commit_with_step rides on the lane's next fenced_next (one
@@ -155,6 +165,7 @@ class PartitionWorker {
 
   Task<bool> prepare();
   Task<Turn> take_turn(Lane& lane);
+  void reread_pending_if_due(Lane& lane);
   Task<Step> run_one(Lane& lane, const StreamEntry& entry, std::string* failure);
   // `entry` failed (its handler, or the commit of its effect): it stays pending and is read
   // again after a backoff, or halts its stream past the retry budget.

@@ -34,6 +34,9 @@ struct RunOptions {
   // ClusterLink, slots migrating mid-run from 2 shards on (sim::WorldOptions::cluster_shards;
   // `seqby sim --key-layout cluster --cluster-shards N`).
   std::uint32_t cluster_shards = 0;
+  // sim::WorldOptions::lossy_failover_beside_replacement (the test that shows the documented
+  // hole of one owner id in two processes across a lossy failover).
+  bool lossy_failover_beside_replacement = false;
 };
 
 struct RunResult {
