@@ -77,12 +77,15 @@ Task<Result<bool>> RedisBroker::reap_across_slots(const Lease& lease, std::uint6
     std::sort(subscribers.value().begin(), subscribers.value().end());
     std::string listed;
     for (const std::string& group : subscribers.value()) listed += group + '\n';
-    // R2: the existing fenced check and delete, in the stream's slot.
+    // R2: the existing fenced check and delete, in the stream's slot. Durable: with the
+    // option, R3 takes the key out of the index only once a replica has the delete, so a
+    // failover cannot bring the stream back unindexed (a delete WAIT did not confirm is
+    // Errc::timeout, and R3 puts the key back: discoverable, as after any unconfirmed R2).
     script::ReapStream::Args stream{lease.key(), partition.stream(), lease.token(),
                                     idle_ms,     std::move(listed),  journal_of(lease)};
     ScriptCall stream_call = script::encode<script::ReapStream>(std::move(stream));
     Result<Reply> stream_reply =
-        co_await run_script(script::ReapStream::name, std::move(stream_call));
+        co_await run_script(script::ReapStream::name, std::move(stream_call), /*durable=*/true);
     reaped = script::decode_reply<script::ReapStream>(stream_reply);
   }
 

@@ -65,11 +65,13 @@ struct RedisBrokerOptions {
   // partition the broker is given is spelled this way (the engine's leases come from acquire).
   KeyLayout key_layout = KeyLayout::flat;
   // The durability option (docs/ARCHITECTURE.md "What a failover keeps"): with wait_replicas > 0
-  // every publish step, acquire, acquire_many and fenced_commit is followed on its connection by
-  // WAIT wait_replicas wait_timeout_ms (RedisLink::execute_replicated), and a write fewer replicas
-  // acknowledged in time is answered Errc::timeout (it ran on the master and may not outlive a
-  // failover: a publisher publishes again, an engine does not use the lease, a handler's event
-  // fails and is retried). Off (0) by default. The simulated links cannot wait (unsupported).
+  // every publish step, acquire, acquire_many, fenced_commit (also with the step) and a cluster
+  // reap's stream delete (reap_stream, before its key leaves the index) is followed on its
+  // connection by WAIT wait_replicas wait_timeout_ms (RedisLink::execute_replicated), and a
+  // write fewer replicas acknowledged in time is answered Errc::timeout (it ran on the master
+  // and may not outlive a failover: a publisher publishes again, an engine does not use the
+  // lease, a handler's event fails and is retried, a reaped key goes back to the index). Off (0)
+  // by default. The simulated links cannot wait (unsupported).
   std::uint32_t wait_replicas = 0;
   std::uint64_t wait_timeout_ms = 1000;
   // Broker::failovers_seen: what the link has seen (a ClusterLink's Stats::failovers_seen).
