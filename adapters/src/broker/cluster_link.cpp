@@ -164,7 +164,16 @@ Task<Result<ReplicatedReply>> ClusterLink::execute_on_slot(Command command, std:
         asking = true;  // the next send only; the map stays: the slot is still the owner's
       } else {
         ++stats_.moved;
-        slot_owner_[redirect->slot] = static_cast<std::uint32_t>(target.value());
+        const auto target_index = static_cast<std::uint32_t>(target.value());
+        if (!failover_counted_since_refresh_ &&
+            std::find(slot_owner_.begin(), slot_owner_.end(), target_index) == slot_owner_.end()) {
+          // Moved to a node that served no slot in the last map: a replica promoted (a fresh
+          // cluster's CLUSTER SLOTS may not list its replicas yet, so this does not ask whether
+          // the map named it one). Told now, not at the next refresh.
+          ++stats_.failovers_seen;
+          failover_counted_since_refresh_ = true;
+        }
+        slot_owner_[redirect->slot] = target_index;
         mark_stale();  // more slots may have moved with it
       }
       address = redirect->address;
@@ -422,7 +431,10 @@ Status ClusterLink::apply_slots(const Reply& reply, const std::string& asked_hos
       owner[slot] = static_cast<std::uint32_t>(index.value());
     }
   }
-  if (have_map_ && replaced_a_master(owner)) ++stats_.failovers_seen;
+  if (have_map_ && !failover_counted_since_refresh_ && replaced_a_master(owner)) {
+    ++stats_.failovers_seen;
+  }
+  failover_counted_since_refresh_ = false;
   slot_owner_ = std::move(owner);
   replica_addresses_.assign(replicas.begin(), replicas.end());
   have_map_ = true;

@@ -66,8 +66,10 @@ class ClusterLink : public RedisLink {
     std::uint64_t script_reloads = 0;    // NOSCRIPT cured by loading the script on that node
     std::uint64_t refused = 0;           // commands refused here (CROSSSLOT and the like)
     std::uint64_t transport_errors = 0;  // timeouts and lost connections passed on
-    // Refreshes that found a slot's master replaced (gone or demoted, or a replica promoted):
-    // a failover, after which the new master may lack a suffix of the old one's writes.
+    // Failovers seen: a MOVED to a node that served no slot in the last map (a promoted
+    // replica: counted at once), or a refresh that found a slot's master replaced (gone or
+    // demoted, or a replica promoted), at most one per refresh. After one the new master may
+    // lack a suffix of the old one's writes. A migration between masters does not count.
     std::uint64_t failovers_seen = 0;
   };
 
@@ -139,6 +141,8 @@ class ClusterLink : public RedisLink {
   std::vector<std::uint32_t> slot_owner_;       // slot -> index into nodes_, kNoOwner when unknown
   std::vector<std::string> replica_addresses_;  // from the last map, tried by refresh()
   bool have_map_ = false;
+  // A MOVED to a promoted replica counted a failover the next refresh would count again.
+  bool failover_counted_since_refresh_ = false;
   bool stale_ = false;
   bool refreshing_ = false;
   std::uint64_t last_refresh_ms_ = 0;
