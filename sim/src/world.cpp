@@ -329,6 +329,12 @@ void World::promote(std::uint32_t shard) {
   schedule_slot_migration(scheduler_.now_ms() + migration_rng_->uniform(200, 2'000));
 }
 
+// Whether the case runs two processes under one owner id (a stall_replace).
+bool World::schedules_a_replacement() const {
+  return std::any_of(case_.schedule.faults.begin(), case_.schedule.faults.end(),
+                     [](const TimedFault& f) { return f.kind == FaultKind::stall_replace; });
+}
+
 // The shard's replica stops receiving writes for 50-1500 ms while its master acknowledges them
 // (a replication link down, a replica stalled); then the master dies: the shard's keys become
 // what the replica has (lose_lagged_writes), the dead master's connections close and refuse
@@ -336,11 +342,6 @@ void World::promote(std::uint32_t shard) {
 // over. The two markers around the lost writes (spelled as properties/markers.h's
 // replica_lag_record and lossy_failover_record spell them: sim does not link properties) tell the
 // checker what the failover undid, for the keys of the case the shard served.
-bool World::schedules_a_replacement() const {
-  return std::any_of(case_.schedule.faults.begin(), case_.schedule.faults.end(),
-                     [](const TimedFault& f) { return f.kind == FaultKind::stall_replace; });
-}
-
 void World::lag_then_fail_over(std::uint32_t shard) {
   redis_.begin_replica_lag(shard);
   const std::string category = categories_of(case_).front();
