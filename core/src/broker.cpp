@@ -92,6 +92,8 @@ Task<Result<std::vector<std::optional<Lease>>>> Broker::acquire_many(
 
 std::uint64_t Broker::failovers_seen() const { return 0; }
 
+PartitionRef Broker::laid_out(const PartitionRef& partition) const { return partition; }
+
 std::size_t Broker::wake_channels() const { return 1; }
 
 Task<Result<std::vector<std::size_t>>> Broker::wait_for_entries(std::string_view, std::string_view,

@@ -25,7 +25,8 @@ Task<void> SharedGroupSteps::take_share(UnitShare& share,
   const EngineEnv& env = share.env();
   for (const auto& key : keys) {
     if (share.stopping() || share.serves(key)) continue;
-    Lease lease{PartitionRef{env.unit_category, key}, "", env.options.owner_id, 0, ""};
+    Lease lease{env.broker.laid_out(PartitionRef{env.unit_category, key}), "", env.options.owner_id,
+                0, ""};
     share.launch(make_worker(env, std::move(lease)));
   }
   co_return;

@@ -128,6 +128,24 @@ TEST(ClusterNodesCampaign, OneOwnerIdInTwoProcessesBesideALossyFailoverBreaksExc
   }
 }
 
+// The two variants that serve a partition without a lease (shared_group, message_lock) take
+// their keys from the index, not from an acquire: the broker lays them out
+// (Broker::laid_out), so they run on the cluster and are caught there (they used to abort on
+// the broker's layout check).
+TEST(ClusterNodesCampaign, TheVariantsWithoutALeaseRunAndAreCaughtOnTheClusterToo) {
+  for (const testing::Variant variant :
+       {testing::Variant::shared_group, testing::Variant::message_lock}) {
+    CampaignOptions o = cluster_campaign(6);
+    o.make_case = [variant](std::uint64_t seed) {
+      sim::SimCase c = small_case(seed);
+      c.variant = variant;
+      return c;
+    };
+    const CampaignResult r = run_campaign(o);
+    EXPECT_GT(r.failed, 0u) << testing::variant_name(variant) << "\n" << render_campaign_text(r);
+  }
+}
+
 TEST(ClusterNodesCampaign, TheStaleOwnerWithoutAFenceIsCaughtOnTheClusterToo) {
   CampaignOptions o = cluster_campaign(20);
   o.make_case = [](std::uint64_t seed) {

@@ -146,6 +146,8 @@ class RedisBroker final : public Broker {
       std::string_view owner_id, std::uint64_t ttl_ms, std::size_t want) override;
   // 1 with one wake link, kWakeChannelsMax with WakeLinks.
   std::uint64_t failovers_seen() const override;
+  // `partition` spelled in this broker's key layout (options.key_layout).
+  PartitionRef laid_out(const PartitionRef& partition) const override;
   std::size_t wake_channels() const override;
   // XREAD COUNT 1 BLOCK block_ms over the streams and the channel's doorbell
   // (wake_stream_name), on the channel's wake link.
@@ -211,8 +213,6 @@ class RedisBroker final : public Broker {
   void no_partition(const PartitionRef& unit, const std::string& why);
   std::set<std::string> no_partition_seen_;  // "category\nkey" of units told of
 
-  // `partition` spelled in this broker's key layout.
-  PartitionRef laid_out(const PartitionRef& partition) const;
   // The cluster layout's publish (P0, P1, P2) and reap (R1, R2, R3), each step one script in one
   // slot (redis_broker_cluster.cpp).
   Task<Result<std::string>> publish_across_slots(const PartitionRef& partition,

@@ -208,6 +208,10 @@ class Broker {
   // which may lack a suffix of the writes the old one acknowledged (a cluster's slot map naming
   // a new master). Never falls. Default 0 (a broker that cannot tell).
   virtual std::uint64_t failovers_seen() const;
+  // `partition` spelled in the broker's key layout, for a unit no acquire laid out (a key read
+  // from the index and served without a lease: the known-broken shared-group variants).
+  // Default: as given.
+  virtual PartitionRef laid_out(const PartitionRef& partition) const;
   // How many wait_for_entries may be in flight at once, on channels 0 .. wake_channels() - 1
   // (each a connection of its own). Default 1 (whose wait is unsupported).
   virtual std::size_t wake_channels() const;
