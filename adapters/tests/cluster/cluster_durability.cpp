@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include "seqby/broker/redis_broker.h"
 #include "seqby/hiredis/cluster_link.h"
@@ -239,30 +240,39 @@ TEST(ClusterDurability, AReapWhileTheReplicaLagsStrandsItsStreamUnlessItWaitedFo
   const PartitionRef plain_partition = f.partition;
   const PartitionRef durable_partition{"orders", keys[1], KeyLayout::cluster};
 
-  // Each partition drained: its one event read and acknowledged, nothing pending.
-  auto drained = [&](const PartitionRef& partition, const std::string& owner) -> Lease {
+  // Each partition drained: its one event read and acknowledged, nothing pending. nullopt (and
+  // a failure) when a step did not go so.
+  auto drained = [&](const PartitionRef& partition,
+                     const std::string& owner) -> std::optional<Lease> {
     EXPECT_TRUE(f.run(f.durable.publish(partition, "created", R"({"n":1})")).ok());
     EXPECT_TRUE(f.run(f.durable.ensure_group(partition, kGroup)).ok());
     Result<std::optional<Lease>> acquired = f.run(f.durable.acquire(partition, "", owner, 60000));
-    EXPECT_TRUE(acquired.ok() && acquired.value().has_value());
+    if (!acquired.ok() || !acquired.value().has_value()) {
+      ADD_FAILURE() << partition.key << " not acquired";
+      return std::nullopt;
+    }
     const Lease lease = *acquired.value();
     Result<NextReply> read = f.run(f.plain.fenced_next(lease, kGroup, ReadFrom::new_entries, ""));
-    EXPECT_TRUE(read.ok() && read.value().entry.has_value());
+    if (!read.ok() || !read.value().entry.has_value()) {
+      ADD_FAILURE() << partition.key << ": its event not read";
+      return std::nullopt;
+    }
     Result<NextReply> acked =
         f.run(f.plain.fenced_next(lease, kGroup, ReadFrom::new_entries, read.value().entry->id));
     EXPECT_TRUE(acked.ok() && !acked.value().entry.has_value());
     return lease;
   };
-  const Lease plain_lease = drained(plain_partition, "node1");
-  const Lease durable_lease = drained(durable_partition, "node2");
+  const std::optional<Lease> plain_lease = drained(plain_partition, "node1");
+  const std::optional<Lease> durable_lease = drained(durable_partition, "node2");
   ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_TRUE(plain_lease.has_value() && durable_lease.has_value());
   ASSERT_TRUE(cluster.wait_replicated(f.master, 10000)) << cluster.error();
 
   f.lag_replica();
-  Result<bool> reaped = f.run(f.plain.reap(plain_lease, 0));
+  Result<bool> reaped = f.run(f.plain.reap(*plain_lease, 0));
   ASSERT_TRUE(reaped.ok() && reaped.value())
       << (reaped.ok() ? "not reaped" : reaped.error().message);
-  Result<bool> told = f.run(f.durable.reap(durable_lease, 0));
+  Result<bool> told = f.run(f.durable.reap(*durable_lease, 0));
   ASSERT_FALSE(told.ok());
   EXPECT_EQ(told.code(), Errc::timeout) << told.error().message;
   // Both deletes ran on the master.
