@@ -38,7 +38,7 @@ constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr std::uint64_t kReapIdleMs = 300;
 constexpr std::uint64_t kSlowMs = 1500;  // X's time in the record handler
 // How long billing stays idle past its ack of X while fulfil is stopped inside X: ten reap times,
-// and past the longest wait of an idle worker (kWakeBlockMsMax, 2 s) between two reap tries.
+// and many times the time between two of its reap tries (its idle wait ends at its reap time).
 constexpr std::uint64_t kRefusedWindowMs = 4000;
 
 // The calls of reap.lua on stream `stream` in the server's SLOWLOG: the script's KEYS name the
