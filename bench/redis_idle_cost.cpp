@@ -19,6 +19,7 @@
 //
 //   scripts/with-redis build/bench_redis_idle_cost [--partitions 1000,10000] [--instances 1,2]
 //       [--window-s 10] [--settle-s 10] [--acquire-timeout-s 60] [--poll-interval-ms N]
+//       [--heartbeat-interval-ms N]
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,7 +50,8 @@ struct Options {
   std::uint64_t window_s = 10;
   std::uint64_t settle_s = 10;  // 10,000 new workers take seconds to start
   std::uint64_t acquire_timeout_s = 60;
-  std::uint64_t poll_interval_ms = 0;  // 0: the engine's default
+  std::uint64_t poll_interval_ms = 0;       // 0: the engine's default
+  std::uint64_t heartbeat_interval_ms = 0;  // 0: the engine's default (at most lease_ttl_ms / 2)
 };
 
 [[noreturn]] void hung(const std::string& what) {
@@ -115,6 +117,7 @@ Figures run_one(const RedisConfig& config, const Options& o, std::uint64_t count
     options.group = kGroup;
     options.stop_wait_max_ms = kStopMaxMs / 2;
     if (o.poll_interval_ms > 0) options.poll_interval_ms = o.poll_interval_ms;
+    if (o.heartbeat_interval_ms > 0) options.heartbeat_interval_ms = o.heartbeat_interval_ms;
     engines.push_back(std::make_unique<EngineThread>(config, options, handler));
   }
   const std::uint64_t share = (count + instance_count - 1) / instance_count;
@@ -226,12 +229,14 @@ Figures run_one(const RedisConfig& config, const Options& o, std::uint64_t count
 void print_header(const Options& o) {
   std::printf(
       "# %s: Engine instances holding N idle partitions (empty stream, group at 0), nothing "
-      "published; default EngineOptions (poll_interval_ms %llu, heartbeat_interval_ms %llu, "
+      "published; EngineOptions (poll_interval_ms %llu, heartbeat_interval_ms %llu, "
       "lease_ttl_ms %llu, discovery_interval_ms %llu); window %llu s after %llu s settling\n",
       kProgram,
       static_cast<unsigned long long>(o.poll_interval_ms > 0 ? o.poll_interval_ms
                                                              : EngineOptions().poll_interval_ms),
-      static_cast<unsigned long long>(EngineOptions().heartbeat_interval_ms),
+      static_cast<unsigned long long>(o.heartbeat_interval_ms > 0
+                                          ? o.heartbeat_interval_ms
+                                          : EngineOptions().heartbeat_interval_ms),
       static_cast<unsigned long long>(EngineOptions().lease_ttl_ms),
       static_cast<unsigned long long>(EngineOptions().discovery_interval_ms),
       static_cast<unsigned long long>(o.window_s), static_cast<unsigned long long>(o.settle_s));
@@ -309,6 +314,15 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->acquire_timeout_s = value;
     } else if (flag == "--poll-interval-ms") {
       o->poll_interval_ms = value;
+    } else if (flag == "--heartbeat-interval-ms") {
+      if (value * 2 > EngineOptions().lease_ttl_ms) {
+        std::fprintf(stderr,
+                     "%s: --heartbeat-interval-ms: at most lease_ttl_ms / 2 = %llu, got %llu\n",
+                     kProgram, static_cast<unsigned long long>(EngineOptions().lease_ttl_ms / 2),
+                     static_cast<unsigned long long>(value));
+        return false;
+      }
+      o->heartbeat_interval_ms = value;
     } else {
       std::fprintf(stderr, "%s: unknown option %s\n", kProgram, flag.c_str());
       return false;
