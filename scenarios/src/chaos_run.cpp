@@ -343,7 +343,14 @@ class ChaosRun {
   // cluster the node of the run's journal may be down, mid-failover) unless `last`: then it is
   // said on the log and dropped.
   void flush_records(bool last = false) {
-    if (!redis_usable()) return;
+    if (!redis_usable()) {
+      // Not silently: the last flush is the records' last chance (the server stayed down).
+      if (last && !pending_records_.empty()) {
+        log_ << "chaos: seed " << r_.seed << ": " << pending_records_.size()
+             << " fault record(s) not appended: the server is down\n";
+      }
+      return;
+    }
     std::size_t done = 0;
     while (done < pending_records_.size()) {
       if (!try_append(pending_records_[done])) {
