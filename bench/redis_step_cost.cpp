@@ -1,6 +1,7 @@
 // bench_redis_step_cost: where the redis-server time of the engine's one fenced script per event
 // goes (fenced_commit_next.lua, the commit carried by the step; issue 14). The very script the
-// engine loads is cut short at three points, and each cut, the whole script and a script that
+// engine loads is cut short at four points (the first just after the libraries that
+// cmake/embed_scripts.cmake prepends), and each cut, the whole script and a script that
 // returns at once with the same KEYS and ARGV run the steady state of 8 partitions of 4,000
 // events each: commit seq n, ack entry n, enter entry n+1 (held from a read of up to 32 new
 // entries, read_batch_max's default, so one step in 32 reads). Per step: the server's execution
@@ -54,6 +55,8 @@ std::vector<Stage> stages() {
   return {
       {"EVALSHA alone (same KEYS and ARGV, returns at once)",
        "return {'accepted', ARGV[7], ARGV[1], 1, '', ARGV[6]}"},
+      {"+ the libraries prepended (their local functions made on every call)",
+       cut_before(full, "local J = journal_of(")},
       {"+ the lease check (GET)", cut_before(full, "local committed = commit_effect(")},
       {"+ the commit (HGET, HSET sink, HSET effects)",
        cut_before(full, "local stepped = next_step(")},
