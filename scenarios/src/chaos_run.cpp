@@ -344,10 +344,10 @@ class ChaosRun {
   // said on the log and dropped.
   void flush_records(bool last = false) {
     if (!redis_usable()) {
-      // Not silently: the last flush is the records' last chance (the server stayed down).
+      // Not silently: the last flush is the records' last chance.
       if (last && !pending_records_.empty()) {
         log_ << "chaos: seed " << r_.seed << ": " << pending_records_.size()
-             << " fault record(s) not appended: the server is down\n";
+             << " fault record(s) not appended: the server is down or paused\n";
       }
       return;
     }

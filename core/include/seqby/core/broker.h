@@ -104,8 +104,9 @@ struct WatchedStream {
 
 // The longest an engine's wait_for_entries blocks: a link that carries those waits must allow a
 // command this long plus its own round-trip timeout. A wake-up ends a read at once (an entry, a
-// ring of its doorbell); this only bounds how often an idle instance re-sends each read: 10 s
-// keeps 10,000 idle partitions (40 channels) at 4 reads a second.
+// ring of its doorbell); this bounds how often an idle instance re-sends each read (10 s keeps
+// 10,000 idle partitions, 40 channels, at 4 reads a second) and how long a read lost on a live
+// connection holds back its channel's wake-ups (this plus that timeout).
 inline constexpr std::uint64_t kWakeBlockMsMax = 10'000;
 
 class Broker {
