@@ -1,7 +1,8 @@
 // bench_redis_idle_cost: what idle partitions cost (issue 14 "Targets"). One or two real Engine
 // instances (each a RealRuntime loop on its own thread, its own connections from
-// InstanceBroker, a trivial handler, default EngineOptions) serve one category of N partitions
-// that hold nothing to read (index entry, empty stream, group at 0). Per (N, instances):
+// InstanceBroker, a trivial handler, default EngineOptions but for the flags below) serve one
+// category of N partitions that hold nothing to read (index entry, empty stream, group at 0). Per
+// (N, instances):
 // - the time from Engine::start() until each instance holds its fair share ceil(N / instances)
 //   (Engine::held(), asked every 10 ms on the instance's loop);
 // - after a settle time, over a window with nothing published: redis-server CPU (INFO cpu, % of
@@ -50,8 +51,9 @@ struct Options {
   std::uint64_t window_s = 10;
   std::uint64_t settle_s = 10;  // 10,000 new workers take seconds to start
   std::uint64_t acquire_timeout_s = 60;
-  std::uint64_t poll_interval_ms = 0;       // 0: the engine's default
-  std::uint64_t heartbeat_interval_ms = 0;  // 0: the engine's default (at most lease_ttl_ms / 2)
+  // Every instance's options before its owner id, category and group: the defaults, with
+  // --poll-interval-ms and --heartbeat-interval-ms applied (validate_engine_options holds).
+  EngineOptions engine;
 };
 
 [[noreturn]] void hung(const std::string& what) {
@@ -111,13 +113,11 @@ Figures run_one(const RedisConfig& config, const Options& o, std::uint64_t count
   AcceptHandler handler;
   std::vector<std::unique_ptr<EngineThread>> engines;
   for (const std::string& owner : owners) {
-    EngineOptions options;
+    EngineOptions options = o.engine;
     options.owner_id = owner;
     options.category = category;
     options.group = kGroup;
     options.stop_wait_max_ms = kStopMaxMs / 2;
-    if (o.poll_interval_ms > 0) options.poll_interval_ms = o.poll_interval_ms;
-    if (o.heartbeat_interval_ms > 0) options.heartbeat_interval_ms = o.heartbeat_interval_ms;
     engines.push_back(std::make_unique<EngineThread>(config, options, handler));
   }
   const std::uint64_t share = (count + instance_count - 1) / instance_count;
@@ -199,7 +199,7 @@ Figures run_one(const RedisConfig& config, const Options& o, std::uint64_t count
   f.lost = lost_after - lost_before;
 
   // The heartbeat rounds of instance a since it settled (the last may be cut by the window).
-  const std::uint64_t gap_us = EngineOptions().heartbeat_interval_ms * 1000 / 2;
+  const std::uint64_t gap_us = o.engine.heartbeat_interval_ms * 1000 / 2;
   std::vector<StepCounter::Round> rounds = engines[0]->steps().rounds(settled_from_us, gap_us);
   if (rounds.size() > 1) rounds.pop_back();
   f.rounds = rounds.size();
@@ -231,19 +231,15 @@ void print_header(const Options& o) {
       "# %s: Engine instances holding N idle partitions (empty stream, group at 0), nothing "
       "published; EngineOptions (poll_interval_ms %llu, heartbeat_interval_ms %llu, "
       "lease_ttl_ms %llu, discovery_interval_ms %llu); window %llu s after %llu s settling\n",
-      kProgram,
-      static_cast<unsigned long long>(o.poll_interval_ms > 0 ? o.poll_interval_ms
-                                                             : EngineOptions().poll_interval_ms),
-      static_cast<unsigned long long>(o.heartbeat_interval_ms > 0
-                                          ? o.heartbeat_interval_ms
-                                          : EngineOptions().heartbeat_interval_ms),
-      static_cast<unsigned long long>(EngineOptions().lease_ttl_ms),
-      static_cast<unsigned long long>(EngineOptions().discovery_interval_ms),
+      kProgram, static_cast<unsigned long long>(o.engine.poll_interval_ms),
+      static_cast<unsigned long long>(o.engine.heartbeat_interval_ms),
+      static_cast<unsigned long long>(o.engine.lease_ttl_ms),
+      static_cast<unsigned long long>(o.engine.discovery_interval_ms),
       static_cast<unsigned long long>(o.window_s), static_cast<unsigned long long>(o.settle_s));
   std::printf(
       "# wake links: one per wake channel (HiredisWakeLinks), at most %u streams per "
       "blocking read\n",
-      static_cast<unsigned>(EngineOptions().wake_read_partitions_max));
+      static_cast<unsigned>(o.engine.wake_read_partitions_max));
   std::printf(
       "# share_s: Engine::start() to holding ceil(N/instances), per instance; srv_cpu: "
       "redis-server %% of a core; srv_call/s: commands it ran (inside scripts too); "
@@ -313,20 +309,22 @@ bool parse_options(int argc, char** argv, Options* o) {
     } else if (flag == "--acquire-timeout-s") {
       o->acquire_timeout_s = value;
     } else if (flag == "--poll-interval-ms") {
-      o->poll_interval_ms = value;
+      o->engine.poll_interval_ms = value;
     } else if (flag == "--heartbeat-interval-ms") {
-      if (value * 2 > EngineOptions().lease_ttl_ms) {
-        std::fprintf(stderr,
-                     "%s: --heartbeat-interval-ms: at most lease_ttl_ms / 2 = %llu, got %llu\n",
-                     kProgram, static_cast<unsigned long long>(EngineOptions().lease_ttl_ms / 2),
-                     static_cast<unsigned long long>(value));
-        return false;
-      }
-      o->heartbeat_interval_ms = value;
+      o->engine.heartbeat_interval_ms = value;
     } else {
       std::fprintf(stderr, "%s: unknown option %s\n", kProgram, flag.c_str());
       return false;
     }
+  }
+  // The engine's own check of what must hold between its limits (the heartbeat within the TTL).
+  EngineOptions named = o->engine;
+  named.owner_id = "check";
+  named.category = "check";
+  named.group = kGroup;
+  if (Status valid = validate_engine_options(named); !valid.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kProgram, valid.error().message.c_str());
+    return false;
   }
   for (const std::uint64_t n : o->partitions) {
     if (n > 100000) {
