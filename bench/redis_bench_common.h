@@ -438,8 +438,10 @@ class StepCounter final : public HistorySink {
   }
 
   // Heartbeat rounds seen after `since_us`: renew records closer than `gap_us` to the previous
-  // one belong to its round. Per round: first-to-last record time (us) and its renew count.
+  // one belong to its round. Per round: its first record's time (us), first-to-last record time
+  // and its renew count.
   struct Round {
+    std::uint64_t start_us = 0;
     std::uint64_t span_us = 0;
     std::uint64_t renews = 0;
   };
@@ -452,6 +454,7 @@ class StepCounter final : public HistorySink {
       if (t < since_us) continue;
       if (out.empty() || t - last > gap_us) {
         out.push_back(Round{});
+        out.back().start_us = t;
         first = t;
       }
       last = t;
