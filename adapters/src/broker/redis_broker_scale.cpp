@@ -5,7 +5,6 @@
 
 #include "redis_broker_detail.h"
 #include "seqby/broker/redis_broker.h"
-#include "seqby/core/when_all.h"
 
 namespace seqby::redis {
 
@@ -62,15 +61,12 @@ Task<Result<NextReply>> RedisBroker::fenced_commit_next(const Lease& lease, std:
 Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>& leases,
                                                         std::uint64_t ttl_ms) {
   using S = script::RenewMany;
+  std::vector<bool> out;
+  out.reserve(leases.size());
   const bool journaling = options_.journal_maxlen > 0;
   std::vector<std::string> lease_keys;
   lease_keys.reserve(leases.size());
   for (const Lease& lease : leases) lease_keys.push_back(lease.key());
-  // Every batch is sent at once (one pipeline on the link): the round is the server's time for
-  // all of them plus one round trip, not a round trip per batch. The server still runs one
-  // batch script at a time, so no other client waits behind more than one.
-  std::vector<std::size_t> sizes;
-  std::vector<Task<Result<Reply>>> batches;
   std::size_t end = 0;
   for (std::size_t begin = 0; begin < leases.size(); begin = end) {
     end = batch_end(lease_keys, begin);
@@ -84,7 +80,7 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
     for (std::size_t i = begin; i < end; ++i) {
       SEQBY_CHECK(leases[i].owner_id == args.node);
       SEQBY_CHECK(leases[i].partition.layout == options_.key_layout);
-      args.keys.push_back(std::move(lease_keys[i]));
+      args.keys.push_back(lease_keys[i]);
       args.leases.push_back(leases[i].token());
       if (journaling) {
         args.leases.push_back(leases[i].partition.category);
@@ -97,19 +93,13 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
         args.keys.push_back(journal_stream_name(leases[i].unit()));
       }
     }
-    sizes.push_back(end - begin);
-    batches.push_back(run_script(S::name, script::encode<S>(std::move(args))));
-  }
-  WhenAll<Result<Reply>> all(std::move(batches));
-  std::vector<Result<Reply>> replies = co_await all;
-  std::vector<bool> out;
-  out.reserve(leases.size());
-  for (std::size_t b = 0; b < replies.size(); ++b) {
-    Result<S::Out> renewed = script::decode_reply<S>(replies[b]);
+    ScriptCall call = script::encode<S>(std::move(args));
+    Result<Reply> reply = co_await run_script(S::name, std::move(call));
+    Result<S::Out> renewed = script::decode_reply<S>(reply);
     if (!renewed.ok()) co_return renewed.error();
-    if (renewed.value().size() != sizes[b]) {
+    if (renewed.value().size() != end - begin) {
       co_return make_error(Errc::protocol, "renew_many: " + std::to_string(renewed.value().size()) +
-                                               " results for " + std::to_string(sizes[b]) +
+                                               " results for " + std::to_string(end - begin) +
                                                " leases");
     }
     out.insert(out.end(), renewed.value().begin(), renewed.value().end());

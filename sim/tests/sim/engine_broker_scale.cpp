@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <coroutine>
 #include <optional>
 #include <string>
 #include <vector>
@@ -208,100 +207,6 @@ TEST_F(EngineBrokerScale, RenewManySplitsLargeBatchesAndAnswersPerLease) {
   ASSERT_EQ(renewed.value().size(), count);
   EXPECT_EQ(std::count(renewed.value().begin(), renewed.value().end(), true),
             static_cast<std::ptrdiff_t>(count));
-}
-
-// A link that holds every command until the test releases it: what is held at once was in
-// flight at once. A released command runs on the simulated server then.
-class HeldLink final : public RedisLink {
- public:
-  explicit HeldLink(sim::SimRedis& redis) : redis_(redis) {}
-
-  Task<Result<Reply>> execute(Command command) override {
-    Reply reply;
-    co_await Hold(this, std::move(command), &reply);
-    co_return reply;
-  }
-
-  std::size_t held() const { return held_.size(); }
-  std::size_t held_named(const std::string& name) const {
-    return static_cast<std::size_t>(std::count_if(
-        held_.begin(), held_.end(), [&](const Held& h) { return h.command[0] == name; }));
-  }
-  // Runs and answers every held command, last sent first.
-  void release_reversed() {
-    std::vector<Held> now = std::move(held_);
-    held_.clear();
-    for (auto it = now.rbegin(); it != now.rend(); ++it) {
-      *it->reply = redis_.execute(it->command);
-      it->waiter.resume();
-    }
-  }
-
- private:
-  struct Held {
-    Command command;
-    Reply* reply;
-    std::coroutine_handle<> waiter;
-  };
-  class Hold {
-   public:
-    Hold(HeldLink* link, Command command, Reply* reply)
-        : link_(link), command_(std::move(command)), reply_(reply) {}
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> waiter) {
-      link_->held_.push_back(Held{std::move(command_), reply_, waiter});
-    }
-    void await_resume() const noexcept {}
-
-   private:
-    HeldLink* link_;
-    Command command_;
-    Reply* reply_;
-  };
-
-  sim::SimRedis& redis_;
-  std::vector<Held> held_;
-};
-
-// The batches of one renew_many are sent together (one round trip for all of them, not one per
-// batch), and each answer lands on its own lease whatever order the replies come back in.
-TEST_F(EngineBrokerScale, RenewManySendsItsBatchesTogetherAndAnswersEachLeaseInOrder) {
-  const std::size_t count = 2 * RedisBroker::kLeaseBatchMax + 5;
-  const std::size_t lost_first = 3;                                   // in the first batch
-  const std::size_t lost_last = 2 * RedisBroker::kLeaseBatchMax + 1;  // in the third
-  std::vector<Lease> leases;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t ttl = (i == lost_first || i == lost_last) ? 10 : 3000;
-    leases.push_back(acquire(PartitionRef{"order", "k" + std::to_string(i)}, "a", ttl));
-  }
-  clock.advance(20);  // the two short leases lapse; b takes them
-  (void)acquire(leases[lost_first].partition, "b");
-  (void)acquire(leases[lost_last].partition, "b");
-
-  HeldLink held(redis);
-  RedisBroker heldBroker(held);
-  std::optional<Result<std::vector<bool>>> renewed;
-  auto drive = [&]() -> Task<void> {
-    Result<std::vector<bool>> r = co_await heldBroker.renew_many(leases, 3000);
-    renewed.emplace(std::move(r));
-  };
-  Task<void> root = drive();
-  auto handle = root.release();
-  handle.resume();
-  EXPECT_EQ(held.held_named("SCRIPT"), 3u);  // each batch loads the script it has not seen
-  held.release_reversed();
-  ASSERT_EQ(held.held_named("EVALSHA"), 3u);  // all three batches are in flight together
-  EXPECT_FALSE(renewed.has_value());
-  held.release_reversed();
-  EXPECT_EQ(held.held(), 0u);
-  ASSERT_TRUE(handle.done());
-  handle.destroy();
-  ASSERT_TRUE(renewed.has_value());
-  ASSERT_TRUE(renewed->ok()) << renewed->error().message;
-  ASSERT_EQ(renewed->value().size(), count);
-  for (std::size_t i = 0; i < count; ++i) {
-    EXPECT_EQ(renewed->value()[i], i != lost_first && i != lost_last) << "lease " << i;
-  }
 }
 
 TEST_F(EngineBrokerScale, AcquireManyTakesFreeLeasesInOrderUntilWantAndSkipsHeldOnes) {
