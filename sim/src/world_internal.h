@@ -166,28 +166,17 @@ class World::StampObserver final : public FaultObserver {
   std::map<std::string, std::string, std::less<>> names_;
 };
 
-// The stamp each successful command of each task got, across an incarnation's connections
-// (one, or one per cluster node: a command redirected, or sent with ASKING, or preceded by
-// CLUSTER SLOTS ends on the connection whose reply it returns), until the outer link takes it.
-// A command is told apart by its task and its text (ASKING aside), so that one task may have
-// several in flight at once (WhenAll: RedisBroker::renew_many's batches, each with its own
-// keys) and each takes its own stamp whatever order the replies come back in. Commands in
-// flight together in one task differ (the same text again is a resend: its last stamp counts).
+// The stamp the last successful command of each task got, across an incarnation's connections
+// (one, or one per cluster node: a command redirected or preceded by CLUSTER SLOTS ends on the
+// connection whose reply it returns).
 class World::TaskStamps {
  public:
-  // What tells a command apart within its task (FNV-1a of its arguments, ASKING aside).
-  static std::uint64_t text_of(const redis::Command& command);
-  void put(void* context, std::uint64_t text, std::uint64_t stamp);
+  void put(void* context, std::uint64_t stamp);
   // 0 if none.
-  std::uint64_t take(void* context, std::uint64_t text);
+  std::uint64_t take(void* context);
 
  private:
-  struct Entry {
-    void* context;
-    std::uint64_t text;
-    std::uint64_t stamp;
-  };
-  std::vector<Entry> by_command_;  // a few in flight: a flat list
+  std::vector<std::pair<void*, std::uint64_t>> by_task_;  // a few tasks: a flat list
 };
 
 class World::InnerStampLink final : public redis::RedisLink {

@@ -224,42 +224,28 @@ redis::Reply World::StampServer::execute(const redis::Command& sent) {
 Task<Result<redis::Reply>> World::InnerStampLink::execute(redis::Command command) {
   void* context = co_await ContextProbe();
   const std::uint64_t k = sent_++;
-  const std::uint64_t text = TaskStamps::text_of(command);
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
-  if (reply.ok()) stamps_.put(context, text, server_.stamp_at(k));
+  if (reply.ok()) stamps_.put(context, server_.stamp_at(k));
   co_return reply;
 }
 
-std::uint64_t World::TaskStamps::text_of(const redis::Command& command) {
-  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 (fnv1a.h), argument by argument
-  const std::size_t first = !command.empty() && command[0] == "ASKING" ? 1 : 0;
-  for (std::size_t i = first; i < command.size(); ++i) {
-    for (const unsigned char c : command[i]) {
-      hash ^= c;
-      hash *= 1099511628211ull;
-    }
-    hash *= 1099511628211ull;  // the end of an argument: "a","b" is not "ab"
-  }
-  return hash;
-}
-
-void World::TaskStamps::put(void* context, std::uint64_t text, std::uint64_t stamp) {
-  auto it = std::find_if(by_command_.begin(), by_command_.end(),
-                         [&](const Entry& e) { return e.context == context && e.text == text; });
-  if (it != by_command_.end()) {
-    it->stamp = stamp;
+void World::TaskStamps::put(void* context, std::uint64_t stamp) {
+  auto it = std::find_if(by_task_.begin(), by_task_.end(),
+                         [context](const auto& entry) { return entry.first == context; });
+  if (it != by_task_.end()) {
+    it->second = stamp;
   } else {
-    by_command_.push_back(Entry{context, text, stamp});
+    by_task_.emplace_back(context, stamp);
   }
 }
 
-std::uint64_t World::TaskStamps::take(void* context, std::uint64_t text) {
-  auto it = std::find_if(by_command_.begin(), by_command_.end(),
-                         [&](const Entry& e) { return e.context == context && e.text == text; });
-  if (it == by_command_.end()) return 0;
-  const std::uint64_t stamp = it->stamp;
-  *it = by_command_.back();
-  by_command_.pop_back();
+std::uint64_t World::TaskStamps::take(void* context) {
+  auto it = std::find_if(by_task_.begin(), by_task_.end(),
+                         [context](const auto& entry) { return entry.first == context; });
+  if (it == by_task_.end()) return 0;
+  const std::uint64_t stamp = it->second;
+  *it = by_task_.back();
+  by_task_.pop_back();
   return stamp;
 }
 
@@ -278,9 +264,8 @@ Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command
   void* context = co_await ContextProbe();
   const bool cluster = world_.options_.key_layout == KeyLayout::cluster;
   std::vector<std::string> tags = cluster ? Sink::hash_tags(command) : std::vector<std::string>{};
-  const std::uint64_t text = TaskStamps::text_of(command);
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
-  const std::uint64_t stamp = stamps_.take(context, text);
+  const std::uint64_t stamp = stamps_.take(context);
   Sink& sink = *world_.sink_;
   *decision_stamp_ = reply.ok() && stamp > 0 ? 2 * stamp - 1 : 2 * sink.command_count();
   if (cluster) sink.note_tagged_command(context, std::move(tags), *decision_stamp_);
