@@ -116,6 +116,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     out.lossy_failovers += r.lossy_failovers;
     out.publishes_lost += r.report.counters.publishes_lost;
     out.records_undone += r.report.counters.records_undone;
+    out.commits_lost += r.report.counters.commits_lost;
     out.redirections.moved += r.redirections.moved;
     out.redirections.ask += r.redirections.ask;
     out.redirections.tryagain += r.redirections.tryagain;
@@ -171,7 +172,9 @@ std::string render_campaign_text(const CampaignResult& r) {
            std::to_string(r.slot_migrations) + " slot migrations, " + std::to_string(r.failovers) +
            " failovers (" + std::to_string(r.lossy_failovers) +
            " lossy: " + std::to_string(r.records_undone) + " writes undone, " +
-           std::to_string(r.publishes_lost) + " of them publishes); the nodes answered MOVED " +
+           std::to_string(r.publishes_lost) + " of them publishes; " +
+           std::to_string(r.commits_lost) +
+           " commits lost: undone, then their entries acked); the nodes answered MOVED " +
            std::to_string(r.redirections.moved) + ", ASK " + std::to_string(r.redirections.ask) +
            ", TRYAGAIN " + std::to_string(r.redirections.tryagain) + ", NOSCRIPT " +
            std::to_string(r.redirections.noscript) + "\n";
@@ -245,6 +248,7 @@ std::string render_campaign_json(const CampaignResult& r) {
     j["lossy_failovers"] = r.lossy_failovers;
     j["writes_undone"] = r.records_undone;
     j["publishes_lost"] = r.publishes_lost;
+    j["commits_lost"] = r.commits_lost;
     j["redirections"] = {{"moved", r.redirections.moved},
                          {"ask", r.redirections.ask},
                          {"tryagain", r.redirections.tryagain},

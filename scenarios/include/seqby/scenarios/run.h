@@ -128,6 +128,7 @@ struct CampaignResult {
   std::uint64_t lossy_failovers = 0;         // summed over runs
   std::uint64_t publishes_lost = 0;          // in lossy failovers, as the checker counted them
   std::uint64_t records_undone = 0;          // the same, every write undone (publishes included)
+  std::uint64_t commits_lost = 0;            // the same, commits undone whose entries were acked
   sim::SimRedis::Redirections redirections;  // summed over runs
   sim::FaultCounters faults;
   properties::ReachedCounts reached;          // situations the runs reached (properties/reached.h)
