@@ -89,7 +89,7 @@ constexpr std::uint32_t kSamplersEndWaitMs = 5000;
 // cannot fix it, so the worker stops and exits with this status.
 constexpr int kExitRedisRefused = 3;
 
-// The worker's two connections (commands, and the blocking wake read), each behind a
+// The worker's connections (commands, the lease link, the blocking wake reads), each behind a
 // ReportingLink, with their connection reports; every line goes to stderr.
 class ReportedLinks {
  public:
@@ -115,6 +115,15 @@ class ReportedLinks {
   }
 
   redis::RedisLink& commands() { return commands_reported_; }
+  // The broker's lease link ("leases"): a connection of its own for the heartbeat's pipelined
+  // renew_many batches. None over a cluster (renew_many goes over the cluster link).
+  redis::RedisLink* leases() {
+    if (slots_) return nullptr;
+    if (!leases_) {
+      leases_ = std::make_unique<Channel>(runtime_, config_, "leases", log_, metrics_);
+    }
+    return &leases_->reported;
+  }
   // The broker's wake links: channel N's ("wake", "wake#1", ...) made when first asked for.
   // None over a cluster: a wake read spans slots, and the cluster layout's broker polls.
   redis::WakeLinks wake_links() {
@@ -123,7 +132,8 @@ class ReportedLinks {
       while (wake_.size() <= channel) {
         const std::string name =
             wake_.empty() ? std::string("wake") : "wake#" + std::to_string(wake_.size());
-        wake_.push_back(std::make_unique<WakeChannel>(runtime_, config_, name, log_, metrics_));
+        wake_.push_back(std::make_unique<Channel>(
+            runtime_, redis::HiredisWakeLinks::wake_config(config_), name, log_, metrics_));
       }
       return &wake_[channel]->reported;
     };
@@ -136,17 +146,19 @@ class ReportedLinks {
   // The line of the refusal that ends the worker, "" while there was none.
   std::string final_refusal() const {
     if (!commands_report_.final_refusal().empty()) return commands_report_.final_refusal();
-    for (const std::unique_ptr<WakeChannel>& channel : wake_) {
+    for (const std::unique_ptr<Channel>& channel : wake_) {
       if (!channel->report.final_refusal().empty()) return channel->report.final_refusal();
     }
+    if (leases_ && !leases_->report.final_refusal().empty()) return leases_->report.final_refusal();
     return "";
   }
   // Commands Redis refused, by link (for the metrics).
   std::map<std::string, std::uint64_t> refusals() const {
     std::map<std::string, std::uint64_t> out{{"commands", commands_reported_.refusals()}};
-    for (const std::unique_ptr<WakeChannel>& channel : wake_) {
+    for (const std::unique_ptr<Channel>& channel : wake_) {
       out[channel->name] = channel->reported.refusals();
     }
+    if (leases_) out[leases_->name] = leases_->reported.refusals();
     return out;
   }
 
@@ -154,12 +166,13 @@ class ReportedLinks {
   static redis::LogLine logger(const redis::LogWriter& log) {
     return [&log](const std::string& line) { log.line(line); };
   }
-  // A connection of its own for one blocking read that wakes idle partitions.
-  struct WakeChannel {
-    WakeChannel(redis::RealRuntime& runtime, redis::RedisConfig config, std::string name_,
-                const redis::LogWriter& log, redis::WorkerMetrics* metrics)
+  // A connection of its own: one blocking read that wakes idle partitions (a wake channel, its
+  // config from HiredisWakeLinks::wake_config), or the lease link.
+  struct Channel {
+    Channel(redis::RealRuntime& runtime, redis::RedisConfig config, std::string name_,
+            const redis::LogWriter& log, redis::WorkerMetrics* metrics)
         : name(std::move(name_)),
-          link(runtime, redis::HiredisWakeLinks::wake_config(config)),
+          link(runtime, config),
           report(runtime.clock(), name, redis::redacted_url(config), logger(log)),
           reported(link, runtime.clock(), name, logger(log)) {
       link.set_connection_observer([this, metrics](const redis::HiredisLink::ConnectionEvent& e) {
@@ -181,7 +194,8 @@ class ReportedLinks {
   std::unique_ptr<redis::ClusterLink> slots_;   // or a Redis Cluster (--cluster)
   redis::ConnectionReport commands_report_;
   redis::ReportingLink commands_reported_;
-  std::vector<std::unique_ptr<WakeChannel>> wake_;
+  std::vector<std::unique_ptr<Channel>> wake_;
+  std::unique_ptr<Channel> leases_;  // made by leases(), once
 };
 
 // The line for an index member acquire_many found to be no partition (told once per member).
@@ -412,7 +426,7 @@ int run_worker(const WorkerOptions& o) {
     broker_options.on_no_partition = [&log](const PartitionRef& unit, const std::string& why) {
       log_no_partition(log, unit, why);
     };
-    redis::RedisBroker broker(link, broker_options, links.wake_links());
+    redis::RedisBroker broker(link, broker_options, links.wake_links(), links.leases());
     // With a journal the scripts record every decision themselves; the engine's other records
     // (warnings, resumes) are notes beside them. Without, the history stream gets every record,
     // appended after Redis answered.

@@ -307,21 +307,25 @@ inline bool parse_u64_list(const std::string& text, std::vector<std::uint64_t>* 
 // --- one engine instance's connections: THE place that builds them -------------------------
 
 // The links and broker of one engine instance, as `seqby worker` builds them: `link` (one
-// pipelined connection, every fenced step) and `wake_links` (one per wake channel the engine
+// pipelined connection, every fenced step), `leases` (the heartbeat's renew_many batches,
+// pipelined on a connection of their own) and `wake_links` (one per wake channel the engine
 // uses, made on first use: a HiredisLink connects on its first command). REQUIRES: built and
 // destroyed on the runtime's loop thread or while no loop runs.
 struct InstanceBroker {
   InstanceBroker(RealRuntime& runtime, const RedisConfig& config, RedisBrokerOptions options = {})
       : link(runtime, config),
+        leases(runtime, config),
         wake_links(runtime, config),
-        broker(std::make_unique<RedisBroker>(link, std::move(options), wake_links.source())) {}
+        broker(std::make_unique<RedisBroker>(link, std::move(options), wake_links.source(),
+                                             &leases)) {}
 
   // Commands every link sent. Loop thread only.
   std::uint64_t commands_sent() const {
-    return link.stats().commands_sent + wake_links.commands_sent();
+    return link.stats().commands_sent + leases.stats().commands_sent + wake_links.commands_sent();
   }
 
   HiredisLink link;
+  HiredisLink leases;
   HiredisWakeLinks wake_links;
   std::unique_ptr<RedisBroker> broker;
 };

@@ -4,6 +4,7 @@
 #include "seqby/broker/redis_broker.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "redis_broker_detail.h"
 #include "seqby/broker/scripts.h"
@@ -19,8 +20,10 @@ RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options, RedisLink*
   SEQBY_CHECK(options_.reclaim_scripts_max > 0);
 }
 
-RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options, WakeLinks wake_links)
+RedisBroker::RedisBroker(RedisLink& link, RedisBrokerOptions options, WakeLinks wake_links,
+                         RedisLink* lease_link)
     : RedisBroker(link, options, nullptr) {
+  lease_link_ = lease_link;
   wake_links_.clear();
   wake_links_source_ = std::move(wake_links);
 }
@@ -31,10 +34,12 @@ CapabilitySet RedisBroker::capabilities() const {
 }
 
 Task<Result<Reply>> RedisBroker::eval(const char* source, const ScriptCall& call,
-                                      std::string_view sha, std::string_view name, bool durable) {
+                                      std::string_view sha, std::string_view name, bool durable,
+                                      RedisLink& via) {
   Command command =
       sha.empty() ? eval_command("EVAL", source, call) : eval_command("EVALSHA", sha, call);
-  if (!durable || options_.wait_replicas == 0) co_return co_await link_.execute(std::move(command));
+  if (!durable || options_.wait_replicas == 0) co_return co_await via.execute(std::move(command));
+  SEQBY_CHECK(&via == &link_);
   const std::uint32_t wanted = options_.wait_replicas;
   Result<ReplicatedReply> waited =
       co_await link_.execute_replicated(std::move(command), wanted, options_.wait_timeout_ms);
@@ -74,6 +79,12 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
 }
 
 Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall call, bool durable) {
+  Result<Reply> reply = co_await run_script(name, std::move(call), durable, link_);
+  co_return reply;
+}
+
+Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall call, bool durable,
+                                            RedisLink& via) {
   // By index, never by reference: scripts_ may grow while this call waits for a reply.
   const std::size_t index = script_index(name);
   const char* source = scripts_[index].source;
@@ -81,7 +92,7 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
     std::string sha = scripts_[index].sha;
     if (sha.empty()) {
       Command command{"SCRIPT", "LOAD", source};
-      Result<Reply> loaded = co_await link_.execute(std::move(command));
+      Result<Reply> loaded = co_await via.execute(std::move(command));
       if (!loaded.ok()) co_return loaded.error();
       Result<std::string> loaded_sha = decode<std::string>(loaded.value(), "SCRIPT LOAD");
       if (loaded_sha.ok()) {
@@ -92,14 +103,69 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
       }
     }
     if (!sha.empty()) {
-      Result<Reply> reply = co_await eval(source, call, sha, name, durable);
+      Result<Reply> reply = co_await eval(source, call, sha, name, durable, via);
       if (!reply.ok() || !reply.value().is_error_with("NOSCRIPT")) co_return reply;
       // The server lost its script cache: EVAL now, load again next time.
       scripts_[index].sha.clear();
     }
   }
-  Result<Reply> reply = co_await eval(source, call, {}, name, durable);
+  Result<Reply> reply = co_await eval(source, call, {}, name, durable, via);
   co_return reply;
+}
+
+Task<std::vector<Result<Reply>>> RedisBroker::run_scripts(std::string_view name,
+                                                          std::vector<ScriptCall> calls,
+                                                          RedisLink& via) {
+  std::vector<Result<Reply>> out;
+  out.reserve(calls.size());
+  const std::size_t index = script_index(name);
+  if (calls.size() > 1 && !script_load_refused_ && scripts_[index].sha.empty()) {
+    // Loaded once before the pipeline, so that every call of it can be an EVALSHA.
+    Command load{"SCRIPT", "LOAD", scripts_[index].source};
+    Result<Reply> loaded = co_await via.execute(std::move(load));
+    if (!loaded.ok()) {
+      out.assign(calls.size(), loaded.error());
+      co_return out;
+    }
+    Result<std::string> sha = decode<std::string>(loaded.value(), "SCRIPT LOAD");
+    if (sha.ok()) {
+      scripts_[index].sha = std::move(sha).value();
+    } else {
+      script_load_refused_ = true;
+    }
+  }
+  if (calls.size() <= 1 || scripts_[index].sha.empty()) {
+    // One call, or no script cache to pipeline EVALSHAs into: one after another.
+    // After a transport failure the rest are not sent and answer the same (execute_many's).
+    std::optional<Error> failed;
+    for (ScriptCall& call : calls) {
+      if (failed) {
+        out.emplace_back(*failed);
+        continue;
+      }
+      Result<Reply> reply = co_await run_script(name, std::move(call), /*durable=*/false, via);
+      if (!reply.ok()) failed = reply.error();
+      out.push_back(std::move(reply));
+    }
+    co_return out;
+  }
+  std::vector<Command> commands;
+  commands.reserve(calls.size());
+  for (const ScriptCall& call : calls) {
+    commands.push_back(eval_command("EVALSHA", scripts_[index].sha, call));
+  }
+  std::vector<Result<Reply>> replies = co_await via.execute_many(std::move(commands));
+  out = std::move(replies);
+  SEQBY_CHECK(out.size() == calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    // The server lost its script cache: that call did not run; run_script loads it again.
+    if (out[i].ok() && out[i].value().is_error_with("NOSCRIPT")) {
+      scripts_[index].sha.clear();
+      Result<Reply> again = co_await run_script(name, std::move(calls[i]), /*durable=*/false, via);
+      out[i] = std::move(again);
+    }
+  }
+  co_return out;
 }
 
 PartitionRef RedisBroker::laid_out(const PartitionRef& partition) const {

@@ -67,6 +67,8 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
   std::vector<std::string> lease_keys;
   lease_keys.reserve(leases.size());
   for (const Lease& lease : leases) lease_keys.push_back(lease.key());
+  std::vector<ScriptCall> calls;
+  std::vector<std::size_t> batch_sizes;
   std::size_t end = 0;
   for (std::size_t begin = 0; begin < leases.size(); begin = end) {
     end = batch_end(lease_keys, begin);
@@ -80,7 +82,7 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
     for (std::size_t i = begin; i < end; ++i) {
       SEQBY_CHECK(leases[i].owner_id == args.node);
       SEQBY_CHECK(leases[i].partition.layout == options_.key_layout);
-      args.keys.push_back(lease_keys[i]);
+      args.keys.push_back(std::move(lease_keys[i]));
       args.leases.push_back(leases[i].token());
       if (journaling) {
         args.leases.push_back(leases[i].partition.category);
@@ -93,13 +95,20 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
         args.keys.push_back(journal_stream_name(leases[i].unit()));
       }
     }
-    ScriptCall call = script::encode<S>(std::move(args));
-    Result<Reply> reply = co_await run_script(S::name, std::move(call));
-    Result<S::Out> renewed = script::decode_reply<S>(reply);
+    calls.push_back(script::encode<S>(std::move(args)));
+    batch_sizes.push_back(end - begin);
+  }
+  // Every batch at once on the lease link (a connection of its own, when given); the replies
+  // are read in order, and the first failure answers for the whole round, as before.
+  std::vector<Result<Reply>> replies =
+      co_await run_scripts(S::name, std::move(calls), lease_link());
+  SEQBY_CHECK(replies.size() == batch_sizes.size());
+  for (std::size_t b = 0; b < replies.size(); ++b) {
+    Result<S::Out> renewed = script::decode_reply<S>(replies[b]);
     if (!renewed.ok()) co_return renewed.error();
-    if (renewed.value().size() != end - begin) {
+    if (renewed.value().size() != batch_sizes[b]) {
       co_return make_error(Errc::protocol, "renew_many: " + std::to_string(renewed.value().size()) +
-                                               " results for " + std::to_string(end - begin) +
+                                               " results for " + std::to_string(batch_sizes[b]) +
                                                " leases");
     }
     out.insert(out.end(), renewed.value().begin(), renewed.value().end());

@@ -66,6 +66,19 @@ class HiredisLink::Impl {
     }
   };
 
+  // The ops of one execute_many: those of a torn-down task that are not sent yet are never sent
+  // (as OpAwaiter's).
+  struct Started {
+    std::vector<OpPtr> ops;
+    ~Started() {
+      for (const OpPtr& op : ops) {
+        if (!op->result && !op->sent) {
+          op->link->resolve(op, make_error(Errc::closed, "the waiting task was destroyed"));
+        }
+      }
+    }
+  };
+
   // A handshake command (AUTH, SELECT, PING) of connection attempt `epoch`.
   struct HandshakeStep {
     std::uint64_t epoch;
@@ -522,6 +535,23 @@ Task<Result<Reply>> HiredisLink::execute(Command command) {
 Task<Result<Reply>> HiredisLink::execute_asking(Command command) {
   Impl::OpAwaiter awaiter{impl_->start(std::move(command), /*asking=*/true)};
   co_return co_await awaiter;
+}
+
+Task<std::vector<Result<Reply>>> HiredisLink::execute_many(std::vector<Command> commands) {
+  Impl::Started started;
+  started.ops.reserve(commands.size());
+  for (Command& command : commands) {
+    started.ops.push_back(impl_->start(std::move(command), /*asking=*/false));
+  }
+  std::vector<Result<Reply>> out;
+  out.reserve(started.ops.size());
+  // After a resumption only the ops are touched: the link may be gone by then.
+  for (const Impl::OpPtr& op : started.ops) {
+    Impl::OpAwaiter awaiter{op};
+    Result<Reply> reply = co_await awaiter;
+    out.push_back(std::move(reply));
+  }
+  co_return out;
 }
 
 Task<Result<ReplicatedReply>> HiredisLink::execute_replicated(Command command,

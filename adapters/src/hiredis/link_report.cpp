@@ -156,6 +156,20 @@ Task<Result<Reply>> ReportingLink::execute(Command command) {
 }
 
 // A script is named by the sha an earlier SCRIPT LOAD through execute taught what_of.
+Task<std::vector<Result<Reply>>> ReportingLink::execute_many(std::vector<Command> commands) {
+  std::vector<std::string> whats;
+  whats.reserve(commands.size());
+  for (const Command& command : commands) whats.push_back(what_of(command));
+  std::vector<Result<Reply>> replies = co_await inner_.execute_many(std::move(commands));
+  for (std::size_t i = 0; i < replies.size() && i < whats.size(); ++i) {
+    if (!replies[i].ok()) continue;
+    const Reply& answer = replies[i].value();
+    if (answer.is_error() && !expected_error(answer.str)) report(whats[i], answer.str);
+  }
+  co_return replies;
+}
+
+// A script is named by the sha an earlier SCRIPT LOAD through execute taught what_of.
 Task<Result<ReplicatedReply>> ReportingLink::execute_replicated(Command command,
                                                                 std::uint32_t replicas,
                                                                 std::uint64_t timeout_ms) {

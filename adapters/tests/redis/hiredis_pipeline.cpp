@@ -1,5 +1,7 @@
 // Many tasks sharing one HiredisLink: their commands are pipelined on one connection and each
 // gets its own reply. Two instances, each with its own loop thread and link, run side by side.
+// One task's execute_many sends every command before the first reply is back, and gets the
+// replies in order.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -115,6 +117,35 @@ TEST(HiredisPipeline, InstancesOnTheirOwnLoopThreadsRunSideBySide) {
     EXPECT_EQ(check.execute({"GET", unique_tag(name) + ":counter"}).value(),
               Reply::bulk(std::to_string(kTaskCount / 2)));
   }
+}
+
+TEST(HiredisPipeline, ExecuteManySendsEveryCommandAtOnceAndAnswersInOrder) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  auto config = parse_redis_url(server.url());
+  ASSERT_TRUE(config.ok());
+  const std::string counter = unique_tag("many") + ":counter";
+  BlockingRedis setup(config.value());
+  ASSERT_TRUE(setup.execute({"DEL", counter}).ok());
+  RealRuntime runtime;
+  HiredisLink link(runtime, config.value());
+  ASSERT_TRUE(runtime.block_on(link.execute({"PING"})).ok());  // connected: nothing waits on it
+  constexpr int kCommands = 300;
+  std::vector<Command> commands;
+  for (int i = 0; i < kCommands; ++i) commands.push_back({"INCR", counter});
+  commands.push_back({"NOSUCHCOMMAND"});  // an error reply is one reply among the others
+  commands.push_back({"GET", counter});
+  std::vector<Result<Reply>> replies = runtime.block_on(link.execute_many(std::move(commands)));
+  ASSERT_EQ(replies.size(), static_cast<std::size_t>(kCommands + 2));
+  for (int i = 0; i < kCommands; ++i) {
+    ASSERT_TRUE(replies[i].ok()) << i;
+    EXPECT_EQ(replies[i].value(), Reply::of_int(i + 1)) << "reply " << i << " out of order";
+  }
+  ASSERT_TRUE(replies[kCommands].ok());
+  EXPECT_TRUE(replies[kCommands].value().is_error());
+  EXPECT_EQ(replies[kCommands + 1].value(), Reply::bulk(std::to_string(kCommands)));
+  // All of them were in flight at once: sent before the first reply came back.
+  EXPECT_GE(link.stats().in_flight_max, static_cast<std::uint64_t>(kCommands + 2));
 }
 
 }  // namespace

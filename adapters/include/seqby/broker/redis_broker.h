@@ -95,8 +95,13 @@ class RedisBroker final : public Broker {
   explicit RedisBroker(RedisLink& link, RedisBrokerOptions options = {},
                        RedisLink* wake_link = nullptr);
   // Up to kWakeChannelsMax wake channels, their links made by `wake_links` when first used.
-  // REQUIRES: `link` and every link `wake_links` gives outlive the broker.
-  RedisBroker(RedisLink& link, RedisBrokerOptions options, WakeLinks wake_links);
+  // `lease_link` (optional) is a connection of its own for renew_many, whose batches it sends
+  // pipelined (RedisLink::execute_many): a heartbeat round then holds no fenced step back on
+  // `link` behind its batches (docs/ARCHITECTURE.md "Leases by the batch"). Without it renew_many
+  // goes over `link`, its batches one after another as before.
+  // REQUIRES: `link`, `lease_link` and every link `wake_links` gives outlive the broker.
+  RedisBroker(RedisLink& link, RedisBrokerOptions options, WakeLinks wake_links,
+              RedisLink* lease_link = nullptr);
 
   CapabilitySet capabilities() const override;
   Task<Result<std::string>> publish(const PartitionRef& partition, std::string_view type,
@@ -185,12 +190,23 @@ class RedisBroker final : public Broker {
                                              const NextAsk& ask);
   // `durable`: the write is one the durability option waits for (wait_replicas).
   Task<Result<Reply>> run_script(std::string_view name, ScriptCall call, bool durable);
+  // The same over `via` (link_ or the lease link).
+  Task<Result<Reply>> run_script(std::string_view name, ScriptCall call, bool durable,
+                                 RedisLink& via);
+  // Runs `name` once per call over `via` (not durable), the calls pipelined when there are
+  // several (RedisLink::execute_many: EVALSHA each, a NOSCRIPT one run again by run_script);
+  // one call is run_script's. One result per call, in order.
+  Task<std::vector<Result<Reply>>> run_scripts(std::string_view name, std::vector<ScriptCall> calls,
+                                               RedisLink& via);
   Task<Result<Reply>> eval(const char* source, const ScriptCall& call, std::string_view sha,
-                           std::string_view name, bool durable);
+                           std::string_view name, bool durable, RedisLink& via);
+  // The link renew_many goes over: the lease link when there is one, else link_.
+  RedisLink& lease_link() { return lease_link_ != nullptr ? *lease_link_ : link_; }
   // The journal tail of a step under `lease` (empty when the journal is off).
   script::JournalTail journal_of(const Lease& lease) const;
 
   RedisLink& link_;
+  RedisLink* lease_link_ = nullptr;
   RedisBrokerOptions options_;
   // The link of wake channel N (nullptr: none); filled from wake_links_source_ when first used.
   std::vector<RedisLink*> wake_links_;

@@ -1,9 +1,12 @@
-// RedisLink: the seam between RedisBroker and a Redis server. One command in, one reply out.
+// RedisLink: the seam between RedisBroker and a Redis server. One command in, one reply out
+// (or several in order, execute_many).
 // HiredisLink talks to a real redis-server; SimRedisLink to the simulated one; FaultyLink wraps
 // either and injects lost requests, lost replies, latency and resets. An error *reply* from the
 // server (WRONGTYPE, NOGROUP, FENCED, ...) is a successful Result holding Reply::Kind::error;
 // only transport failures (timeout, closed) are Result errors.
 #pragma once
+
+#include <vector>
 
 #include "seqby/broker/reply.h"
 #include "seqby/core/result.h"
@@ -30,6 +33,14 @@ class RedisLink {
   // Sends `command` (argv form, e.g. {"SET", "k", "v", "NX"}) and returns the server's reply,
   // or Errc::timeout / Errc::closed when no reply came back (the command may or may not have run).
   virtual Task<Result<Reply>> execute(Command command) = 0;
+
+  // Sends `commands` in order on one connection and returns one result per command, in order.
+  // A link that pipelines (HiredisLink) sends them all before the first reply is back, so the
+  // server runs them back to back; this default sends each after the reply to the one before
+  // (the simulated links: the server sees the same commands in the same order). After a
+  // transport failure (timeout, closed) the commands not yet sent are not sent and answer that
+  // same error; a pipelining link may have sent them (each may or may not have run).
+  virtual Task<std::vector<Result<Reply>>> execute_many(std::vector<Command> commands);
 
   // Sends `command`, then `WAIT replicas timeout_ms` on the same connection with nothing awaited
   // between them, so that WAIT counts the replicas that have the command's writes (WAIT counts

@@ -75,6 +75,9 @@ class HiredisLink final : public ClusterNodeLink {
   // The same, with ASKING sent right before `command` on the same connection (nothing in
   // between): a Redis Cluster node then runs it on a slot it is importing (an ASK redirection).
   Task<Result<Reply>> execute_asking(Command command) override;
+  // Every command queued in one turn (pipelined), then their replies awaited in order; each has
+  // its own deadline, as execute's.
+  Task<std::vector<Result<Reply>>> execute_many(std::vector<Command> commands) override;
   // `command` then WAIT on this one connection, queued in one turn (RedisLink's contract).
   Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
                                                    std::uint64_t timeout_ms) override;

@@ -67,6 +67,8 @@ class ReportingLink final : public RedisLink {
   ReportingLink(RedisLink& inner, Clock& clock, std::string link_name, LogLine log);
 
   Task<Result<Reply>> execute(Command command) override;
+  // The inner link's execute_many (pipelined when it pipelines), each error reply reported.
+  Task<std::vector<Result<Reply>>> execute_many(std::vector<Command> commands) override;
   Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
                                                    std::uint64_t timeout_ms) override;
 

@@ -1,0 +1,108 @@
+// renew_many over more leases than one script call takes (RedisBroker::kLeaseBatchMax), sent
+// through a lease link of its own: every batch goes over that link and none over the commands
+// link, a lease another owner took is refused alone (its batch's others and the other batch's
+// are renewed), a server that lost its script cache between two rounds is answered as if it had
+// not, and after a batch whose transport failed the next is not sent. RedisBroker on SimRedis,
+// call by call.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seqby/broker/redis_broker.h"
+#include "seqby/sim/sim_redis.h"
+#include "sim_direct.h"
+
+namespace seqby::redis {
+namespace {
+
+using seqby::testing::DirectLink;
+using seqby::testing::ManualClock;
+using seqby::testing::run_now;
+
+// Counts the script calls (EVAL, EVALSHA) and SCRIPT LOADs that reach the server through it;
+// with `fail_call` set, that script call (1-based) answers Errc::timeout without running.
+class CountingLink final : public RedisLink {
+ public:
+  explicit CountingLink(sim::SimRedis& redis) : direct_(redis) {}
+  Task<Result<Reply>> execute(Command command) override {
+    const bool script = command[0] == "EVAL" || command[0] == "EVALSHA";
+    if (script) ++script_calls;
+    if (command[0] == "SCRIPT" && command[1] == "LOAD") ++loads;
+    if (script && script_calls == fail_call) co_return make_error(Errc::timeout, "lost");
+    Result<Reply> reply = co_await direct_.execute(std::move(command));
+    co_return reply;
+  }
+  std::size_t script_calls = 0;
+  std::size_t loads = 0;
+  std::size_t fail_call = 0;
+
+ private:
+  DirectLink direct_;
+};
+
+struct RenewManyLeaseLink : ::testing::Test {
+  ManualClock clock;
+  sim::SimRedis redis{clock};
+  CountingLink commands{redis};
+  CountingLink leases_link{redis};
+  RedisBroker broker{commands, {}, WakeLinks{}, &leases_link};
+  std::vector<Lease> leases;
+
+  void SetUp() override {
+    std::vector<PartitionRef> partitions;
+    for (std::size_t i = 0; i < RedisBroker::kLeaseBatchMax + 44; ++i) {
+      partitions.push_back(PartitionRef{"order", "k" + std::to_string(i)});
+      ASSERT_TRUE(run_now(broker.publish(partitions.back(), "created", "{}")).ok());
+    }
+    auto got = run_now(broker.acquire_many(partitions, "", "a", 3000, partitions.size()));
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    for (const std::optional<Lease>& lease : got.value()) {
+      ASSERT_TRUE(lease.has_value());
+      leases.push_back(*lease);
+    }
+  }
+};
+
+TEST_F(RenewManyLeaseLink, EveryBatchGoesOverTheLeaseLinkAndAStolenLeaseIsRefusedAlone) {
+  const std::size_t commands_before = commands.script_calls;
+  // Another owner took one lease of the second batch (its first lapsed, say).
+  const std::size_t stolen = RedisBroker::kLeaseBatchMax + 3;
+  ASSERT_FALSE(redis.execute({"SET", leases[stolen].key(), "b:9"}).is_error());
+
+  auto renewed = run_now(broker.renew_many(leases, 3000));
+  ASSERT_TRUE(renewed.ok()) << renewed.error().message;
+  ASSERT_EQ(renewed.value().size(), leases.size());
+  for (std::size_t i = 0; i < leases.size(); ++i) {
+    EXPECT_EQ(renewed.value()[i], i != stolen) << "lease " << i;
+  }
+  EXPECT_EQ(leases_link.script_calls, 2u) << "one renew_many script per batch";
+  EXPECT_EQ(commands.script_calls, commands_before) << "no renewal over the commands link";
+  // The refused lease still holds the other owner's token: a renewal writes nothing it lost.
+  EXPECT_EQ(redis.execute({"GET", leases[stolen].key()}), Reply::bulk("b:9"));
+}
+
+TEST_F(RenewManyLeaseLink, AServerThatLostItsScriptCacheIsAnsweredAsBefore) {
+  ASSERT_TRUE(run_now(broker.renew_many(leases, 3000)).ok());
+  ASSERT_FALSE(redis.execute({"SCRIPT", "FLUSH"}).is_error());
+  auto renewed = run_now(broker.renew_many(leases, 3000));
+  ASSERT_TRUE(renewed.ok()) << renewed.error().message;
+  EXPECT_EQ(renewed.value(), std::vector<bool>(leases.size(), true));
+  // Both pipelined EVALSHAs came back NOSCRIPT and each ran again (loaded once more).
+  EXPECT_GE(leases_link.loads, 2u);
+}
+
+TEST_F(RenewManyLeaseLink, AfterABatchWhoseTransportFailedTheNextIsNotSent) {
+  ASSERT_TRUE(run_now(broker.renew_many(leases, 3000)).ok());
+  const std::size_t calls_before = leases_link.script_calls;
+  leases_link.fail_call = calls_before + 1;  // the first batch of the next round
+  auto renewed = run_now(broker.renew_many(leases, 3000));
+  ASSERT_FALSE(renewed.ok());
+  EXPECT_EQ(renewed.error().code, Errc::timeout);
+  EXPECT_EQ(leases_link.script_calls, calls_before + 1) << "the second batch was sent anyway";
+}
+
+}  // namespace
+}  // namespace seqby::redis
