@@ -66,7 +66,9 @@ struct WorkerOptions {
   std::uint32_t exec_concurrency = 0;  // 0: not given (1 with --exec)
   std::string owner_id;
   EngineLimits limits;  // the worker flags of kEngineLimitFields, at the table's defaults
-  std::string history_stream = std::string(redis::kDefaultHistoryStream);
+  // "" (the default): no history stream. A harness run (seqby chaos, scenario run --redis)
+  // names one; a production worker keeps none (docs/ARCHITECTURE.md "The worker's history").
+  std::string history_stream;
   std::uint64_t journal_maxlen = 0;           // 0: no decision journal (the history stream instead)
   std::optional<std::string> unsafe_variant;  // a KNOWN-BROKEN variant's name; none: the design
   std::string metrics_addr;                   // HOST:PORT of /metrics, /healthz, /readyz; "": none
@@ -428,13 +430,17 @@ int run_worker(const WorkerOptions& o) {
     };
     redis::RedisBroker broker(link, broker_options, links.wake_links(), links.leases());
     // With a journal the scripts record every decision themselves; the engine's other records
-    // (warnings, resumes) are notes beside them. Without, the history stream gets every record,
-    // appended after Redis answered.
+    // (warnings, resumes) are notes beside them. Without, a named history stream gets every
+    // record, appended after Redis answered; with neither, records only reach the log lines and
+    // the metrics below (a history stream grows by every record: ten thousand renewals a second
+    // for an instance holding ten thousand idle partitions).
     redis::RedisHistorySink history(runtime, link, o.history_stream);
     redis::JournalNoteSink notes(runtime, link, std::max<std::uint64_t>(o.journal_maxlen, 1),
                                  o.process_manager ? o.group : "", *key_layout);
-    HistorySink& recorded = o.journal_maxlen > 0 ? static_cast<HistorySink&>(notes)
-                                                 : static_cast<HistorySink&>(history);
+    NullHistorySink no_history;
+    HistorySink& recorded = o.journal_maxlen > 0        ? static_cast<HistorySink&>(notes)
+                            : !o.history_stream.empty() ? static_cast<HistorySink&>(history)
+                                                        : static_cast<HistorySink&>(no_history);
     // warn, halt, resume and reap records also go to stderr, for operators; a halt is followed
     // by the group's pending count and lag, read by a task of its own.
     auto log_record = [&log, &runtime, &link](const HistoryRecord& r, const std::string& line) {
@@ -485,8 +491,9 @@ int run_worker(const WorkerOptions& o) {
              " lease_ttl_ms=" + std::to_string(options.lease_ttl_ms) +
              " reap_idle_ms=" + std::to_string(options.reap_idle_ms) +
              " partitions_warn_threshold=" + std::to_string(options.partitions_warn_threshold) +
-             (o.journal_maxlen > 0 ? " journal_maxlen=" + std::to_string(o.journal_maxlen)
-                                   : " history_stream=" + o.history_stream) +
+             (o.journal_maxlen > 0        ? " journal_maxlen=" + std::to_string(o.journal_maxlen)
+              : !o.history_stream.empty() ? " history_stream=" + o.history_stream
+                                          : std::string(" history=none")) +
              (o.durability.wait_replicas > 0
                   ? " wait_replicas=" + std::to_string(o.durability.wait_replicas) +
                         " wait_timeout_ms=" + std::to_string(o.durability.wait_timeout_ms)
@@ -619,7 +626,8 @@ void add_worker_command(CLI::App& app, int& exit_code) {
     flag->type_name("N");
   }
   cmd->add_option("--history-stream", options->history_stream,
-                  "The Redis stream the history is appended to (without --journal-maxlen)")
+                  "Append every history record to this Redis stream, untrimmed (without "
+                  "--journal-maxlen; for test runs: default none)")
       ->type_name("NAME");
   cmd->add_option("--journal-maxlen", options->journal_maxlen,
                   "Keep a decision journal: every deciding script appends its decision to its "

@@ -79,7 +79,7 @@ WorkerProcess::WorkerProcess(const std::string& binary, const std::string& url,
   }
   if (s.journal_maxlen > 0) {
     args.insert(args.end(), {"--journal-maxlen", std::to_string(s.journal_maxlen)});
-  } else {
+  } else if (!history_stream.empty()) {
     args.insert(args.end(), {"--history-stream", history_stream});
   }
   if (!s.unsafe_variant.empty()) args.insert(args.end(), {"--unsafe-variant", s.unsafe_variant});

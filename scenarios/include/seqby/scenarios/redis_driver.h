@@ -80,7 +80,9 @@ std::vector<std::string> server_flags(const WorkerSettings& settings);
 // thread dies (PR_SET_PDEATHSIG) or when the object goes while it still runs.
 class WorkerProcess {
  public:
-  // Starts `binary worker --redis url ... --owner-id owner`. started() tells whether fork worked.
+  // Starts `binary worker --redis url ... --owner-id owner`, with `--history-stream
+  // history_stream` when settings has no journal and history_stream is not empty. started()
+  // tells whether fork worked.
   WorkerProcess(const std::string& binary, const std::string& url, const std::string& category,
                 const std::string& history_stream, const std::string& owner,
                 const WorkerSettings& settings, const std::string& log_path);
