@@ -155,7 +155,7 @@ Task<Result<Reply>> ReportingLink::execute(Command command) {
   co_return reply;
 }
 
-// A script is named by the sha an earlier SCRIPT LOAD through execute taught what_of.
+// Each error reply reported as execute reports it (a script named by its sha, as learned).
 Task<std::vector<Result<Reply>>> ReportingLink::execute_many(std::vector<Command> commands) {
   std::vector<std::string> whats;
   whats.reserve(commands.size());
