@@ -150,5 +150,36 @@ TEST(ReportingLink, NamesTheRefusedScriptLeavesTheProtocolsOutcomesAndThrottles)
   EXPECT_EQ(link.refusals(), 4u);
 }
 
+// A pipelined batch (execute_many, the lease link's renew_many batches) is reported as its
+// commands one by one would be: the refused one named, the protocol's outcomes left out, every
+// reply passed on unchanged and in order.
+TEST(ReportingLink, ReportsTheRefusalsOfABatchAsOfItsCommandsOneByOne) {
+  ManualClock clock;
+  CannedLink inner;
+  std::vector<std::string> lines;
+  ReportingLink link(inner, clock, "leases",
+                     [&lines](const std::string& line) { lines.push_back(line); });
+  const char* source = script_source("renew_many");
+  ASSERT_NE(source, nullptr);
+  const std::string noperm = "NOPERM User w has no permissions to run the 'pexpire' command";
+  inner.replies = {Reply::bulk("sha-renew"), Reply::of_int(1), Reply::error(noperm),
+                   Reply::error("NOSCRIPT No matching script."), Reply::of_int(1)};
+  ASSERT_EQ(run_now(link.execute({"SCRIPT", "LOAD", source})).value().str, "sha-renew");
+  std::vector<Result<Reply>> replies =
+      run_now(link.execute_many({{"EVALSHA", "sha-renew", "1", "a"},
+                                 {"EVALSHA", "sha-renew", "1", "b"},
+                                 {"EVALSHA", "sha-renew", "1", "c"},
+                                 {"GET", "d"}}));
+  ASSERT_EQ(replies.size(), 4u);
+  EXPECT_EQ(replies[0].value(), Reply::of_int(1));
+  EXPECT_EQ(replies[1].value(), Reply::error(noperm));
+  EXPECT_TRUE(replies[2].value().is_error_with("NOSCRIPT"));
+  EXPECT_EQ(replies[3].value(), Reply::of_int(1));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "event=redis_command_refused link=leases script=renew_many error=\"" + noperm + "\"");
+  EXPECT_EQ(link.refusals(), 1u);
+}
+
 }  // namespace
 }  // namespace seqby::redis
