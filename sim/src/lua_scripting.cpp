@@ -559,12 +559,7 @@ std::int32_t LuaScripting::rand48_next() {
 }
 
 bool LuaScripting::create_function(const std::string& body, std::string& sha, Reply& error) {
-  if (auto known = sha_by_body_.find(body); known != sha_by_body_.end()) {
-    sha = known->second;
-  } else {
-    sha = sha1_hex(body);
-    if (sha_by_body_.size() < kShaCacheSizeMax) sha_by_body_.emplace(body, sha);
-  }
+  sha = sha1_hex_memo(body);
   if (has(sha)) return true;
   lua_State* L = lua_;
   if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {

@@ -3,6 +3,9 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
 
 namespace seqby::sim {
 
@@ -73,6 +76,26 @@ std::string sha1_hex(std::string_view data) {
     for (int shift = 28; shift >= 0; shift -= 4) out.push_back(kHex[(word >> shift) & 0xF]);
   }
   return out;
+}
+
+std::string sha1_hex_memo(std::string_view data) {
+  // Looked up by the view itself (no copy of the text).
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const {
+      return std::hash<std::string_view>{}(text);
+    }
+  };
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string, Hash, std::equal_to<>> memo;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto known = memo.find(data); known != memo.end()) return known->second;
+  }
+  std::string digest = sha1_hex(data);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (memo.size() < kSha1MemoSizeMax) memo.emplace(std::string(data), digest);
+  return digest;
 }
 
 }  // namespace seqby::sim

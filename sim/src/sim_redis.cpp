@@ -206,7 +206,7 @@ Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
   }
   Reply reply = (this->*spec.handler)(a);
   if (!from_script && !reply.is_error()) {
-    if (fullname.view() == "eval") node_scripts_[node].insert(sha1_hex(a[1]));
+    if (fullname.view() == "eval") node_scripts_[node].insert(sha1_hex_memo(a[1]));
     if (fullname.view() == "script|load") node_scripts_[node].insert(reply.str);
   }
   if (migration_ && shards_[migration_->to].master == node) note_imported(fullname.view(), a);

@@ -92,10 +92,6 @@ class LuaScripting {
   SimRedisEngine& engine_;
   LuaPool pool_;  // outlives lua_
   lua_State* lua_ = nullptr;
-  // body -> its SHA-1, so that loading a known script again costs a lookup, not a digest (every
-  // new broker loads every script). A pure cache: kept across flush(), at most kShaCacheSizeMax.
-  static constexpr std::size_t kShaCacheSizeMax = 256;
-  std::map<std::string, std::string, std::less<>> sha_by_body_;
   // sha -> the compiled function's reference in the Lua registry (luaL_ref).
   std::map<std::string, int, std::less<>> scripts_;
   int handler_ref_ = 0;    // the error handler's registry reference

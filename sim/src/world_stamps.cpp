@@ -162,14 +162,14 @@ World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
       unfenced_next_source_(source_of(redis::script::FencedNext::unfenced_name)),
       commit_next_source_(source_of(redis::script::FencedCommitNext::name)),
       unfenced_commit_next_source_(source_of(redis::script::FencedCommitNext::unfenced_name)),
-      commit_sha_(sha1_hex(commit_source_)),
-      ack_sha_(sha1_hex(ack_source_)),
-      unfenced_commit_sha_(sha1_hex(unfenced_commit_source_)),
-      unfenced_ack_sha_(sha1_hex(unfenced_ack_source_)),
-      next_sha_(sha1_hex(next_source_)),
-      unfenced_next_sha_(sha1_hex(unfenced_next_source_)),
-      commit_next_sha_(sha1_hex(commit_next_source_)),
-      unfenced_commit_next_sha_(sha1_hex(unfenced_commit_next_source_)) {}
+      commit_sha_(sha1_hex_memo(commit_source_)),
+      ack_sha_(sha1_hex_memo(ack_source_)),
+      unfenced_commit_sha_(sha1_hex_memo(unfenced_commit_source_)),
+      unfenced_ack_sha_(sha1_hex_memo(unfenced_ack_source_)),
+      next_sha_(sha1_hex_memo(next_source_)),
+      unfenced_next_sha_(sha1_hex_memo(unfenced_next_source_)),
+      commit_next_sha_(sha1_hex_memo(commit_next_source_)),
+      unfenced_commit_next_sha_(sha1_hex_memo(unfenced_commit_next_source_)) {}
 
 redis::Reply World::StampServer::execute(const redis::Command& sent) {
   const std::uint64_t stamp = world_.sink_->next_stamp();
