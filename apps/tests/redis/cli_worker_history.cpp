@@ -26,8 +26,9 @@ constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 struct WorkerRun {
   std::string log;
   int exit_code = -1;
-  std::vector<std::string> history_keys;  // the worker's keys named seqby:history* afterwards
-  std::int64_t named_stream_length = 0;   // XLEN of the stream given, 0 for none
+  // The streams named seqby:history* holding the worker's records afterwards.
+  std::vector<std::string> history_keys;
+  std::int64_t named_stream_length = 0;  // XLEN of the stream given, 0 for none
 };
 
 // One worker without a journal commits three events of key A and renews its lease a few times,
@@ -53,9 +54,20 @@ WorkerRun run_worker(const std::string& url, const std::string& label,
   ::usleep(3 * settings.heartbeat_interval_ms * 1000);  // a few heartbeat rounds
   out.exit_code = worker.terminate();
   out.log = worker.log();
-  // The driver's publishes are recorded in a stream of its own: only the worker's count here.
+  // The streams holding a record of this run's category (the server may be shared with other
+  // test processes, whose streams name their own categories). The driver's publishes are
+  // recorded in a stream of its own: only the worker's count here.
   for (const redis::Reply& key : d.run({"KEYS", "seqby:history*"}).elements) {
-    if (key.str != d.history_stream()) out.history_keys.push_back(key.str);
+    if (key.str == d.history_stream()) continue;
+    bool ours = false;
+    for (const redis::Reply& entry : d.run({"XRANGE", key.str, "-", "+"}).elements) {
+      const std::vector<redis::Reply>& fields =
+          entry.elements.size() == 2 ? entry.elements[1].elements : std::vector<redis::Reply>{};
+      for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+        ours = ours || (fields[i].str == "category" && fields[i + 1].str == d.category());
+      }
+    }
+    if (ours) out.history_keys.push_back(key.str);
   }
   if (!history_stream.empty()) out.named_stream_length = d.run({"XLEN", history_stream}).integer;
   return out;
