@@ -52,6 +52,13 @@ class HiredisLink::Impl {
     ~ShareAwaiter() { share->waiter = {}; }
   };
 
+  // The task waiting for `op` is gone (torn down): a command not yet sent is never sent.
+  static void abandon(const OpPtr& op) {
+    if (!op->result && !op->sent) {
+      op->link->resolve(op, make_error(Errc::closed, "the waiting task was destroyed"));
+    }
+  }
+
   struct OpAwaiter {
     OpPtr op;
     bool await_ready() const noexcept { return op->result.has_value(); }
@@ -59,23 +66,15 @@ class HiredisLink::Impl {
     Result<Reply> await_resume() { return std::move(*op->result); }
     ~OpAwaiter() {
       op->waiter = {};
-      // The waiting task is gone (torn down): a command not yet sent is never sent.
-      if (!op->result && !op->sent) {
-        op->link->resolve(op, make_error(Errc::closed, "the waiting task was destroyed"));
-      }
+      abandon(op);
     }
   };
 
-  // The ops of one execute_many: those of a torn-down task that are not sent yet are never sent
-  // (as OpAwaiter's).
+  // The ops of one execute_many, each abandoned with its task as OpAwaiter's is.
   struct Started {
     std::vector<OpPtr> ops;
     ~Started() {
-      for (const OpPtr& op : ops) {
-        if (!op->result && !op->sent) {
-          op->link->resolve(op, make_error(Errc::closed, "the waiting task was destroyed"));
-        }
-      }
+      for (const OpPtr& op : ops) abandon(op);
     }
   };
 
