@@ -125,6 +125,9 @@ Task<Result<ReplicatedReply>> ClusterLink::execute_on_slot(Command command, std:
                                                            std::optional<WaitAsk> wait) {
   SEQBY_CHECK(slot < kClusterSlotCount);
   if (slot_owner_[slot] == kNoOwner) {
+    // A map read mid-failover (the master gone, its replica not yet promoted) would otherwise be
+    // kept for good: a command refused here draws no reply from a server to mark it stale.
+    mark_stale();
     co_return replied(
         Reply::error("CLUSTERDOWN Hash slot not served (seqby cluster link: no master "
                      "serves slot " +
