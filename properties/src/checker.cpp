@@ -4,6 +4,7 @@
 #include "seqby/properties/checker.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "checker_internal.h"
 #include "seqby/core/check.h"
@@ -149,10 +150,13 @@ CheckReport check_history(const std::vector<HistoryRecord>& history, const Check
   auto exclusion_of = [&](const IndexedStep& step) -> ExclusionChecker& {
     return index.units()[step.unit].pm ? pm_exclusion : exclusion;
   };
+  std::optional<ReachedCounter> reached;
+  if (options.reached != nullptr) reached.emplace(index);
 
   for (const HistoryRecord& r : history) {
     count(report.counters, r);
     const IndexedStep& step = index.add();
+    if (reached) reached->on_step(step);
     switch (r.op) {
       case HistoryOp::acquire:
         fence.on_acquire(r, step);
@@ -194,6 +198,7 @@ CheckReport check_history(const std::vector<HistoryRecord>& history, const Check
     }
   }
   SEQBY_CHECK(index.complete());
+  if (reached) *options.reached = reached->finish(history);
 
   parallel.finish(report.properties[static_cast<std::size_t>(Property::parallel)]);
   no_loss.finish();

@@ -359,17 +359,25 @@ void HistoryIndex::note(std::string text) {
   if (notes_.size() < kNotesKept) notes_.push_back(std::move(text));
 }
 
+const std::string& HistoryIndex::id_of(std::initializer_list<std::string_view> parts) const {
+  id_scratch_.clear();
+  for (const std::string_view* part = parts.begin(); part != parts.end(); ++part) {
+    if (part != parts.begin()) id_scratch_ += '\x1f';
+    id_scratch_ += *part;
+  }
+  return id_scratch_;
+}
+
 int HistoryIndex::stream_of(const std::string& category, const std::string& key) {
   const int found = find_stream(category, key);
   if (found >= 0) return found;
-  auto [it, inserted] = stream_ids_.emplace(with_sep(category, key), streams_.size());
-  if (inserted) {
-    IndexedStream stream;
-    stream.category = category;
-    stream.key = key;
-    streams_.push_back(std::move(stream));
-  }
-  return it->second;
+  const int id = static_cast<int>(streams_.size());
+  stream_ids_.emplace(id_of({category, key}), id);
+  IndexedStream stream;
+  stream.category = category;
+  stream.key = key;
+  streams_.push_back(std::move(stream));
+  return id;
 }
 
 int HistoryIndex::find_stream(const std::string& category, const std::string& key) const {
@@ -377,7 +385,7 @@ int HistoryIndex::find_stream(const std::string& category, const std::string& ke
       streams_[last_stream_].category == category) {
     return last_stream_;
   }
-  auto it = stream_ids_.find(with_sep(category, key));
+  auto it = stream_ids_.find(id_of({category, key}));
   if (it == stream_ids_.end()) return -1;
   last_stream_ = it->second;
   return it->second;
@@ -385,23 +393,23 @@ int HistoryIndex::find_stream(const std::string& category, const std::string& ke
 
 int HistoryIndex::find_lane(const std::string& category, const std::string& key,
                             const std::string& group) const {
-  auto it = lane_ids_.find(with_sep(with_sep(category, key), group));
+  auto it = lane_ids_.find(id_of({category, key, group}));
   return it == lane_ids_.end() ? -1 : it->second;
 }
 
 int HistoryIndex::lane_of(const std::string& category, const std::string& key,
                           const std::string& group) {
-  auto [it, inserted] =
-      lane_ids_.emplace(with_sep(with_sep(category, key), group), static_cast<int>(lanes_.size()));
-  if (inserted) {
-    IndexedLane lane;
-    lane.stream = stream_of(category, key);
-    lane.group = group;
-    streams_[lane.stream].lanes.push_back(it->second);
-    lanes_.push_back(std::move(lane));
-    note_group(category, group);
-  }
-  return it->second;
+  const int found = find_lane(category, key, group);
+  if (found >= 0) return found;
+  const int id = static_cast<int>(lanes_.size());
+  lane_ids_.emplace(id_scratch_, id);  // find_lane's id
+  IndexedLane lane;
+  lane.stream = stream_of(category, key);
+  lane.group = group;
+  streams_[lane.stream].lanes.push_back(id);
+  lanes_.push_back(std::move(lane));
+  note_group(category, group);
+  return id;
 }
 
 void HistoryIndex::note_group(const std::string& category, const std::string& group) {
@@ -423,19 +431,27 @@ int HistoryIndex::unit_of(const HistoryRecord& r) {
          " names no partition; ignored");
     return -1;
   }
-  const std::string id = pm ? with_sep(with_sep("", r.key), r.group) + "\x1fpm"
-                            : with_sep(with_sep(r.category, r.key), r.group);
-  auto [it, inserted] = unit_ids_.emplace(id, static_cast<int>(units_.size()));
-  if (inserted) {
-    IndexedUnit unit;
-    unit.category = pm ? "" : r.category;
-    unit.key = r.key;
-    unit.group = r.group;
-    unit.pm = pm;
-    units_.push_back(std::move(unit));
-    if (!pm) note_group(r.category, r.group);
+  if (last_unit_ >= 0) {
+    const IndexedUnit& last = units_[last_unit_];
+    if (last.pm == pm && last.key == r.key && last.group == r.group &&
+        (pm || last.category == r.category)) {
+      return last_unit_;
+    }
   }
-  return it->second;
+  const std::string& id =
+      pm ? id_of({"", r.key, r.group, "pm"}) : id_of({r.category, r.key, r.group});
+  const auto found = unit_ids_.find(id);
+  if (found != unit_ids_.end()) return last_unit_ = found->second;
+  last_unit_ = static_cast<int>(units_.size());
+  unit_ids_.emplace(id, last_unit_);
+  IndexedUnit unit;
+  unit.category = pm ? "" : r.category;
+  unit.key = r.key;
+  unit.group = r.group;
+  unit.pm = pm;
+  units_.push_back(std::move(unit));
+  if (!pm) note_group(r.category, r.group);
+  return last_unit_;
 }
 
 int HistoryIndex::spot_of(const HistoryRecord& r, const IndexedUnit& unit, int stream) {

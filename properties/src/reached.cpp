@@ -86,6 +86,7 @@ ReapRaces count_reap_races(const std::vector<HistoryRecord>& history) {
   std::map<std::string, std::uint64_t> reaped_after;  // "C:K" -> publisher time before its reap
   std::uint64_t last_publish_ms = 0;
   for (const HistoryRecord& r : history) {
+    if (r.op != HistoryOp::reap && r.op != HistoryOp::publish) continue;
     const std::string stream = r.category + ":" + r.key;
     if (r.op == HistoryOp::reap) {
       ++out.reaps;
@@ -113,11 +114,19 @@ std::uint64_t count_reap_waits(const std::vector<HistoryRecord>& history) {
     std::string last_entry;
     std::map<std::string, Steps> by_group;
   };
-  std::map<std::pair<std::string, std::string>, Stream> streams;
+  std::map<std::string, Stream, std::less<>> streams;  // by C \x1f K
+  std::string id;                                      // the record's C \x1f K, one buffer
   std::uint64_t waits = 0;
   for (const HistoryRecord& r : history) {
     if (r.category.empty()) continue;
-    Stream& stream = streams[{r.category, r.key}];
+    if (r.op != HistoryOp::publish && r.op != HistoryOp::read && r.op != HistoryOp::ack &&
+        r.op != HistoryOp::reap) {
+      continue;
+    }
+    id.assign(r.category).append(1, '\x1f').append(r.key);
+    auto found = streams.find(id);
+    if (found == streams.end()) found = streams.emplace(id, Stream{}).first;
+    Stream& stream = found->second;
     switch (r.op) {
       case HistoryOp::publish:
         stream.last_entry = r.event_id;
@@ -149,7 +158,7 @@ std::uint64_t count_reap_waits(const std::vector<HistoryRecord>& history) {
             }
           }
         }
-        streams.erase({r.category, r.key});
+        streams.erase(found);
         break;
       }
       default:
@@ -159,83 +168,85 @@ std::uint64_t count_reap_waits(const std::vector<HistoryRecord>& history) {
   return waits;
 }
 
-ReachedCounts count_reached(const std::vector<HistoryRecord>& history) {
-  ReachedCounts out;
-  auto& counts = out.counts;
-  const auto reach = [&counts](Reached what) { ++counts[static_cast<std::size_t>(what)]; };
-  HistoryIndex index(history);
-  std::map<std::pair<int, std::string>, std::uint64_t> entered;  // (unit, event) -> generation
-  std::map<int, int> last_stream_of_unit;                        // pm unit -> stream last entered
-  std::set<std::tuple<std::string, std::string, std::string>> halted;  // lanes (C, K, G)
-  // Lease unit (C or "" for a process manager, K, G) -> the newest generation acquired.
-  std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> newest_generation;
-  // (lease unit, owner id) -> the newest generation that owner acquired of it.
-  std::map<std::pair<std::tuple<std::string, std::string, std::string>, std::string>, std::uint64_t>
-      newest_of_owner;
-  while (!index.complete()) {
-    const IndexedStep& step = index.add();
-    const HistoryRecord& r = index.record(step.position);
-    // A lease unit: a lane, or a process manager's (group, correlation value) in every category.
+ReachedCounter::ReachedCounter(const HistoryIndex& index) : index_(index) {}
+
+void ReachedCounter::reach(Reached what) { ++counts_.counts[static_cast<std::size_t>(what)]; }
+
+void ReachedCounter::on_step(const IndexedStep& step) {
+  const HistoryIndex& index = index_;
+  const HistoryRecord& r = index.record(step.position);
+  // A lease unit: a lane, or a process manager's (group, correlation value) in every category.
+  // Made only for the few records that need it (acquires, refusals and losses).
+  const auto unit_key = [&] {
     const bool pm = index.process_managers().count(r.group) > 0;
-    const auto unit_key = std::make_tuple(pm ? std::string() : r.category, r.key, r.group);
-    if (r.op == HistoryOp::acquire) {
-      std::uint64_t& newest = newest_generation[unit_key];
-      newest = std::max(newest, r.generation);
-      std::uint64_t& owners = newest_of_owner[{unit_key, r.node}];
-      owners = std::max(owners, r.generation);
-    }
-    if ((is_fenced_refusal(r.op) || r.op == HistoryOp::lose) && r.generation > 0) {
-      const auto own = newest_of_owner.find({unit_key, r.node});
-      if (own != newest_of_owner.end() && own->second > r.generation) {
-        reach(Reached::same_owner_two_generations);
-      }
-    }
-    if (is_fenced_refusal(r.op)) {
-      const auto newest = newest_generation.find(unit_key);
-      if (newest != newest_generation.end() && newest->second > r.generation) {
-        reach(Reached::stale_owner_refused);
-      }
-    }
-    if (r.op == HistoryOp::reclaim && reclaim_count(r.detail) > 0) reach(Reached::reclaim_moved);
-    if (r.op == HistoryOp::commit && r.detail == kCommitAfterLostReply) {
-      reach(Reached::commit_reply_lost);
-    }
-    if (r.op == HistoryOp::halt) halted.insert({r.category, r.key, r.group});
-    if ((r.op == HistoryOp::skip || r.op == HistoryOp::dlq) &&
-        halted.erase({r.category, r.key, r.group}) > 0) {
-      reach(r.op == HistoryOp::skip ? Reached::halt_resolved_by_skip
-                                    : Reached::halt_resolved_by_dlq);
-    }
-    if (r.op != HistoryOp::enter || step.execution < 0) continue;
-    const IndexedExecution& execution =
-        index.executions()[static_cast<std::size_t>(step.execution)];
-    const IndexedUnit& unit = index.units()[static_cast<std::size_t>(execution.unit)];
-    auto [first, fresh] = entered.emplace(std::make_pair(execution.unit, r.event_id), r.generation);
-    if (!fresh && r.generation > first->second) {
-      reach(Reached::rerun_after_failover);
-      first->second = r.generation;
-    }
-    if (unit.pm) {
-      auto [last, first_enter] = last_stream_of_unit.emplace(execution.unit, execution.stream);
-      if (!first_enter && last->second != execution.stream) reach(Reached::pm_switched_streams);
-      last->second = execution.stream;
-    }
-    for (const IndexedUnit& other : index.units()) {
-      const bool another_inside = std::any_of(other.open.begin(), other.open.end(), [&](int e) {
-        const IndexedExecution& open = index.executions()[static_cast<std::size_t>(e)];
-        return open.spot != execution.spot && index.record(open.enter).node != r.node;
-      });
-      if (another_inside) {
-        reach(Reached::instances_in_parallel);
-        break;
-      }
+    return std::make_tuple(pm ? std::string() : r.category, r.key, r.group);
+  };
+  if (r.op == HistoryOp::acquire) {
+    std::uint64_t& newest = newest_generation_[unit_key()];
+    newest = std::max(newest, r.generation);
+    std::uint64_t& owners = newest_of_owner_[{unit_key(), r.node}];
+    owners = std::max(owners, r.generation);
+  }
+  if ((is_fenced_refusal(r.op) || r.op == HistoryOp::lose) && r.generation > 0) {
+    const auto own = newest_of_owner_.find({unit_key(), r.node});
+    if (own != newest_of_owner_.end() && own->second > r.generation) {
+      reach(Reached::same_owner_two_generations);
     }
   }
+  if (is_fenced_refusal(r.op)) {
+    const auto newest = newest_generation_.find(unit_key());
+    if (newest != newest_generation_.end() && newest->second > r.generation) {
+      reach(Reached::stale_owner_refused);
+    }
+  }
+  if (r.op == HistoryOp::reclaim && reclaim_count(r.detail) > 0) reach(Reached::reclaim_moved);
+  if (r.op == HistoryOp::commit && r.detail == kCommitAfterLostReply) {
+    reach(Reached::commit_reply_lost);
+  }
+  if (r.op == HistoryOp::halt) halted_.insert({r.category, r.key, r.group});
+  if ((r.op == HistoryOp::skip || r.op == HistoryOp::dlq) &&
+      halted_.erase({r.category, r.key, r.group}) > 0) {
+    reach(r.op == HistoryOp::skip ? Reached::halt_resolved_by_skip : Reached::halt_resolved_by_dlq);
+  }
+  if (r.op != HistoryOp::enter || step.execution < 0) return;
+  const IndexedExecution& execution = index.executions()[static_cast<std::size_t>(step.execution)];
+  const IndexedUnit& unit = index.units()[static_cast<std::size_t>(execution.unit)];
+  auto [first, fresh] = entered_.emplace(std::make_pair(execution.unit, r.event_id), r.generation);
+  if (!fresh && r.generation > first->second) {
+    reach(Reached::rerun_after_failover);
+    first->second = r.generation;
+  }
+  if (unit.pm) {
+    auto [last, first_enter] = last_stream_of_unit_.emplace(execution.unit, execution.stream);
+    if (!first_enter && last->second != execution.stream) reach(Reached::pm_switched_streams);
+    last->second = execution.stream;
+  }
+  for (const IndexedUnit& other : index.units()) {
+    const bool another_inside = std::any_of(other.open.begin(), other.open.end(), [&](int e) {
+      const IndexedExecution& open = index.executions()[static_cast<std::size_t>(e)];
+      return open.spot != execution.spot && index.record(open.enter).node != r.node;
+    });
+    if (another_inside) {
+      reach(Reached::instances_in_parallel);
+      break;
+    }
+  }
+}
+
+ReachedCounts ReachedCounter::finish(const std::vector<HistoryRecord>& history) const {
+  ReachedCounts out = counts_;
   const ReapRaces races = count_reap_races(history);
-  counts[static_cast<std::size_t>(Reached::reap_raced_publish)] = races.raced;
-  counts[static_cast<std::size_t>(Reached::reap_refused_for_other_group)] =
+  out.counts[static_cast<std::size_t>(Reached::reap_raced_publish)] = races.raced;
+  out.counts[static_cast<std::size_t>(Reached::reap_refused_for_other_group)] =
       count_reap_waits(history);
   return out;
+}
+
+ReachedCounts count_reached(const std::vector<HistoryRecord>& history) {
+  HistoryIndex index(history);
+  ReachedCounter counter(index);
+  while (!index.complete()) counter.on_step(index.add());
+  return counter.finish(history);
 }
 
 }  // namespace seqby::properties

@@ -12,9 +12,11 @@ using properties::Property;
 
 properties::CheckReport check_run_history(const sim::SimCase& c,
                                           const std::vector<HistoryRecord>& history,
-                                          const RunOptions& options) {
+                                          const RunOptions& options,
+                                          properties::ReachedCounts* reached) {
   properties::CheckOptions check;
   check.skip = options.skip;
+  check.reached = options.count_reached ? reached : nullptr;
   if (c.instance_count < 2 || c.keys.size() < 2) check.skip.push_back(Property::parallel);
   return properties::check_history(history, check);
 }
@@ -46,7 +48,7 @@ RunResult run_case(const sim::SimCase& c, const RunOptions& options) {
     out.restarts = stats.restarts;
     out.liveness_reached = stats.liveness_reached;
   }
-  out.report = check_run_history(c, out.history, options);
+  out.report = check_run_history(c, out.history, options, &out.reached);
   if (options.compute_history_sha256) out.history_sha256 = properties::history_sha256(out.history);
   const auto wall = std::chrono::steady_clock::now() - wall_start;
   out.wall_us = static_cast<std::uint64_t>(

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "seqby/properties/history_io.h"
+#include "seqby/properties/reached.h"
 #include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/scenarios/sim_commands.h"
@@ -53,6 +54,29 @@ TEST(ScenarioCampaign, FiftySeedsOnTwoJobsHoldEveryProperty) {
   }
   EXPECT_FALSE(j.contains("history_sha256"));  // only for one seed
   EXPECT_EQ(j["faults"].size(), sim::kFaultKindCount);
+}
+
+// A campaign counts what each run reached inside the checker's pass (RunOptions::count_reached,
+// one history index per run): the same counts as count_reached over the same histories.
+TEST(ScenarioCampaign, ReachedCountedInTheCheckersPassEqualsCountReachedAlone) {
+  properties::ReachedCounts in_check;
+  properties::ReachedCounts alone;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    RunOptions options;
+    options.compute_history_sha256 = false;
+    options.count_reached = true;
+    const RunResult r = run_case(mini_case(seed), options);
+    const properties::ReachedCounts counted = properties::count_reached(r.history);
+    EXPECT_EQ(r.reached.counts, counted.counts) << "seed " << seed;
+    in_check.merge(r.reached);
+    alone.merge(counted);
+  }
+  EXPECT_GT(in_check.count(properties::Reached::instances_in_parallel), 0u);
+  RunOptions without;
+  without.compute_history_sha256 = false;
+  const RunResult r = run_case(mini_case(1), without);
+  EXPECT_EQ(r.reached.count(properties::Reached::instances_in_parallel), 0u);  // not asked for
+  EXPECT_GT(alone.count(properties::Reached::instances_in_parallel), 0u);
 }
 
 TEST(ScenarioCampaign, OneSeedReportsItsHistoryHashAndRunsDeterministically) {

@@ -80,6 +80,7 @@
 #include <vector>
 
 #include "seqby/core/history.h"
+#include "seqby/properties/reached.h"
 
 namespace seqby::properties {
 
@@ -107,6 +108,9 @@ struct CheckOptions {
   bool require_halt_record = false;
   // At most this many findings are listed per property (all are counted).
   std::size_t findings_per_property_max = 20;
+  // When given, also what the run reached (count_reached), counted in the same pass over the
+  // checker's own history index: a campaign builds one index per run instead of two.
+  ReachedCounts* reached = nullptr;
 };
 
 // A violation or a stale overlap.

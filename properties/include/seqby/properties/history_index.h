@@ -15,10 +15,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -219,6 +221,8 @@ class HistoryIndex {
 
   void note(std::string text);
   int stream_of(const std::string& category, const std::string& key);
+  // `parts` joined by \x1f in id_scratch_ (the key of stream_ids_, lane_ids_ and unit_ids_).
+  const std::string& id_of(std::initializer_list<std::string_view> parts) const;
   int lane_of(const std::string& category, const std::string& key, const std::string& group);
   // The record's lease unit (created on first sight); -1 when it names no partition.
   int unit_of(const HistoryRecord& r);
@@ -264,6 +268,9 @@ class HistoryIndex {
   std::unordered_map<std::string, int> spot_ids_;
   std::unordered_map<std::string, bool> category_group_seen_;
   mutable int last_stream_ = -1;  // find_stream's last answer
+  int last_unit_ = -1;            // unit_of's last answer
+  // The parts of an id joined by \x1f, in one buffer reused by every lookup (id_of).
+  mutable std::string id_scratch_;
 };
 
 }  // namespace seqby::properties

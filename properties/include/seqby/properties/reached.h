@@ -7,7 +7,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "seqby/core/history.h"
@@ -55,6 +59,33 @@ struct ReachedCounts {
 };
 
 ReachedCounts count_reached(const std::vector<HistoryRecord>& history);
+
+class HistoryIndex;
+struct IndexedStep;
+
+// count_reached one step at a time, beside another pass over the same HistoryIndex (the
+// checker's, with CheckOptions::reached), so that a campaign builds one index per history, not
+// two: on_step after each HistoryIndex::add(), in order, then finish once the index is complete.
+class ReachedCounter {
+ public:
+  explicit ReachedCounter(const HistoryIndex& index);
+  void on_step(const IndexedStep& step);
+  // The counts, with the two situations counted over the whole history (reap races and waits).
+  ReachedCounts finish(const std::vector<HistoryRecord>& history) const;
+
+ private:
+  using UnitKey = std::tuple<std::string, std::string, std::string>;  // (C or "" for a pm, K, G)
+  void reach(Reached what);
+
+  const HistoryIndex& index_;
+  ReachedCounts counts_;
+  std::map<std::pair<int, std::string>, std::uint64_t> entered_;  // (unit, event) -> generation
+  std::map<int, int> last_stream_of_unit_;                        // pm unit -> stream last entered
+  std::set<std::tuple<std::string, std::string, std::string>> halted_;  // lanes (C, K, G)
+  std::map<UnitKey, std::uint64_t> newest_generation_;  // lease unit -> newest generation acquired
+  // (lease unit, owner id) -> the newest generation that owner acquired of it.
+  std::map<std::pair<UnitKey, std::string>, std::uint64_t> newest_of_owner_;
+};
 
 // Reaps and the publishes that raced them. Instances' clocks may be skewed (a swarm fault), the
 // publisher's is global time and history order is the order the server decided things: a reap of

@@ -37,6 +37,9 @@ struct RunOptions {
   // sim::WorldOptions::lossy_failover_beside_replacement (the test that shows the documented
   // hole of one owner id in two processes across a lossy failover).
   bool lossy_failover_beside_replacement = false;
+  // Whether RunResult::reached is counted (properties::count_reached, in the checker's pass over
+  // its own history index): a campaign's "reached" line.
+  bool count_reached = false;
 };
 
 struct RunResult {
@@ -58,17 +61,20 @@ struct RunResult {
   std::uint64_t redis_commands = 0;
   std::uint64_t restarts = 0;
   bool liveness_reached = false;
-  bool passed = false;  // every judged property held
-  std::string summary;  // readable, several lines
+  properties::ReachedCounts reached;  // with RunOptions::count_reached; else all zero
+  bool passed = false;                // every judged property held
+  std::string summary;                // readable, several lines
 };
 
 RunResult run_case(const sim::SimCase& c, const RunOptions& options = {});
 
 // Judges `history` the way run_case does (the run header's skips, plus parallel when the case
-// has fewer than two instances or keys).
+// has fewer than two instances or keys); with RunOptions::count_reached, also counts what the
+// run reached into `*reached` in the same pass.
 properties::CheckReport check_run_history(const sim::SimCase& c,
                                           const std::vector<HistoryRecord>& history,
-                                          const RunOptions& options = {});
+                                          const RunOptions& options = {},
+                                          properties::ReachedCounts* reached = nullptr);
 
 struct DeterminismResult {
   bool same = false;
