@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <lua.hpp>
+#include <mutex>
+#include <unordered_map>
 
 #include "seqby/core/check.h"
 #include "seqby/sim/sha1.h"
@@ -558,11 +560,56 @@ std::int32_t LuaScripting::rand48_next() {
   return static_cast<std::int32_t>(rand48_state_ >> 17);
 }
 
+namespace {
+
+constexpr std::size_t kCompiledMemoSizeMax = 512;
+
+// The compiled form (lua_dump) of every script loaded so far, by digest, process-wide: each
+// simulated server (every world, every restart, every SCRIPT FLUSH) loads the same embedded
+// scripts, and undumping Lua 5.1 bytecode costs a fraction of parsing the text again. The
+// function is the same either way: the dump keeps the source name and line information, so
+// error messages name the same lines. Only a script that compiled is remembered.
+class CompiledMemo {
+ public:
+  static CompiledMemo& instance() {
+    static CompiledMemo memo;
+    return memo;
+  }
+  // Pushes the function compiled from `body` (whose digest is `sha`); false with the compiler's
+  // message pushed instead, as luaL_loadbuffer does.
+  bool load(lua_State* L, const std::string& sha, const std::string& body) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (auto known = by_sha_.find(sha); known != by_sha_.end()) {
+        const std::string& code = known->second;
+        SEQBY_CHECK(luaL_loadbuffer(L, code.data(), code.size(), "@user_script") == 0);
+        return true;
+      }
+    }
+    if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) return false;
+    std::string code;
+    const auto append = [](lua_State*, const void* p, std::size_t size, void* out) {
+      static_cast<std::string*>(out)->append(static_cast<const char*>(p), size);
+      return 0;
+    };
+    if (lua_dump(L, append, &code) != 0) return true;  // not remembered; loaded all the same
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (by_sha_.size() < kCompiledMemoSizeMax) by_sha_.emplace(sha, std::move(code));
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::string> by_sha_;
+};
+
+}  // namespace
+
 bool LuaScripting::create_function(const std::string& body, std::string& sha, Reply& error) {
   sha = sha1_hex_memo(body);
   if (has(sha)) return true;
   lua_State* L = lua_;
-  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
+  if (!CompiledMemo::instance().load(L, sha, body)) {
     std::size_t len = 0;
     const char* msg = lua_tolstring(L, -1, &len);
     error = Reply::error(mapchars("ERR Error compiling script (new function): " +
