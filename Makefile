@@ -12,7 +12,7 @@ SEEDS ?= 0..299
 DEBIAN_PACKAGES := build-essential cmake git pkg-config libgtest-dev libgmock-dev \
   libbenchmark-dev librapidcheck-dev libhiredis-dev nlohmann-json3-dev liblua5.1-0-dev \
   libcli11-dev redis-server jq clang-format python3 \
-  prometheus-cpp-dev libcivetweb-dev chromium clang libclang-rt-14-dev
+  prometheus-cpp-dev libcivetweb-dev chromium clang libclang-rt-14-dev libtcmalloc-minimal4
 
 .PHONY: all deps configure build run test bench install clean format
 
