@@ -23,13 +23,15 @@ HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer, bool beside)
 
 const EventBehaviour& HandlerPlan::behaviour(const std::string& category, const std::string& key,
                                              std::int64_t seq) const {
-  auto it = plan_.find({category, key, seq});
+  auto it = plan_.find(EventView{category, key, seq});
   return it == plan_.end() ? default_ : it->second;
 }
 
 void HandlerPlan::on_first_call(const std::string& node, const std::string& category,
                                 const std::string& key, std::int64_t seq) {
-  if (!seen_.insert({category, key, seq}).second || observer_ == nullptr) return;
+  if (seen_.find(EventView{category, key, seq}) != seen_.end()) return;
+  seen_.emplace(category, key, seq);
+  if (observer_ == nullptr) return;
   const EventBehaviour& b = behaviour(category, key, seq);
   const std::string where = (process_manager_ ? "category=" + category + " " : std::string()) +
                             "key=" + key + " seq=" + std::to_string(seq);
@@ -47,9 +49,11 @@ void HandlerPlan::on_first_call(const std::string& node, const std::string& cate
 bool HandlerPlan::take_transient_failure(const std::string& category, const std::string& key,
                                          std::int64_t seq) {
   const EventBehaviour& b = behaviour(category, key, seq);
-  std::uint32_t& failed = failures_[{category, key, seq}];
-  if (failed >= b.transient_failures) return false;
-  ++failed;
+  if (b.transient_failures == 0) return false;
+  auto failed = failures_.find(EventView{category, key, seq});
+  if (failed == failures_.end()) failed = failures_.emplace(EventKey{category, key, seq}, 0).first;
+  if (failed->second >= b.transient_failures) return false;
+  ++failed->second;
   return true;
 }
 

@@ -1,6 +1,7 @@
 #include "seqby/broker/script_contracts.h"
 
 #include <charconv>
+#include <span>
 
 namespace seqby::redis {
 
@@ -195,16 +196,16 @@ Result<FencedAck::Out> FencedAck::decode_reply(const Reply& reply) {
   return decode<std::int64_t>(reply, name);
 }
 
-Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
-  if (reply.is_error()) return error_from_reply(reply);
+namespace {
+
+// fenced_next's reply, the array `e`: the whole reply, or what follows the commit's three values
+// in fenced_commit_next's (read in place, not copied). `reply` is what a shape error shows.
+Result<NextReply> decode_next(std::string_view name, std::span<const Reply> e, const Reply& reply) {
   constexpr std::string_view shape =
       "[integer, string], [integer, \"\", string] or [integer, \"\", then string, string, string, "
       "integer per entry]";
-  const std::vector<Reply>& e = reply.elements;
-  if (reply.kind != Reply::Kind::array || e.size() < 2 || (e.size() > 3 && e.size() % 4 != 2)) {
-    return shape_error(name, reply, shape);
-  }
-  Out out;
+  if (e.size() < 2 || (e.size() > 3 && e.size() % 4 != 2)) return shape_error(name, reply, shape);
+  NextReply out;
   std::int64_t acked = 0;
   bool read = ReplyShape<std::int64_t>::read(e[0], &acked) && acked >= -1 && acked <= 1 &&
               ReplyShape<std::string>::read(e[1], &out.last_id);
@@ -229,6 +230,16 @@ Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
   }
   if (!read) return shape_error(name, reply, shape);
   return out;
+}
+
+}  // namespace
+
+Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
+  if (reply.is_error()) return error_from_reply(reply);
+  if (reply.kind != Reply::Kind::array) {
+    return decode_next(name, std::span<const Reply>(), reply);  // the shape error
+  }
+  return decode_next(name, reply.elements, reply);
 }
 
 Result<RenewMany::Out> RenewMany::decode_reply(const Reply& reply) {
@@ -307,10 +318,8 @@ Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply)
   if (step_failed) {
     out.step_failed = error_from_reply(reply.elements[3]);
   } else if (!out_of_order) {
-    Reply next_part;
-    next_part.kind = Reply::Kind::array;
-    next_part.elements.assign(reply.elements.begin() + 3, reply.elements.end());
-    Result<NextReply> next = FencedNext::decode_reply(next_part);
+    Result<NextReply> next =
+        decode_next(name, std::span<const Reply>(reply.elements).subspan(3), reply);
     if (!next.ok()) return next.error();
     out = std::move(next).value();
   }

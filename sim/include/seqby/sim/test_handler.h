@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "seqby/core/handler.h"
@@ -53,9 +54,11 @@ class HandlerPlan {
 
  private:
   using EventKey = std::tuple<std::string, std::string, std::int64_t>;  // category, key, seq
-  std::map<EventKey, EventBehaviour> plan_;
-  std::map<EventKey, std::uint32_t> failures_;
-  std::set<EventKey> seen_;
+  // The same, for lookups that copy no string (the maps compare it with EventKey: std::less<>).
+  using EventView = std::tuple<std::string_view, std::string_view, std::int64_t>;
+  std::map<EventKey, EventBehaviour, std::less<>> plan_;
+  std::map<EventKey, std::uint32_t, std::less<>> failures_;
+  std::set<EventKey, std::less<>> seen_;
   std::map<std::string, Inside> inside_;
   EventBehaviour default_;
   FaultObserver* observer_;
