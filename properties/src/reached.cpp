@@ -211,7 +211,8 @@ void ReachedCounter::on_step(const IndexedStep& step) {
   if (r.op != HistoryOp::enter || step.execution < 0) return;
   const IndexedExecution& execution = index.executions()[static_cast<std::size_t>(step.execution)];
   const IndexedUnit& unit = index.units()[static_cast<std::size_t>(execution.unit)];
-  auto [first, fresh] = entered_.emplace(std::make_pair(execution.unit, r.event_id), r.generation);
+  auto [first, fresh] =
+      entered_.try_emplace(std::make_pair(execution.unit, r.event_id), r.generation);
   if (!fresh && r.generation > first->second) {
     reach(Reached::rerun_after_failover);
     first->second = r.generation;

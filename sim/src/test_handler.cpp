@@ -18,19 +18,19 @@ HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer, bool beside)
       beside_(beside),
       commit_with_step_(c.commit_with_step) {
   SEQBY_CHECK(!beside || !c.beside_group.empty());
-  for (const CaseEvent& e : c.events) plan_[{category_of(c, e), e.key, e.seq}] = e.behaviour;
+  for (const CaseEvent& e : c.events) plan_[{e.seq, e.key, category_of(c, e)}] = e.behaviour;
 }
 
 const EventBehaviour& HandlerPlan::behaviour(const std::string& category, const std::string& key,
                                              std::int64_t seq) const {
-  auto it = plan_.find(EventView{category, key, seq});
+  auto it = plan_.find(EventView{seq, key, category});
   return it == plan_.end() ? default_ : it->second;
 }
 
 void HandlerPlan::on_first_call(const std::string& node, const std::string& category,
                                 const std::string& key, std::int64_t seq) {
-  if (seen_.find(EventView{category, key, seq}) != seen_.end()) return;
-  seen_.emplace(category, key, seq);
+  if (seen_.find(EventView{seq, key, category}) != seen_.end()) return;
+  seen_.emplace(seq, key, category);
   if (observer_ == nullptr) return;
   const EventBehaviour& b = behaviour(category, key, seq);
   const std::string where = (process_manager_ ? "category=" + category + " " : std::string()) +
@@ -50,8 +50,8 @@ bool HandlerPlan::take_transient_failure(const std::string& category, const std:
                                          std::int64_t seq) {
   const EventBehaviour& b = behaviour(category, key, seq);
   if (b.transient_failures == 0) return false;
-  auto failed = failures_.find(EventView{category, key, seq});
-  if (failed == failures_.end()) failed = failures_.emplace(EventKey{category, key, seq}, 0).first;
+  auto failed = failures_.find(EventView{seq, key, category});
+  if (failed == failures_.end()) failed = failures_.emplace(EventKey{seq, key, category}, 0).first;
   if (failed->second >= b.transient_failures) return false;
   ++failed->second;
   return true;

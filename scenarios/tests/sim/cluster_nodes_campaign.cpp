@@ -139,12 +139,16 @@ TEST(ClusterNodesCampaign, OneOwnerIdInTwoProcessesBesideALossyFailoverBreaksExc
           [](const sim::TimedFault& f) { return f.kind == sim::FaultKind::stall_replace; }))
           << "seed " << seed << " draws no stall_replace any more";
       const RunResult r = run_case(c, options);
-      if (!together) EXPECT_TRUE(r.passed) << "seed " << seed << "\n" << r.summary;
+      if (!together) {
+        EXPECT_TRUE(r.passed) << "seed " << seed << "\n" << r.summary;
+      }
       for (const properties::Finding& v : r.report.violations) {
         if (v.property == properties::Property::exclusion) ++exclusion_broken;
       }
     }
-    if (together) EXPECT_GT(exclusion_broken, 0u);
+    if (together) {
+      EXPECT_GT(exclusion_broken, 0u);
+    }
   }
 }
 

@@ -7,10 +7,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -79,8 +81,14 @@ class ReachedCounter {
 
   const HistoryIndex& index_;
   ReachedCounts counts_;
-  std::map<std::pair<int, std::string>, std::uint64_t> entered_;  // (unit, event) -> generation
-  std::map<int, int> last_stream_of_unit_;                        // pm unit -> stream last entered
+  struct EnteredHash {
+    std::size_t operator()(const std::pair<int, std::string>& k) const {
+      return std::hash<std::string>{}(k.second) * 31 + static_cast<std::size_t>(k.first);
+    }
+  };
+  // (unit, event) -> the generation it was last entered under (looked up, never iterated).
+  std::unordered_map<std::pair<int, std::string>, std::uint64_t, EnteredHash> entered_;
+  std::map<int, int> last_stream_of_unit_;  // pm unit -> stream last entered
   std::set<std::tuple<std::string, std::string, std::string>> halted_;  // lanes (C, K, G)
   std::map<UnitKey, std::uint64_t> newest_generation_;  // lease unit -> newest generation acquired
   // (lease unit, owner id) -> the newest generation that owner acquired of it.

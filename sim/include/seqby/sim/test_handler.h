@@ -53,9 +53,11 @@ class HandlerPlan {
   std::uint64_t calls() const { return calls_; }
 
  private:
-  using EventKey = std::tuple<std::string, std::string, std::int64_t>;  // category, key, seq
+  // seq, key, category: in that order so that most comparisons end on the integer (a case has
+  // one category, or a few, and many events per key).
+  using EventKey = std::tuple<std::int64_t, std::string, std::string>;
   // The same, for lookups that copy no string (the maps compare it with EventKey: std::less<>).
-  using EventView = std::tuple<std::string_view, std::string_view, std::int64_t>;
+  using EventView = std::tuple<std::int64_t, std::string_view, std::string_view>;
   std::map<EventKey, EventBehaviour, std::less<>> plan_;
   std::map<EventKey, std::uint32_t, std::less<>> failures_;
   std::set<EventKey, std::less<>> seen_;
