@@ -582,8 +582,8 @@ class CompiledMemo {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (auto known = by_sha_.find(sha); known != by_sha_.end()) {
         const std::string& code = known->second;
-        SEQBY_CHECK(luaL_loadbuffer(L, code.data(), code.size(), "@user_script") == 0);
-        return true;
+        if (luaL_loadbuffer(L, code.data(), code.size(), "@user_script") == 0) return true;
+        lua_pop(L, 1);  // undumping failed (out of memory): compile the text as before
       }
     }
     if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) return false;
