@@ -78,6 +78,19 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
   co_return reply;
 }
 
+Task<Result<std::string>> RedisBroker::load_script(std::size_t index, RedisLink& via) {
+  Command command{"SCRIPT", "LOAD", scripts_[index].source};
+  Result<Reply> loaded = co_await via.execute(std::move(command));
+  if (!loaded.ok()) co_return loaded.error();
+  Result<std::string> sha = decode<std::string>(loaded.value(), "SCRIPT LOAD");
+  if (!sha.ok()) {
+    script_load_refused_ = true;
+    co_return std::string();
+  }
+  scripts_[index].sha = sha.value();
+  co_return sha;
+}
+
 Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall call, bool durable) {
   Result<Reply> reply = co_await run_script(name, std::move(call), durable, link_);
   co_return reply;
@@ -91,16 +104,9 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
   if (!script_load_refused_) {
     std::string sha = scripts_[index].sha;
     if (sha.empty()) {
-      Command command{"SCRIPT", "LOAD", source};
-      Result<Reply> loaded = co_await via.execute(std::move(command));
+      Result<std::string> loaded = co_await load_script(index, via);
       if (!loaded.ok()) co_return loaded.error();
-      Result<std::string> loaded_sha = decode<std::string>(loaded.value(), "SCRIPT LOAD");
-      if (loaded_sha.ok()) {
-        sha = std::move(loaded_sha).value();
-        scripts_[index].sha = sha;
-      } else {
-        script_load_refused_ = true;
-      }
+      sha = std::move(loaded).value();
     }
     if (!sha.empty()) {
       Result<Reply> reply = co_await eval(source, call, sha, name, durable, via);
@@ -121,33 +127,20 @@ Task<std::vector<Result<Reply>>> RedisBroker::run_scripts(std::string_view name,
   const std::size_t index = script_index(name);
   if (calls.size() > 1 && !script_load_refused_ && scripts_[index].sha.empty()) {
     // Loaded once before the pipeline, so that every call of it can be an EVALSHA.
-    Command load{"SCRIPT", "LOAD", scripts_[index].source};
-    Result<Reply> loaded = co_await via.execute(std::move(load));
+    Result<std::string> loaded = co_await load_script(index, via);
     if (!loaded.ok()) {
       out.assign(calls.size(), loaded.error());
       co_return out;
     }
-    Result<std::string> sha = decode<std::string>(loaded.value(), "SCRIPT LOAD");
-    if (sha.ok()) {
-      scripts_[index].sha = std::move(sha).value();
-    } else {
-      script_load_refused_ = true;
-    }
   }
   if (calls.size() <= 1 || scripts_[index].sha.empty()) {
-    // One call, or no script cache to pipeline EVALSHAs into: one after another.
-    // After a transport failure the rest are not sent and answer the same (execute_many's).
-    std::optional<Error> failed;
-    for (ScriptCall& call : calls) {
-      if (failed) {
-        out.emplace_back(*failed);
-        continue;
-      }
-      Result<Reply> reply = co_await run_script(name, std::move(call), /*durable=*/false, via);
-      if (!reply.ok()) failed = reply.error();
-      out.push_back(std::move(reply));
-    }
-    co_return out;
+    // One call, or no script cache to pipeline EVALSHAs into: one after another, by
+    // execute_many's rule after a transport failure.
+    const auto send = [this, name, &via](ScriptCall call) {
+      return run_script(name, std::move(call), /*durable=*/false, via);
+    };
+    std::vector<Result<Reply>> replies = co_await one_after_another(std::move(calls), send);
+    co_return replies;
   }
   std::vector<Command> commands;
   commands.reserve(calls.size());

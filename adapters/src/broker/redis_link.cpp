@@ -1,23 +1,10 @@
 #include "seqby/broker/redis_link.h"
 
-#include <optional>
-
 namespace seqby::redis {
 
 Task<std::vector<Result<Reply>>> RedisLink::execute_many(std::vector<Command> commands) {
-  std::vector<Result<Reply>> out;
-  out.reserve(commands.size());
-  std::optional<Error> failed;
-  for (Command& command : commands) {
-    if (failed) {
-      out.emplace_back(*failed);
-      continue;
-    }
-    Result<Reply> reply = co_await execute(std::move(command));
-    if (!reply.ok()) failed = reply.error();
-    out.push_back(std::move(reply));
-  }
-  co_return out;
+  return one_after_another(std::move(commands),
+                           [this](Command command) { return execute(std::move(command)); });
 }
 
 Task<Result<ReplicatedReply>> RedisLink::execute_replicated(Command command,

@@ -188,6 +188,10 @@ class RedisBroker final : public Broker {
   Task<Result<NextReply>> fenced_commit_next(const Lease& lease, std::string_view group,
                                              ReadFrom from, std::string_view ack_id,
                                              const NextAsk& ask);
+  // SCRIPT LOAD of scripts_[index] over `via`: its sha, kept for the next call; "" when the
+  // server refuses SCRIPT LOAD (script_load_refused_ then: EVAL from now on); a transport
+  // failure as it came.
+  Task<Result<std::string>> load_script(std::size_t index, RedisLink& via);
   // `durable`: the write is one the durability option waits for (wait_replicas).
   Task<Result<Reply>> run_script(std::string_view name, ScriptCall call, bool durable);
   // The same over `via` (link_ or the lease link).

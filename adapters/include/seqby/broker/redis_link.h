@@ -6,6 +6,8 @@
 // only transport failures (timeout, closed) are Result errors.
 #pragma once
 
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "seqby/broker/reply.h"
@@ -13,6 +15,28 @@
 #include "seqby/core/task.h"
 
 namespace seqby::redis {
+
+// Runs `send(item)` for each of `items` in order, each after the reply to the one before, and
+// returns one result each. After a transport failure (a Result error) the items not yet sent are
+// not sent and answer that same error: execute_many's rule for a link that does not pipeline,
+// shared by the broker's scripts run one after another (RedisBroker::run_scripts). `send` takes
+// an Item and returns Task<Result<Reply>>; it is kept in the coroutine's frame.
+template <typename Item, typename Send>
+Task<std::vector<Result<Reply>>> one_after_another(std::vector<Item> items, Send send) {
+  std::vector<Result<Reply>> out;
+  out.reserve(items.size());
+  std::optional<Error> failed;
+  for (Item& item : items) {
+    if (failed) {
+      out.emplace_back(*failed);
+      continue;
+    }
+    Result<Reply> reply = co_await send(std::move(item));
+    if (!reply.ok()) failed = reply.error();
+    out.push_back(std::move(reply));
+  }
+  co_return out;
+}
 
 // A command's reply and what the WAIT sent right after it on the same connection answered.
 struct ReplicatedReply {
