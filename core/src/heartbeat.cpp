@@ -26,9 +26,15 @@ Task<void> Heartbeat::loop() {
 
 Task<void> Heartbeat::renew_all(const std::vector<std::shared_ptr<PartitionWorker>>& workers) {
   if (workers.empty()) co_return;
-  std::vector<Lease> leases;
-  leases.reserve(workers.size());
-  for (const auto& worker : workers) leases.push_back(worker->lease());
+  bool same = leases_.size() == workers.size();
+  for (std::size_t i = 0; same && i < workers.size(); ++i) same = leases_[i] == workers[i]->lease();
+  if (!same) {
+    leases_.clear();
+    leases_.reserve(workers.size());
+    for (const auto& worker : workers) leases_.push_back(worker->lease());
+  }
+  // Only this loop changes leases_, and not while renew_many reads it.
+  const std::vector<Lease>& leases = leases_;
   const std::uint64_t sent_ms = env_.runtime.clock().now_ms();
   Result<std::vector<bool>> renewed =
       co_await env_.broker.renew_many(leases, env_.options.lease_ttl_ms);

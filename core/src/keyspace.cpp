@@ -15,7 +15,24 @@ std::string join(std::string_view a, std::string_view b) {
 }
 
 std::string join(std::string_view a, std::string_view b, std::string_view c) {
-  return join(join(a, b), c);
+  std::string out;
+  out.reserve(a.size() + 1 + b.size() + 1 + c.size());
+  out += a;
+  out += ':';
+  out += b;
+  out += ':';
+  out += c;
+  return out;
+}
+
+// C:K, or C:{K} in the cluster layout, appended to `out`.
+void append_partition_stream_name(std::string& out, std::string_view category, std::string_view key,
+                                  KeyLayout layout) {
+  out += category;
+  out += ':';
+  if (layout == KeyLayout::cluster) out += '{';
+  out += key;
+  if (layout == KeyLayout::cluster) out += '}';
 }
 
 // "{s}": a hash tag.
@@ -72,8 +89,10 @@ std::uint16_t key_hash_slot(std::string_view key) {
 
 std::string partition_stream_name(std::string_view category, std::string_view key,
                                   KeyLayout layout) {
-  if (layout == KeyLayout::cluster) return join(category, tagged(key));
-  return join(category, key);
+  std::string out;
+  out.reserve(category.size() + key.size() + 3);
+  append_partition_stream_name(out, category, key, layout);
+  return out;
 }
 
 std::string backfill_lane_name(std::string_view category, std::string_view key,
@@ -91,7 +110,12 @@ std::string lease_key_name(std::string_view category, std::string_view key) {
 
 std::string lease_key_name(std::string_view category, std::string_view key, std::string_view scope,
                            KeyLayout layout) {
-  std::string name = join(partition_stream_name(category, key, layout), kLeaseToken);
+  // One string, built once: a lease key is made for every fenced step and every renewal.
+  std::string name;
+  name.reserve(category.size() + key.size() + 3 + 1 + kLeaseToken.size() + 1 + scope.size());
+  append_partition_stream_name(name, category, key, layout);
+  name += ':';
+  name += kLeaseToken;
   if (!scope.empty()) {
     name += ':';
     name += scope;

@@ -48,6 +48,10 @@ TEST(DomainPmLease, PartitionLeasesAreUnchanged) {
   EXPECT_EQ(lease.unit(), lease.partition);
   lease.scope = "billing";
   EXPECT_EQ(lease.key(), "order:order-7:__lease__:billing");
+  lease.partition.layout = KeyLayout::cluster;
+  EXPECT_EQ(lease.key(), "order:{order-7}:__lease__:billing");
+  lease.generation = 18446744073709551615ULL;
+  EXPECT_EQ(lease.token(), "w1:18446744073709551615");
 }
 
 TEST(DomainPmLease, ThePmNamespaceIsNoCategory) {
