@@ -20,6 +20,7 @@
 #include "seqby/hiredis/admin.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby/sim/sim_redis.h"
+#include "seqby_binary.h"
 
 namespace seqby::redis {
 namespace {
@@ -531,7 +532,7 @@ TEST_F(AdminCommands, TheTablesNameTheHaltAndTheWarning) {
 TEST(AdminWithAWorker, TheOwnerGoesOnAfterSkipAndDlq) {
   RedisServer server;
   ASSERT_TRUE(server.ok()) << server.error();
-  scenarios::RedisScenarioDriver d(server.url(), SEQBY_BINARY_DIR "/seqby", "admin_worker");
+  scenarios::RedisScenarioDriver d(server.url(), kSeqby, "admin_worker");
   ASSERT_TRUE(d.ready().ok());
   ASSERT_NE(d.start_worker("w1"), nullptr);
   Result<std::vector<std::string>> ids =

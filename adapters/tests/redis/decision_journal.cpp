@@ -21,6 +21,7 @@
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby/sim/rng.h"
 #include "seqby/testing/record_handler.h"
+#include "seqby_binary.h"
 
 namespace seqby::redis {
 namespace {
@@ -29,7 +30,6 @@ using scenarios::PublishSpec;
 using scenarios::RedisScenarioDriver;
 using seqby::testing::RedisServer;
 
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr std::int64_t kEventsPerKey = 60;
 const std::vector<std::string> kKeys = {"a", "b", "c"};
 

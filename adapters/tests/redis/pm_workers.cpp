@@ -22,6 +22,7 @@
 #include "seqby/properties/markers.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby/testing/record_handler.h"
+#include "seqby_binary.h"
 
 namespace seqby::redis {
 namespace {
@@ -31,7 +32,6 @@ using scenarios::RedisScenarioDriver;
 using scenarios::WorkerSettings;
 using seqby::testing::RedisServer;
 
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr std::int64_t kSeqMax = 4;          // events per stream
 constexpr std::uint64_t kSlowDelayMs = 400;  // payment:A seq 2, well inside the 1 s lease
 

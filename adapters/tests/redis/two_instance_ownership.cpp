@@ -17,14 +17,13 @@
 #include "seqby/core/naming.h"
 #include "seqby/properties/checker.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 
 namespace seqby::redis {
 namespace {
 
 using scenarios::RedisScenarioDriver;
 using seqby::testing::RedisServer;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 class TwoInstance : public ::testing::Test {
  protected:

@@ -22,6 +22,7 @@
 #include "seqby/runtime/real_runtime.h"
 #include "seqby/scenarios/redis_cluster.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 
 namespace seqby::apps {
 namespace {
@@ -33,7 +34,6 @@ using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
 using seqby::scenarios::RedisCluster;
 
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr const char* kCategory = "ledger";
 constexpr const char* kGroup = "g";
 

@@ -30,6 +30,7 @@
 #include "seqby/scenarios/redis_cluster.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby/testing/record_handler.h"
+#include "seqby_binary.h"
 
 namespace seqby::apps {
 namespace {
@@ -40,7 +41,6 @@ using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
 using seqby::scenarios::RedisCluster;
 
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr const char* kCategory = "orders";
 constexpr int kPartitions = 8;
 constexpr int kEvents = 12;

@@ -10,6 +10,7 @@
 #include "redis_server.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 
 namespace seqby::apps {
 namespace {
@@ -17,8 +18,6 @@ namespace {
 using scenarios::CommandRun;
 using scenarios::RedisScenarioDriver;
 using seqby::testing::RedisServer;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 TEST(CliDurability, APublishNoReplicaConfirmedExitsOneAndSaysSo) {
   RedisServer server;

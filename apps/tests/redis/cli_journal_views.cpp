@@ -19,6 +19,7 @@
 #include "redis_server.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 #include "wait_and_read.h"
 
 namespace seqby::apps {
@@ -29,8 +30,6 @@ using redis::SpawnOptions;
 using redis::Subprocess;
 using seqby::testing::read_file;
 using seqby::testing::RedisServer;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 bool wait_for(const std::function<bool()>& done, std::uint64_t max_ms) {
   return seqby::testing::wait_for(done, max_ms, 100);

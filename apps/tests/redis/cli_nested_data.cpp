@@ -11,6 +11,7 @@
 #include "redis_server.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 
 namespace seqby::apps {
 namespace {
@@ -19,8 +20,6 @@ using scenarios::CommandRun;
 using scenarios::RedisScenarioDriver;
 using scenarios::WorkerProcess;
 using seqby::testing::RedisServer;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 // The `data` field of every entry of `stream`, in id order.
 std::vector<std::string> data_fields(RedisScenarioDriver& d, const std::string& stream) {

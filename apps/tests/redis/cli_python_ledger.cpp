@@ -30,6 +30,7 @@
 #include "redis_server.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 #include "wait_and_read.h"
 
 namespace seqby::apps {
@@ -41,7 +42,6 @@ using redis::Subprocess;
 using seqby::testing::read_file;
 using seqby::testing::RedisServer;
 
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr const char* kLedger = SEQBY_SOURCE_DIR "/examples/python/ledger.py";
 constexpr std::uint64_t kWaitMaxMs = 30'000;
 

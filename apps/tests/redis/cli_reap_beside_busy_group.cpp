@@ -23,6 +23,7 @@
 #include "seqby/properties/checker.h"
 #include "seqby/properties/reached.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 
 namespace seqby::apps {
 namespace {
@@ -34,7 +35,6 @@ using scenarios::WorkerSettings;
 using seqby::testing::RedisServer;
 using seqby::testing::RedisServerOptions;
 
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr std::uint64_t kReapIdleMs = 300;
 constexpr std::uint64_t kSlowMs = 1500;  // X's time in the record handler
 // How long billing stays idle past its ack of X while fulfil is stopped inside X: ten reap times,

@@ -24,6 +24,7 @@
 #include "seqby/properties/history_io.h"
 #include "seqby/properties/reached.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 #include "wait_and_read.h"
 
 namespace seqby::apps {
@@ -36,7 +37,6 @@ using scenarios::WorkerSettings;
 using seqby::testing::read_file;
 using seqby::testing::RedisServer;
 
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr const char* kOwner = "pod-0";
 constexpr std::int64_t kSeqMax = 8;
 constexpr std::uint64_t kDelayMs = 250;  // each event's time in the record handler

@@ -22,6 +22,7 @@
 #include "redis_server.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 #include "wait_and_read.h"
 
 namespace seqby::apps {
@@ -33,8 +34,6 @@ using redis::Subprocess;
 using seqby::testing::read_file;
 using seqby::testing::RedisServer;
 using seqby::testing::wait_for;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 // Records every request it handles ok in $EXEC_LOG; fails "do":"fail" events; exits inside the
 // first delivery of a "do":"exit_once" event.

@@ -12,6 +12,7 @@
 
 #include "redis_server.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 
 namespace seqby::apps {
 namespace {
@@ -21,8 +22,6 @@ using scenarios::RedisScenarioDriver;
 using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
 using seqby::testing::RedisServer;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 struct WorkerRun {
   std::string log;

@@ -28,6 +28,7 @@
 #include "seqby/runtime/free_port.h"
 #include "seqby/runtime/subprocess.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 #include "wait_and_read.h"
 
 namespace seqby::apps {
@@ -39,8 +40,6 @@ using redis::Subprocess;
 using seqby::testing::read_file;
 using seqby::testing::RedisServer;
 using seqby::testing::wait_for;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 struct HttpAnswer {
   int status = -1;  // -1: no answer (nothing listens, or the connection failed)

@@ -19,6 +19,7 @@
 #include "seqby/core/keyspace.h"
 #include "seqby/runtime/free_port.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 
 namespace seqby::apps {
 namespace {
@@ -30,7 +31,6 @@ using scenarios::WorkerSettings;
 using seqby::testing::RedisServer;
 using seqby::testing::RedisServerOptions;
 
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 constexpr int kExitRedisRefused = 3;  // README "seqby worker": exit statuses
 
 // The lines of `log` holding `needle`.

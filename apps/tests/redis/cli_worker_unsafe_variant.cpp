@@ -10,6 +10,7 @@
 
 #include "redis_server.h"
 #include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
 
 namespace seqby::apps {
 namespace {
@@ -19,8 +20,6 @@ using scenarios::RedisScenarioDriver;
 using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
 using seqby::testing::RedisServer;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 // Starts one worker with `settings`, has it commit one event of key A, stops it; its log.
 std::string log_of_one_event(const std::string& url, const std::string& label,

@@ -22,13 +22,12 @@
 #include "seqby/broker/cluster_slot.h"
 #include "seqby/scenarios/catalog.h"
 #include "seqby/scenarios/redis_cluster.h"
+#include "seqby_binary.h"
 
 namespace seqby::scenarios {
 namespace {
 
 using seqby::scenarios::RedisCluster;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 TEST(ClusterScenarios, EveryAdrScenarioPassesOnARealCluster) {
   RedisCluster cluster;

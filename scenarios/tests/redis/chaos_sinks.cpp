@@ -10,6 +10,7 @@
 #include "../../src/chaos_detail.h"
 #include "redis_server.h"
 #include "seqby/core/keyspace.h"
+#include "seqby_binary.h"
 
 namespace seqby::scenarios {
 namespace {
@@ -50,7 +51,7 @@ class ChaosSinks : public ::testing::Test {
   }
 
   testing::RedisServer server_;
-  RedisScenarioDriver driver_{server_.url(), SEQBY_BINARY_DIR "/seqby", "chaos_sinks"};
+  RedisScenarioDriver driver_{server_.url(), kSeqby, "chaos_sinks"};
 };
 
 TEST_F(ChaosSinks, InOrderUpToTheTargetPasses) {

@@ -10,13 +10,12 @@
 #include "../../../apps/tests/unit/cli_run.h"
 #include "redis_server.h"
 #include "seqby/scenarios/catalog.h"
+#include "seqby_binary.h"
 
 namespace seqby::scenarios {
 namespace {
 
 using seqby::testing::RedisServer;
-
-constexpr const char* kSeqby = SEQBY_BINARY_DIR "/seqby";
 
 class RealRedisScenario : public ::testing::TestWithParam<const char*> {
  protected:
