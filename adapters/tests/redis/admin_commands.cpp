@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../../../apps/tests/unit/cli_run.h"
+#include "cli_run.h"
 #include "redis_server.h"
 #include "seqby/broker/redis_broker.h"
 #include "seqby/broker/scripts.h"

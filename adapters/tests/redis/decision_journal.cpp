@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../../../apps/tests/unit/cli_run.h"
+#include "cli_run.h"
 #include "redis_server.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/hiredis/journal.h"

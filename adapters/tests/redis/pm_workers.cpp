@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "../../../apps/tests/unit/cli_run.h"
+#include "cli_run.h"
 #include "redis_server.h"
 #include "seqby/core/naming.h"
 #include "seqby/hiredis/worker.h"

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "../unit/cli_run.h"
+#include "cli_run.h"
 #include "seqby/properties/history_io.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/sim_case.h"

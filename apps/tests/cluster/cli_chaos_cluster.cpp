@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "../unit/cli_run.h"
+#include "cli_run.h"
 
 namespace seqby::apps {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../unit/cli_run.h"
+#include "cli_run.h"
 #include "redis_server.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/hiredis/blocking_redis.h"

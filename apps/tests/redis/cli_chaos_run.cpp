@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "../unit/cli_run.h"
+#include "cli_run.h"
 
 namespace seqby::apps {
 namespace {

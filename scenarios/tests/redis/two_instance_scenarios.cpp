@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "../../../apps/tests/unit/cli_run.h"
+#include "cli_run.h"
 #include "redis_server.h"
 #include "seqby/scenarios/catalog.h"
 #include "seqby_binary.h"

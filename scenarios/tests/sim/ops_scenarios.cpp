@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "../../../apps/tests/unit/cli_run.h"
+#include "cli_run.h"
 #include "seqby/scenarios/catalog.h"
 #include "seqby/scenarios/ops_reap_race.h"
 

@@ -1,6 +1,7 @@
-// Runs the built seqby command (SEQBY_BINARY_DIR "/seqby") as a child process and captures its exit
-// status, standard output and standard error separately, for the cli_* tests. Output goes through
-// temporary files so a chatty child never blocks on a full pipe.
+// Runs a built program (the seqby command, SEQBY_BINARY_DIR "/seqby", or a benchmark) as a child
+// process and captures its exit status, standard output and standard error separately, for the
+// tests of command lines. Output goes through temporary files so a chatty child never blocks on a
+// full pipe.
 #pragma once
 
 #include <fcntl.h>
@@ -14,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "seqby_binary.h"
 
 extern char** environ;
 
@@ -41,9 +44,8 @@ inline std::string temp_path() {
   return path;
 }
 
-// Runs `seqby args...` and waits for it.
-inline RunResult run_seqby(const std::vector<std::string>& args) {
-  const std::string binary = SEQBY_BINARY_DIR "/seqby";
+// Runs `binary args...` and waits for it.
+inline RunResult run_program(const std::string& binary, const std::vector<std::string>& args) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -74,6 +76,11 @@ inline RunResult run_seqby(const std::vector<std::string>& args) {
   result.out = read_and_remove(out_path);
   result.err += read_and_remove(err_path);
   return result;
+}
+
+// Runs `seqby args...` and waits for it.
+inline RunResult run_seqby(const std::vector<std::string>& args) {
+  return run_program(kSeqby, args);
 }
 
 }  // namespace seqby::apps::testing
