@@ -35,6 +35,9 @@ namespace seqby::redis::bench {
 namespace {
 
 constexpr const char* kProgram = "bench_failover_latency";
+constexpr const char* kUsage =
+    "usage: scripts/with-redis build/bench_failover_latency [--ttls 1000,2000,3000] [--rounds 5]\n"
+    "           [--keys 4] [--discovery-interval-ms 1000] [--heartbeat-divisor 3]\n";
 constexpr const char* kGroup = "bench";
 constexpr std::uint64_t kPublishEveryMs = 20;  // one event per key this often
 constexpr std::uint64_t kPollEveryUs = 2000;   // lease and sink polling
@@ -337,7 +340,11 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 int run(int argc, char** argv) {
   Options o;
-  if (!parse_options(argc, argv, &o)) return 2;
+  if (usage_asked(argc, argv, kUsage)) return 0;
+  if (!parse_options(argc, argv, &o)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;
   const std::string binary = seqby_binary();

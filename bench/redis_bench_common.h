@@ -290,6 +290,20 @@ inline bool parse_u64(const char* text, std::uint64_t* out) {
   return true;
 }
 
+// Whether the command line asks for help (--help or -h anywhere in it): then `usage` (the
+// program's options, one text) is printed on stdout and the program exits 0 without a server.
+// Every program also prints its usage on stderr under a bad argument's error (exit 2).
+inline bool usage_asked(int argc, char** argv, const char* usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage, stdout);
+      return true;
+    }
+  }
+  return false;
+}
+
 // "1000,10000" -> {1000, 10000}; false when an item is not a positive number.
 inline bool parse_u64_list(const std::string& text, std::vector<std::uint64_t>* out) {
   out->clear();

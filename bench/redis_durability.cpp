@@ -28,6 +28,8 @@ namespace seqby::redis::bench {
 namespace {
 
 constexpr int kExitUsage = 2;
+constexpr const char* kUsage =
+    "usage: scripts/with-redis build/bench_redis_durability [--repetitions 3] [--events 2000]\n";
 constexpr int kExitNoReplica = 3;
 constexpr std::uint32_t kInFlight = 64;
 
@@ -234,16 +236,14 @@ int run_bench(const Options& options, const RedisConfig& master_config) {
 int main(int argc, char** argv) {
   using namespace seqby::redis::bench;
   Options options;
+  if (usage_asked(argc, argv, kUsage)) return 0;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     std::uint64_t* target = flag == "--repetitions" ? &options.repetitions
                             : flag == "--events"    ? &options.events
                                                     : nullptr;
     if (target == nullptr || i + 1 >= argc || !parse_u64(argv[i + 1], target) || *target == 0) {
-      std::fprintf(stderr,
-                   "bench_redis_durability: bad argument '%s'\nusage: bench_redis_durability "
-                   "[--repetitions N] [--events N]\n",
-                   argv[i]);
+      std::fprintf(stderr, "bench_redis_durability: bad argument '%s'\n%s", argv[i], kUsage);
       return kExitUsage;
     }
     ++i;

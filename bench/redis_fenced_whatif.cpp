@@ -35,6 +35,10 @@ namespace seqby::redis::bench {
 namespace {
 
 constexpr const char* kProgram = "bench_redis_fenced_whatif";
+constexpr const char* kUsage =
+    "usage: scripts/with-redis build/bench_redis_fenced_whatif [--repetitions 3] [--partitions "
+    "64]\n"
+    "           [--events-per-partition 200]\n";
 constexpr const char* kGroup = "bench";
 constexpr std::uint64_t kLeaseTtlMs = 60000;  // the bare loops hold leases without a heartbeat
 
@@ -391,7 +395,11 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 int run(int argc, char** argv) {
   Options o;
-  if (!parse_options(argc, argv, &o)) return 2;
+  if (usage_asked(argc, argv, kUsage)) return 0;
+  if (!parse_options(argc, argv, &o)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;
   std::printf(

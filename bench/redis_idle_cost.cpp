@@ -43,6 +43,11 @@ namespace seqby::redis::bench {
 namespace {
 
 constexpr const char* kProgram = "bench_redis_idle_cost";
+constexpr const char* kUsage =
+    "usage: scripts/with-redis build/bench_redis_idle_cost [--partitions 1000,10000] [--instances "
+    "1,2]\n"
+    "           [--window-s 10] [--settle-s 10] [--acquire-timeout-s 60] [--poll-interval-ms N]\n"
+    "           [--heartbeat-interval-ms N]\n";
 constexpr const char* kGroup = "bench";
 constexpr std::uint64_t kLoopAnswerMaxMs = 20000;  // an instance's loop must answer within this
 constexpr std::uint64_t kStopMaxMs = 60000;
@@ -353,7 +358,11 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 int run(int argc, char** argv) {
   Options o;
-  if (!parse_options(argc, argv, &o)) return 2;
+  if (usage_asked(argc, argv, kUsage)) return 0;
+  if (!parse_options(argc, argv, &o)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;
   print_header(o);

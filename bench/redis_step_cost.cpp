@@ -127,11 +127,14 @@ double run_stage(BlockingRedis& redis, const Stage& stage) {
 int main(int argc, char** argv) {
   using namespace seqby::redis;
   int repetitions = 2;
+  constexpr const char* kUsage =
+      "usage: scripts/with-redis build/bench_redis_step_cost [--repetitions N >= 1]\n";
+  if (bench::usage_asked(argc, argv, kUsage)) return 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--repetitions") == 0 && i + 1 < argc && std::atoi(argv[i + 1]) >= 1) {
       repetitions = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_redis_step_cost [--repetitions N >= 1]\n");
+      std::fprintf(stderr, "bench_redis_step_cost: bad argument '%s'\n%s", argv[i], kUsage);
       return 2;
     }
   }

@@ -42,6 +42,13 @@ namespace seqby::redis::bench {
 namespace {
 
 constexpr const char* kProgram = "bench_redis_throughput";
+constexpr const char* kUsage =
+    "usage: scripts/with-redis build/bench_redis_throughput [--partitions N] "
+    "[--events-per-partition N]\n"
+    "           [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--read-batch-max N]\n"
+    "           [--fenced-only]\n"
+    "       scripts/with-redis build/bench_redis_throughput --exec COMMAND [--exec-concurrency "
+    "8]\n";
 
 struct Options {
   std::uint32_t partitions = 64;
@@ -501,7 +508,11 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 int run(int argc, char** argv) {
   Options o;
-  if (!parse_options(argc, argv, &o)) return 2;
+  if (usage_asked(argc, argv, kUsage)) return 0;
+  if (!parse_options(argc, argv, &o)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;
 

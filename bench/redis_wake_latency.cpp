@@ -35,6 +35,12 @@ namespace seqby::redis::bench {
 namespace {
 
 constexpr const char* kProgram = "bench_redis_wake_latency";
+constexpr const char* kUsage =
+    "usage: scripts/with-redis build/bench_redis_wake_latency [--partitions 10,10000] [--samples "
+    "200]\n"
+    "           [--settle-s 10] [--acquire-timeout-s 60] [--sample-timeout-ms 2000] [--deadline-s "
+    "300]\n"
+    "           [--seed 1] [--poll-interval-ms N] [--wake-read-partitions-max N]\n";
 constexpr const char* kGroup = "bench";
 constexpr std::uint64_t kLoopAnswerMaxMs = 20000;
 constexpr std::uint64_t kStopMaxMs = 60000;
@@ -329,7 +335,11 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 int run(int argc, char** argv) {
   Options o;
-  if (!parse_options(argc, argv, &o)) return 2;
+  if (usage_asked(argc, argv, kUsage)) return 0;
+  if (!parse_options(argc, argv, &o)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;
   print_header(o);
