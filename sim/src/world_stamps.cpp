@@ -2,8 +2,10 @@
 // sink that sorts records to where the server decided them, and the server's view of commits.
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "seqby/broker/script_contracts.h"
 #include "seqby/broker/scripts.h"
@@ -464,53 +466,63 @@ void World::Sink::record_liveness_marker() {
 std::vector<HistoryRecord> World::Sink::take() {
   // Accepted commits and acks go where the server decided them (the first time, for an ack sent
   // again after a lost reply); those no instance heard of are added, marked as such.
-  // The first decision of each (op, token, stream, event), in that order: a sorted flat list of
-  // views into server_commits_ (which stays put until the end of take()). The stream is category
-  // and key: a process manager's streams of one key may hold entries with equal ids. A decision
-  // that a lossy failover undid and that is made again after it starts an epoch of its own: the
-  // first decision of each epoch stands (an instance's record belongs to the latest epoch begun
-  // by its command's reply).
-  struct Decided {
+  // A decision's identity is (op, token, stream, event); the stream is category and key: a
+  // process manager's streams of one key may hold entries with equal ids. The first decision of
+  // each identity stands; a decision that a lossy failover undid and that is made again after it
+  // starts an epoch of its own, whose first decision stands too (an instance's record belongs to
+  // the latest epoch begun by its command's reply). Identities are found by hash (views into
+  // server_commits_, which stays put until the end of take()); only the decisions no instance
+  // heard of are sorted, by (identity, epoch), the order they are added in.
+  struct Identity {
     HistoryOp op;
     std::string_view token;
     std::string_view key;
     std::string_view category;
     std::string_view event_id;
-    std::size_t epoch;
-    std::size_t index;
+    bool operator==(const Identity&) const = default;
+    auto tied() const { return std::tie(op, token, key, category, event_id); }
   };
-  const auto identity = [](const Decided& d) {
-    return std::tie(d.op, d.token, d.key, d.category, d.event_id);
+  struct IdentityHash {
+    std::size_t operator()(const Identity& id) const {
+      const std::hash<std::string_view> text;
+      std::size_t h = static_cast<std::size_t>(id.op);
+      for (const std::string_view part : {id.token, id.key, id.category, id.event_id}) {
+        h = (h ^ text(part)) * 0x100000001b3ULL;
+      }
+      return h;
+    }
   };
-  const auto before = [&](const Decided& a, const Decided& b) {
-    return std::tuple_cat(identity(a), std::tie(a.epoch)) <
-           std::tuple_cat(identity(b), std::tie(b.epoch));
+  // Each epoch's first decision, chained per identity in epoch order.
+  struct Begun {
+    std::size_t index;                                           // into server_commits_
+    std::size_t epoch;                                           // 0, 1, ... within its identity
+    std::size_t next = std::numeric_limits<std::size_t>::max();  // the identity's next epoch
   };
-  const auto same = [&](const Decided& a, const Decided& b) {
-    return identity(a) == identity(b) && a.epoch == b.epoch;
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  const auto identity_of = [](const ServerDecision& c) {
+    return Identity{c.op, c.token, c.key, c.category, c.event_id};
   };
-  std::vector<Decided> first;
-  first.reserve(server_commits_.size());
-  // server_commits_ stands in stamp order: each identity's epoch and the decision that began it.
-  std::map<
-      std::tuple<HistoryOp, std::string_view, std::string_view, std::string_view, std::string_view>,
-      std::pair<std::size_t, std::size_t>>
-      epochs;
+  std::vector<Begun> begun;
+  begun.reserve(server_commits_.size());
+  // identity -> {its epoch 0 in begun, its latest epoch in begun}
+  std::unordered_map<Identity, std::pair<std::size_t, std::size_t>, IdentityHash> identities;
+  identities.reserve(server_commits_.size());
+  // server_commits_ stands in stamp order.
   for (std::size_t i = 0; i < server_commits_.size(); ++i) {
     const ServerDecision& c = server_commits_[i];
-    Decided d{c.op, c.token, c.key, c.category, c.event_id, 0, i};
-    if (!lossy_failovers_.empty()) {  // else every decision is of epoch 0
-      auto [it, fresh] = epochs.try_emplace(identity(d), 0, i);
-      if (!fresh &&
-          undone_before(c.key, 2 * server_commits_[it->second.second].stamp - 1, 2 * c.stamp - 1)) {
-        it->second = {it->second.first + 1, i};
-      }
-      d.epoch = it->second.first;
+    auto [it, fresh] = identities.try_emplace(identity_of(c), begun.size(), begun.size());
+    if (fresh) {
+      begun.push_back(Begun{i, 0});
+      continue;
     }
-    first.push_back(d);
+    Begun& latest = begun[it->second.second];
+    if (!lossy_failovers_.empty() &&  // else every decision is of epoch 0
+        undone_before(c.key, 2 * server_commits_[latest.index].stamp - 1, 2 * c.stamp - 1)) {
+      latest.next = begun.size();
+      it->second.second = begun.size();
+      begun.push_back(Begun{i, latest.epoch + 1});
+    }
   }
-  std::stable_sort(first.begin(), first.end(), before);
-  first.erase(std::unique(first.begin(), first.end(), same), first.end());
   std::vector<bool> heard(server_commits_.size(), false);
   std::string token;
   for (Pending& p : pending_) {
@@ -520,23 +532,30 @@ std::vector<HistoryRecord> World::Sink::take() {
     char digits[24];
     const auto end = std::to_chars(digits, digits + sizeof(digits), p.record.generation).ptr;
     token.append(digits, static_cast<std::size_t>(end - digits));
-    const Decided probe{p.record.op, token, p.record.key, p.record.category, p.record.event_id,
-                        0,           0};
-    auto it = std::lower_bound(first.begin(), first.end(), probe, before);
-    if (it == first.end() || identity(*it) != identity(probe)) continue;
+    const auto found = identities.find(
+        Identity{p.record.op, token, p.record.key, p.record.category, p.record.event_id});
+    if (found == identities.end()) continue;
     // The latest epoch begun at or before the reply the record is about.
-    while (std::next(it) != first.end() && identity(*std::next(it)) == identity(probe) &&
-           2 * server_commits_[std::next(it)->index].stamp - 1 <= p.sort_key) {
-      ++it;
+    std::size_t at = found->second.first;
+    while (begun[at].next != kNone &&
+           2 * server_commits_[begun[begun[at].next].index].stamp - 1 <= p.sort_key) {
+      at = begun[at].next;
     }
-    if (heard[it->index]) continue;
-    heard[it->index] = true;
-    p.sort_key = 2 * server_commits_[it->index].stamp - 1;
-  }
-  for (const Decided& d : first) {
-    const std::size_t i = d.index;
+    const std::size_t i = begun[at].index;
     if (heard[i]) continue;
-    const ServerDecision& c = server_commits_[i];
+    heard[i] = true;
+    p.sort_key = 2 * server_commits_[i].stamp - 1;
+  }
+  std::vector<const Begun*> unheard;
+  for (const Begun& b : begun) {
+    if (!heard[b.index]) unheard.push_back(&b);
+  }
+  std::sort(unheard.begin(), unheard.end(), [&](const Begun* a, const Begun* b) {
+    return std::tuple_cat(identity_of(server_commits_[a->index]).tied(), std::tie(a->epoch)) <
+           std::tuple_cat(identity_of(server_commits_[b->index]).tied(), std::tie(b->epoch));
+  });
+  for (const Begun* b : unheard) {
+    const ServerDecision& c = server_commits_[b->index];
     HistoryRecord r;
     r.time_ms = c.time_ms;
     const auto colon = c.token.rfind(':');
