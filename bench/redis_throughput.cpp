@@ -46,7 +46,7 @@ constexpr const char* kUsage =
     "usage: scripts/with-redis build/bench_redis_throughput [--partitions N] "
     "[--events-per-partition N]\n"
     "           [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--read-batch-max N]\n"
-    "           [--fenced-only]\n"
+    "           [--step-batch-max N] [--steps-batched N (2..32)] [--fenced-only]\n"
     "       scripts/with-redis build/bench_redis_throughput --exec COMMAND [--exec-concurrency "
     "8]\n";
 
@@ -58,6 +58,10 @@ struct Options {
   std::uint32_t plain_count = 100;  // XREADGROUP COUNT of the plain consumer's batched variant
   // The engine's read_batch_max; each repetition also runs the engine at 1 (one-entry reads).
   std::uint32_t read_batch_max = EngineLimits{}.read_batch_max;
+  // The engine's step_batch_max in every variant but "steps batched", which runs at
+  // --steps-batched (the broker's most).
+  std::uint32_t step_batch_max = EngineLimits{}.step_batch_max;
+  std::uint32_t steps_batched = RedisBroker::kStepsPerCallMax;
   bool fenced_only = false;  // skip the plain consumers (for profiling the engine)
   // Non-empty: only what a process boundary costs: the engine with an in-process handler that
   // does nothing against `seqby worker --exec`'s ExecHandler running this command (neither
@@ -238,6 +242,7 @@ RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::st
     e.group = group;
     e.poll_interval_ms = o.poll_interval_ms;
     e.read_batch_max = o.read_batch_max;
+    e.step_batch_max = o.step_batch_max;
     e.discovery_interval_ms = 100;
     // Both instances announced before they start, as in a running deployment: each takes its
     // fair share (P/2) in its first discovery cycle instead of one taking all, then shedding.
@@ -496,6 +501,10 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->plain_count = static_cast<std::uint32_t>(value);
     } else if (flag == "--read-batch-max" && value <= 100000) {
       o->read_batch_max = static_cast<std::uint32_t>(value);
+    } else if (flag == "--step-batch-max" && value >= 1 && value <= 100000) {
+      o->step_batch_max = static_cast<std::uint32_t>(value);
+    } else if (flag == "--steps-batched" && value >= 2 && value <= RedisBroker::kStepsPerCallMax) {
+      o->steps_batched = static_cast<std::uint32_t>(value);
     } else if (flag == "--exec-concurrency" && value <= 256) {
       o->exec_concurrency = static_cast<std::uint32_t>(value);
     } else {
@@ -544,13 +553,16 @@ int run(int argc, char** argv) {
   // Per variant (plain COUNT 1, plain batch, plain piped, fenced): rates, and fenced/plain ratios.
   std::vector<double> rates[4];
   std::vector<double> ratios[3];
-  std::vector<double> journal_rates;      // fenced with the decision journal on
-  std::vector<double> journal_ratios;     // with journal / without, per repetition
-  std::vector<double> batch_ratios;       // read_batch_max / one-entry reads, per repetition
-  std::vector<double> single_read_rates;  // the engine at read_batch_max 1
-  std::vector<double> step_rates;         // the handler returning its effect (commit_with_step)
-  std::vector<double> step_ratios;        // commit with the step / handler's own commit
-  std::vector<double> step_piped_ratios;  // commit with the step / plain piped
+  std::vector<double> journal_rates;         // fenced with the decision journal on
+  std::vector<double> journal_ratios;        // with journal / without, per repetition
+  std::vector<double> batch_ratios;          // read_batch_max / one-entry reads, per repetition
+  std::vector<double> single_read_rates;     // the engine at read_batch_max 1
+  std::vector<double> step_rates;            // the handler returning its effect (commit_with_step)
+  std::vector<double> step_ratios;           // commit with the step / handler's own commit
+  std::vector<double> step_piped_ratios;     // commit with the step / plain piped
+  std::vector<double> batched_rates;         // commit with the step, steps batched
+  std::vector<double> batched_ratios;        // steps batched / commit with the step
+  std::vector<double> batched_piped_ratios;  // steps batched / plain piped
   if (!o.exec.empty()) {
     // What a process boundary costs: the same engine, a handler that does nothing, in-process
     // and through ExecHandler's children.
@@ -581,6 +593,14 @@ int run(int argc, char** argv) {
     one_entry.read_batch_max = 1;
     const RunFigures single_reads = run_fenced(*config, one_entry, prefix + "s", 0);
     const RunFigures with_step = run_fenced(*config, o, prefix + "c", 0, HandlerKind::step);
+    Options batched = o;
+    batched.step_batch_max = o.steps_batched;
+    const RunFigures steps_batched =
+        run_fenced(*config, batched, prefix + "b", 0, HandlerKind::step);
+    const double batched_ratio =
+        with_step.rate() > 0 ? steps_batched.rate() / with_step.rate() : 0.0;
+    batched_ratios.push_back(batched_ratio);
+    batched_rates.push_back(steps_batched.rate());
     const double step_ratio = fenced.rate() > 0 ? with_step.rate() / fenced.rate() : 0.0;
     step_ratios.push_back(step_ratio);
     step_rates.push_back(with_step.rate());
@@ -595,9 +615,11 @@ int run(int argc, char** argv) {
       print_row(rep, "fenced + journal", journaled);
       print_row(rep, "fenced, 1-entry reads", single_reads);
       print_row(rep, "fenced, commit with step", with_step);
+      print_row(rep, "fenced, steps batched", steps_batched);
       std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
       std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
       std::printf("%3u  ratio commit with step/handler's own commit: %.2fx\n", rep, step_ratio);
+      std::printf("%3u  ratio steps batched/commit with step: %.2fx\n", rep, batched_ratio);
       (void)unlink_matching(admin, prefix + "*");
       continue;
     }
@@ -611,12 +633,18 @@ int run(int argc, char** argv) {
     print_row(rep, "fenced + journal", journaled);
     print_row(rep, "fenced, 1-entry reads", single_reads);
     print_row(rep, "fenced, commit with step", with_step);
+    print_row(rep, "fenced, steps batched", steps_batched);
     std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
     std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
     std::printf("%3u  ratio commit with step/handler's own commit: %.2fx\n", rep, step_ratio);
     const double step_piped = pipelined.rate() > 0 ? with_step.rate() / pipelined.rate() : 0.0;
     step_piped_ratios.push_back(step_piped);
     std::printf("%3u  ratio commit with step/%s: %.2fx\n", rep, pipelined_name.c_str(), step_piped);
+    std::printf("%3u  ratio steps batched/commit with step: %.2fx\n", rep, batched_ratio);
+    const double batched_piped =
+        pipelined.rate() > 0 ? steps_batched.rate() / pipelined.rate() : 0.0;
+    batched_piped_ratios.push_back(batched_piped);
+    std::printf("%3u  ratio steps batched/%s: %.2fx\n", rep, pipelined_name.c_str(), batched_piped);
     const auto ratio = [&](const RunFigures& plain) {
       return plain.rate() > 0 ? fenced.rate() / plain.rate() : 0.0;
     };
@@ -639,6 +667,8 @@ int run(int argc, char** argv) {
     std::printf("median batch reads/1-entry reads %.2fx\n", median(batch_ratios));
     std::printf("median commit with step %.0f events/s, commit with step/handler's own %.2fx\n",
                 median(step_rates), median(step_ratios));
+    std::printf("median steps batched %.0f events/s, steps batched/commit with step %.2fx\n",
+                median(batched_rates), median(batched_ratios));
     return 0;
   }
   std::printf(
@@ -659,6 +689,9 @@ int run(int argc, char** argv) {
   std::printf("  %-24s %9.0f events/s   /handler's own commit %.2fx   /%s %.2fx\n",
               "fenced, commit with step", median(step_rates), median(step_ratios),
               pipelined_name.c_str(), median(step_piped_ratios));
+  std::printf("  %-24s %9.0f events/s   /commit with step %.2fx   /%s %.2fx\n",
+              "fenced, steps batched", median(batched_rates), median(batched_ratios),
+              pipelined_name.c_str(), median(batched_piped_ratios));
   std::printf("  load average at the end: %s\n", load_average().c_str());
   return 0;
 }

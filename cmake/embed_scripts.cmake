@@ -5,8 +5,11 @@
 # the decision journal's (journal.lua) to every script that calls journal_of() or journal_for(),
 # so every script journals through the same functions; the one-entry read (read_one.lua, which
 # journals too) to every script that calls read_one(); the step between two events
-# (next_step.lua) to every script that calls next_step(); and the effect sink's commit
-# (commit_effect.lua) to every script that calls commit_effect().
+# (next_step.lua) to every script that calls next_step(); the effect sink's commit
+# (commit_effect.lua) to every script that calls commit_effect(); and the commit carried by the
+# step (commit_next.lua, which calls the two before) to every script that calls
+# commit_next_step(). The journal's functions go to every script that calls journal() through
+# them too (fenced_steps journals nothing but runs the libraries that would).
 #
 # The KNOWN-BROKEN variants' unfenced_read, unfenced_ack, unfenced_commit, unfenced_next and
 # unfenced_commit_next are not files: each is generated here from its fenced_* script by deleting
@@ -20,12 +23,17 @@ file(READ ${LUA_LIB}/journal.lua journal_lib)
 file(READ ${LUA_LIB}/read_one.lua read_one_lib)
 file(READ ${LUA_LIB}/next_step.lua next_step_lib)
 file(READ ${LUA_LIB}/commit_effect.lua commit_effect_lib)
+file(READ ${LUA_LIB}/commit_next.lua commit_next_lib)
 
 set(names "")
 foreach(path IN LISTS SCRIPTS)
   get_filename_component(name ${path} NAME_WE)
   file(READ ${path} text_${name})
   # Each library is prepended before the ones it calls, so every function is defined before use.
+  string(FIND "${text_${name}}" "commit_next_step(" commit_steps)
+  if(NOT commit_steps EQUAL -1)
+    set(text_${name} "${commit_next_lib}${text_${name}}")
+  endif()
   string(FIND "${text_${name}}" "commit_effect(" commits)
   if(NOT commits EQUAL -1)
     set(text_${name} "${commit_effect_lib}${text_${name}}")
@@ -40,7 +48,8 @@ foreach(path IN LISTS SCRIPTS)
   endif()
   string(FIND "${text_${name}}" "journal_of(" journals)
   string(FIND "${text_${name}}" "journal_for(" journals_for)
-  if(NOT journals EQUAL -1 OR NOT journals_for EQUAL -1)
+  string(FIND "${text_${name}}" "journal(" journal_calls)
+  if(NOT journals EQUAL -1 OR NOT journals_for EQUAL -1 OR NOT journal_calls EQUAL -1)
     set(text_${name} "${journal_lib}${text_${name}}")
   endif()
   list(APPEND names ${name})

@@ -1,9 +1,9 @@
 -- fenced_commit_next: the one fenced script per event where the handler commits through the
 -- fenced effect sink (docs/ARCHITECTURE.md "One script per event"): under one lease check, the
--- commit of the effect of the entry just handled (lib/commit_effect.lua), then, unless the sink
--- refused it as out of order, fenced_next's ack of that entry and its read or held check
--- (lib/next_step.lua). An out-of-order commit acknowledges and reads nothing: the entry stays
--- pending and is handled again.
+-- commit of the effect of the entry just handled, then, unless the sink refused it as out of
+-- order, fenced_next's ack of that entry and its read or held check (lib/commit_next.lua). An
+-- out-of-order commit acknowledges and reads nothing: the entry stays pending and is handled
+-- again.
 -- KEYS[1] = lease key, KEYS[2] = C:K (the partition stream), KEYS[3] = sink hash (last_seq,
 -- last_token), KEYS[4] = effects hash (field = seq, value = effect)
 -- ARGV[1..6] = fenced_next's (token O:N, group, '0' or '>', the entry to acknowledge, how many
@@ -19,16 +19,5 @@ local J = journal_of(4, 8)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return fenced(J, 'commit_fenced')
 end
-local committed = commit_effect(J, KEYS[3], KEYS[4], ARGV[1], ARGV[7], ARGV[8])
-if committed[1] == 'out_of_order' then
-  return committed
-end
-local stepped = next_step(J, KEYS[2], ARGV[2], ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
-if stepped.err then
-  committed[4] = stepped
-  return committed
-end
-for _, value in ipairs(stepped) do
-  committed[#committed + 1] = value
-end
-return committed
+return commit_next_step(J, KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4],
+                        ARGV[5], ARGV[6], ARGV[7], ARGV[8])

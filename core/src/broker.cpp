@@ -43,6 +43,19 @@ Lease Lease::on(std::string_view category) const {
   return out;
 }
 
+Task<std::vector<Result<NextReply>>> Broker::fenced_steps(const std::vector<StepCall>& steps) {
+  std::vector<Result<NextReply>> out;
+  out.reserve(steps.size());
+  for (const StepCall& step : steps) {
+    Result<NextReply> stepped =
+        co_await fenced_next(*step.lease, step.group, step.from, step.ack_id, step.ask);
+    out.push_back(std::move(stepped));
+  }
+  co_return out;
+}
+
+std::size_t Broker::steps_per_call_max() const { return 1; }
+
 Task<Result<NextReply>> Broker::fenced_next(const Lease& lease, std::string_view group,
                                             ReadFrom from, std::string_view ack_id, NextAsk ask) {
   NextReply out;

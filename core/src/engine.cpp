@@ -1,24 +1,37 @@
 // Engine: the lifecycle of one instance; it owns the membership, the heartbeat and the workers.
 #include "seqby/core/engine.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "heartbeat.h"
 #include "membership.h"
+#include "step_batcher.h"
 #include "waker.h"
 #include "worker_set.h"
 
 namespace seqby {
+namespace {
+
+std::unique_ptr<StepBatcher> batcher_for(const EngineEnv& env) {
+  const std::size_t max =
+      std::min<std::size_t>(env.options.step_batch_max, env.broker.steps_per_call_max());
+  return max >= 2 ? std::make_unique<StepBatcher>(env, max) : nullptr;
+}
+
+}  // namespace
 
 Engine::Engine(Runtime& runtime, Broker& broker, HistorySink& history, Handler& handler,
                EngineOptions options, std::unique_ptr<EngineSteps> steps)
     : env_(runtime, broker, history, handler, std::move(options)),
       steps_(steps != nullptr ? std::move(steps) : std::make_unique<EngineSteps>()),
       waker_(std::make_unique<Waker>(env_)),
+      batcher_(batcher_for(env_)),
       workers_(std::make_unique<WorkerSet>(env_)),
       membership_(std::make_unique<Membership>(env_, *steps_, *workers_)),
       heartbeat_(std::make_unique<Heartbeat>(env_, *steps_, *workers_)) {
   env_.waker = waker_.get();
+  env_.batcher = batcher_.get();
 }
 
 Engine::~Engine() = default;

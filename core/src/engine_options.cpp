@@ -77,6 +77,7 @@ Status validate_engine_options(const EngineOptions& o) {
   if (o.poll_interval_ms == 0) return invalid("poll_interval_ms is 0");
   if (o.wake_read_partitions_max == 0) return invalid("wake_read_partitions_max is 0");
   if (o.read_batch_max == 0) return invalid("read_batch_max is 0");
+  if (o.step_batch_max == 0) return invalid("step_batch_max is 0");
   if (o.retry_backoff_ms == 0 || o.retry_backoff_max_ms < o.retry_backoff_ms) {
     return invalid("retry_backoff_ms must be in 1..retry_backoff_max_ms");
   }

@@ -6,6 +6,7 @@
 
 #include "commit_outcome.h"
 #include "retry.h"
+#include "step_batcher.h"
 #include "waker.h"
 
 namespace seqby {
@@ -258,6 +259,12 @@ Task<PartitionWorker::Next> PartitionWorker::next_entry_of(Lane& lane, std::uint
   if (lane.step_commit.has_value()) {
     SEQBY_CHECK(lane.step_commit->entry.id == lane.unacked_id);
     ask.commit = &lane.step_commit->commit;
+  }
+  if (env_.batcher != nullptr) {
+    Result<NextReply> read = co_await env_.batcher->step(lane.lease, env_.options.group, lane.from,
+                                                         lane.unacked_id, ask);
+    Next next = co_await read_came_to(lane, std::move(read));
+    co_return next;
   }
   Result<NextReply> read = co_await env_.broker.fenced_next(lane.lease, env_.options.group,
                                                             lane.from, lane.unacked_id, ask);

@@ -147,6 +147,9 @@ class World::StampServer final : public SimServer {
   std::string unfenced_next_sha_;
   std::string commit_next_sha_;
   std::string unfenced_commit_next_sha_;
+  // fenced_steps: the steps of many partitions, each decided as its own script would be.
+  std::string_view steps_source_;
+  std::string steps_sha_;
 };
 
 // Maps instance runtime names ("i0") to the current owner id ("i0-g2") for fault records, and

@@ -96,55 +96,90 @@ bool parse_ack(const redis::Command& c, const redis::Reply& reply, KeyLayout lay
   return true;
 }
 
+// The ack of a fenced_next step the server answered: it acknowledged its ack_id.
+bool next_ack_of(redis::script::FencedNext::Args& args, const NextReply& next, KeyLayout layout,
+                 ServerDecision* out) {
+  if (!next.ack_asked || args.ack_id.empty()) return false;
+  std::optional<PartitionRef> partition = split_partition_stream(args.stream, layout);
+  if (!partition.has_value()) return false;
+  out->op = HistoryOp::ack;
+  out->category = std::move(partition->category);
+  out->key = std::move(partition->key);
+  out->token = std::move(args.token);
+  out->group = std::move(args.group);
+  out->event_id = std::move(args.ack_id);
+  return true;
+}
+
 // The ack of a fenced_next (or unfenced_next) the server answered: it acknowledged its ack_id.
 bool parse_next_ack(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
                     ServerDecision* out) {
   using S = redis::script::FencedNext;
   const Result<S::Out> next = S::decode_reply(reply);
-  if (!next.ok() || !next.value().ack_asked) return false;
+  if (!next.ok()) return false;
   std::optional<S::Args> args = redis::script::decode_args<S>(c);
-  if (!args.has_value() || args->ack_id.empty()) return false;
-  std::optional<PartitionRef> partition = split_partition_stream(args->stream, layout);
-  if (!partition.has_value()) return false;
-  out->op = HistoryOp::ack;
-  out->category = std::move(partition->category);
-  out->key = std::move(partition->key);
-  out->token = std::move(args->token);
-  out->group = std::move(args->group);
-  out->event_id = std::move(args->ack_id);
-  return true;
+  return args.has_value() && next_ack_of(*args, next.value(), layout, out);
 }
 
-// A fenced_commit_next (or unfenced_commit_next) the server answered: its accepted commit, then
-// the ack of the entry it committed for (none when out of order); `out` gets 0, 1 or 2.
-void parse_commit_next(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
-                       std::vector<ServerDecision>* out) {
-  using S = redis::script::FencedCommitNext;
-  const Result<S::Out> stepped = S::decode_reply(reply);
-  if (!stepped.ok() || !stepped.value().commit.has_value()) return;
-  std::optional<S::Args> args = redis::script::decode_args<S>(c);
-  if (!args.has_value()) return;
-  std::optional<PartitionGroup> sink = parse_sink_key_name(args->sink, layout);
-  std::optional<PartitionRef> partition = split_partition_stream(args->stream, layout);
+// A fenced_commit_next step the server answered: its accepted commit, then the ack of the entry
+// it committed for (none when out of order); `out` gets 0, 1 or 2.
+void commit_next_of(redis::script::FencedCommitNext::Args& args, const NextReply& stepped,
+                    KeyLayout layout, std::vector<ServerDecision>* out) {
+  if (!stepped.commit.has_value()) return;
+  std::optional<PartitionGroup> sink = parse_sink_key_name(args.sink, layout);
+  std::optional<PartitionRef> partition = split_partition_stream(args.stream, layout);
   if (!sink.has_value() || !partition.has_value()) return;
-  if (stepped.value().commit->outcome == CommitOutcome::accepted) {
+  if (stepped.commit->outcome == CommitOutcome::accepted) {
     ServerDecision& commit = out->emplace_back();
     commit.op = HistoryOp::commit;
     commit.category = sink->partition.category;
     commit.key = sink->partition.key;
     commit.group = sink->group;
-    commit.token = args->token;
-    commit.seq = args->seq;
-    commit.event_id = args->effect;  // the test handler's effect is the event id
+    commit.token = args.token;
+    commit.seq = args.seq;
+    commit.event_id = args.effect;  // the test handler's effect is the event id
   }
-  if (stepped.value().ack_asked && !args->ack_id.empty()) {
+  if (stepped.ack_asked && !args.ack_id.empty()) {
     ServerDecision& ack = out->emplace_back();
     ack.op = HistoryOp::ack;
     ack.category = std::move(partition->category);
     ack.key = std::move(partition->key);
-    ack.token = std::move(args->token);
-    ack.group = std::move(args->group);
-    ack.event_id = std::move(args->ack_id);
+    ack.token = std::move(args.token);
+    ack.group = std::move(args.group);
+    ack.event_id = std::move(args.ack_id);
+  }
+}
+
+// A fenced_commit_next (or unfenced_commit_next) the server answered.
+void parse_commit_next(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
+                       std::vector<ServerDecision>* out) {
+  using S = redis::script::FencedCommitNext;
+  const Result<S::Out> stepped = S::decode_reply(reply);
+  if (!stepped.ok()) return;
+  std::optional<S::Args> args = redis::script::decode_args<S>(c);
+  if (args.has_value()) commit_next_of(*args, stepped.value(), layout, out);
+}
+
+// A fenced_steps the server answered: each step's decisions, as its own script's, in step order.
+void parse_steps(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
+                 std::vector<ServerDecision>* out) {
+  using S = redis::script::FencedSteps;
+  std::optional<redis::ScriptCallView> call = redis::script_call_of(c);
+  if (!call.has_value()) return;
+  std::optional<std::vector<S::Step>> steps = S::steps_of(*call);
+  if (!steps.has_value()) return;
+  std::vector<bool> with_commit;
+  with_commit.reserve(steps->size());
+  for (const S::Step& step : *steps) with_commit.push_back(step.with_commit);
+  const S::Out replies = S::decode_reply(reply, with_commit);
+  for (std::size_t i = 0; i < steps->size(); ++i) {
+    if (!replies[i].ok()) continue;
+    S::Step& step = (*steps)[i];
+    if (step.with_commit) {
+      commit_next_of(step.commit_next, replies[i].value(), layout, out);
+    } else if (ServerDecision ack; next_ack_of(step.next, replies[i].value(), layout, &ack)) {
+      out->push_back(std::move(ack));
+    }
   }
 }
 
@@ -171,7 +206,9 @@ World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
       next_sha_(sha1_hex_memo(next_source_)),
       unfenced_next_sha_(sha1_hex_memo(unfenced_next_source_)),
       commit_next_sha_(sha1_hex_memo(commit_next_source_)),
-      unfenced_commit_next_sha_(sha1_hex_memo(unfenced_commit_next_source_)) {}
+      unfenced_commit_next_sha_(sha1_hex_memo(unfenced_commit_next_source_)),
+      steps_source_(source_of(redis::script::FencedSteps::name)),
+      steps_sha_(sha1_hex_memo(steps_source_)) {}
 
 redis::Reply World::StampServer::execute(const redis::Command& sent) {
   const std::uint64_t stamp = world_.sink_->next_stamp();
@@ -199,10 +236,15 @@ redis::Reply World::StampServer::execute(const redis::Command& sent) {
   } else if (redis::runs_script(command, next_sha_, next_source_) ||
              redis::runs_script(command, unfenced_next_sha_, unfenced_next_source_)) {
     decided = parse_next_ack(command, reply, world_.options_.key_layout, &decision);
-  } else if (redis::runs_script(command, commit_next_sha_, commit_next_source_) ||
+  } else if (const bool steps = redis::runs_script(command, steps_sha_, steps_source_);
+             steps || redis::runs_script(command, commit_next_sha_, commit_next_source_) ||
              redis::runs_script(command, unfenced_commit_next_sha_, unfenced_commit_next_source_)) {
     std::vector<ServerDecision> decisions;
-    parse_commit_next(command, reply, world_.options_.key_layout, &decisions);
+    if (steps) {
+      parse_steps(command, reply, world_.options_.key_layout, &decisions);
+    } else {
+      parse_commit_next(command, reply, world_.options_.key_layout, &decisions);
+    }
     for (ServerDecision& d : decisions) {
       if (d.op == HistoryOp::commit) {
         std::int64_t& last = world_.accepted_seq_[{d.group, d.category, d.key}];

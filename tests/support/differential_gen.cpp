@@ -415,6 +415,18 @@ class Generator {
       *argv = {hot(kTokens), hot(kGroups),   rng_.chance(0.6) ? ">" : "0",
                id(),         num(1, 3),      rng_.chance(0.2) ? id() : "",
                num(0, 4),    one_of(kValues)};
+    } else if (name == "fenced_steps") {
+      // One to three steps, some without a commit (seq ""), now and then a count that is not one.
+      for (std::uint64_t i = rng_.uniform(1, 3); i > 0; --i) {
+        const bool commit = rng_.chance(0.6);
+        keys->insert(keys->end(), {rng_.chance(0.8) ? lease : key(kStrings), key(kStreams),
+                                   key(kHashes), key(kHashes)});
+        argv->insert(
+            argv->end(),
+            {hot(kTokens), hot(kGroups), rng_.chance(0.6) ? ">" : "0",
+             commit || rng_.chance(0.5) ? id() : "", rng_.chance(0.05) ? "x" : num(1, 3),
+             rng_.chance(0.2) ? id() : "", commit ? num(0, 4) : "", commit ? one_of(kValues) : ""});
+      }
     } else if (name == "fenced_commit") {
       *keys = {lease, key(kHashes), key(kHashes)};
       *argv = {hot(kTokens), num(0, 4), one_of(kValues)};

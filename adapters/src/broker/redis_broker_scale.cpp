@@ -58,6 +58,47 @@ Task<Result<NextReply>> RedisBroker::fenced_commit_next(const Lease& lease, std:
   co_return script::decode_reply<S>(reply);
 }
 
+std::size_t RedisBroker::steps_per_call_max() const {
+  const bool one_by_one =
+      options_.key_layout == KeyLayout::cluster || options_.unfenced || options_.journal_maxlen > 0;
+  return one_by_one ? 1 : kStepsPerCallMax;
+}
+
+Task<std::vector<Result<NextReply>>> RedisBroker::fenced_steps(const std::vector<StepCall>& steps) {
+  SEQBY_CHECK(!steps.empty() && steps.size() <= steps_per_call_max());
+  if (steps.size() == 1) {
+    const StepCall& step = steps.front();
+    std::vector<Result<NextReply>> one;
+    one.push_back(co_await fenced_next(*step.lease, step.group, step.from, step.ack_id, step.ask));
+    co_return one;
+  }
+  using S = script::FencedSteps;
+  S::Args args;
+  args.keys.reserve(steps.size() * S::kKeysPerStep);
+  args.steps.reserve(steps.size() * S::kArgsPerStep);
+  std::vector<bool> with_commit;
+  with_commit.reserve(steps.size());
+  for (const StepCall& step : steps) {
+    SEQBY_CHECK(step.ask.count >= 1);
+    const Lease& lease = *step.lease;
+    const EffectCommit* commit = step.ask.commit;
+    SEQBY_CHECK(commit == nullptr || !step.ack_id.empty());
+    S::add(&args,
+           script::FencedCommitNext::Args{
+               lease.key(), lease.partition.stream(), sink_key_name(lease.partition, step.group),
+               effects_hash_name(lease.partition, step.group), lease.token(),
+               std::string(step.group), step.from, std::string(step.ack_id), step.ask.count,
+               std::string(step.ask.held_id), commit != nullptr ? commit->seq : 0,
+               commit != nullptr ? commit->effect : std::string()},
+           commit != nullptr);
+    with_commit.push_back(commit != nullptr);
+  }
+  // Durable when a step commits, as fenced_commit_next is.
+  const bool durable = std::find(with_commit.begin(), with_commit.end(), true) != with_commit.end();
+  Result<Reply> reply = co_await run_script(S::name, script::encode<S>(std::move(args)), durable);
+  co_return S::decode_reply(reply, with_commit);
+}
+
 Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>& leases,
                                                         std::uint64_t ttl_ms) {
   using S = script::RenewMany;

@@ -1,6 +1,7 @@
 #include "seqby/broker/script_contracts.h"
 
 #include <charconv>
+#include <iterator>
 #include <span>
 
 namespace seqby::redis {
@@ -327,6 +328,70 @@ Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply)
   return out;
 }
 
+void FencedSteps::add(Args* args, FencedCommitNext::Args step, bool with_commit) {
+  step.journal = {};
+  ScriptCall call = encode<FencedCommitNext>(std::move(step));
+  SEQBY_CHECK(call.keys.size() == kKeysPerStep && call.args.size() == kArgsPerStep);
+  if (!with_commit) {
+    call.args[6].clear();  // seq: no commit
+    call.args[7].clear();
+  }
+  std::move(call.keys.begin(), call.keys.end(), std::back_inserter(args->keys));
+  std::move(call.args.begin(), call.args.end(), std::back_inserter(args->steps));
+}
+
+std::optional<std::vector<FencedSteps::Step>> FencedSteps::steps_of(const ScriptCallView& call) {
+  const std::size_t n = call.keys.size() / kKeysPerStep;
+  if (n == 0 || call.keys.size() != n * kKeysPerStep || call.args.size() != n * kArgsPerStep) {
+    return std::nullopt;
+  }
+  std::vector<Step> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::span<const std::string> keys = call.keys.subspan(i * kKeysPerStep, kKeysPerStep);
+    const std::span<const std::string> args = call.args.subspan(i * kArgsPerStep, kArgsPerStep);
+    Step& step = out[i];
+    step.with_commit = !args[6].empty();
+    if (step.with_commit) {
+      std::optional<FencedCommitNext::Args> one =
+          decode_args<FencedCommitNext>(ScriptCallView{keys, args});
+      if (!one.has_value()) return std::nullopt;
+      step.commit_next = std::move(*one);
+    } else {
+      std::optional<FencedNext::Args> one =
+          decode_args<FencedNext>(ScriptCallView{keys.first(2), args.first(6)});
+      if (!one.has_value()) return std::nullopt;
+      step.next = std::move(*one);
+    }
+  }
+  return out;
+}
+
+FencedSteps::Out FencedSteps::decode_reply(const Result<Reply>& reply,
+                                           const std::vector<bool>& with_commit) {
+  Out out;
+  out.reserve(with_commit.size());
+  std::optional<Error> whole;
+  if (!reply.ok()) {
+    whole = reply.error();
+  } else if (reply.value().is_error()) {
+    whole = error_from_reply(reply.value());
+  } else if (reply.value().kind != Reply::Kind::array ||
+             reply.value().elements.size() != with_commit.size()) {
+    whole = shape_error(name, reply.value(),
+                        "one reply per step (" + std::to_string(with_commit.size()) + ")");
+  }
+  for (std::size_t i = 0; i < with_commit.size(); ++i) {
+    if (whole.has_value()) {
+      out.emplace_back(*whole);
+      continue;
+    }
+    const Reply& one = reply.value().elements[i];
+    out.push_back(with_commit[i] ? FencedCommitNext::decode_reply(one)
+                                 : FencedNext::decode_reply(one));
+  }
+  return out;
+}
+
 Result<RecordHalt::Out> RecordHalt::decode_reply(const Reply& reply) {
   return decode<std::int64_t>(reply, name);
 }
@@ -393,6 +458,7 @@ std::span<const std::string_view> contract_names() {
                                                 FencedAck::name,
                                                 FencedCommit::name,
                                                 FencedCommitNext::name,
+                                                FencedSteps::name,
                                                 FencedNext::name,
                                                 FencedRead::name,
                                                 HandlerEnter::name,

@@ -38,6 +38,81 @@ TEST(ScriptContracts, FencedCommitEncodesInTheScriptsOrderAndDecodesBack) {
   EXPECT_EQ(back->effect, "1-0");
 }
 
+TEST(ScriptContracts, FencedStepsCarriesEachStepAsItsOwnScriptWouldAndAnswersEachApart) {
+  using S = script::FencedSteps;
+  S::Args args;
+  S::add(
+      &args,
+      script::FencedCommitNext::Args{"o:a:__lease__", "o:a", "o:a:__sink__:g", "o:a:__effects__:g",
+                                     "w1:3", "g", ReadFrom::new_entries, "1-0", 32, "", 7, "1-0"},
+      /*with_commit=*/true);
+  S::add(
+      &args,
+      script::FencedCommitNext::Args{"o:b:__lease__", "o:b", "o:b:__sink__:g", "o:b:__effects__:g",
+                                     "w1:4", "g", ReadFrom::pending, "", 1, "2-0", 9, "ignored"},
+      /*with_commit=*/false);
+  const Command command = eval_command("EVALSHA", "abc", script::encode<S>(args));
+  EXPECT_EQ(command, (Command{"EVALSHA",
+                              "abc",
+                              "8",
+                              "o:a:__lease__",
+                              "o:a",
+                              "o:a:__sink__:g",
+                              "o:a:__effects__:g",
+                              "o:b:__lease__",
+                              "o:b",
+                              "o:b:__sink__:g",
+                              "o:b:__effects__:g",
+                              "w1:3",
+                              "g",
+                              ">",
+                              "1-0",
+                              "32",
+                              "",
+                              "7",
+                              "1-0",
+                              "w1:4",
+                              "g",
+                              "0",
+                              "",
+                              "1",
+                              "2-0",
+                              "",
+                              ""}));
+  std::optional<std::vector<S::Step>> steps = S::steps_of(*script_call_of(command));
+  ASSERT_TRUE(steps.has_value());
+  ASSERT_EQ(steps->size(), 2u);
+  EXPECT_TRUE((*steps)[0].with_commit);
+  EXPECT_EQ((*steps)[0].commit_next.seq, 7);
+  EXPECT_EQ((*steps)[0].commit_next.ack_id, "1-0");
+  EXPECT_FALSE((*steps)[1].with_commit);
+  EXPECT_EQ((*steps)[1].next.stream, "o:b");
+  EXPECT_EQ((*steps)[1].next.held_id, "2-0");
+  EXPECT_FALSE(S::steps_of(ScriptCallView{std::span(command).subspan(3, 3), {}}).has_value());
+
+  // One reply per step: the first step's commit and held check, the second refused alone.
+  const Reply reply =
+      Reply::array({Reply::array({Reply::bulk("accepted"), Reply::of_int(7), Reply::bulk("w1:3"),
+                                  Reply::of_int(1), Reply::bulk(""), Reply::bulk("2-0")}),
+                    Reply::error("FENCED lease not held by w1:4")});
+  const S::Out out = S::decode_reply(reply, {true, false});
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_TRUE(out[0].ok()) << out[0].error().message;
+  EXPECT_EQ(out[0].value().commit->outcome, CommitOutcome::accepted);
+  EXPECT_TRUE(out[0].value().acked);
+  EXPECT_TRUE(out[0].value().held_checked);
+  ASSERT_FALSE(out[1].ok());
+  EXPECT_EQ(out[1].error().code, Errc::fenced);
+
+  // The whole script's error, or a reply of another length, is every step's.
+  for (const Reply& whole : {Reply::error("NOSCRIPT x"), Reply::array({Reply::of_int(1)})}) {
+    const S::Out each = S::decode_reply(whole, {true, false});
+    ASSERT_EQ(each.size(), 2u);
+    EXPECT_FALSE(each[0].ok());
+    EXPECT_FALSE(each[1].ok());
+  }
+}
+
 TEST(ScriptContracts, DecodeArgsRefusesAnotherShape) {
   using S = script::FencedAck;
   EXPECT_FALSE(script::decode_args<S>(Command{"EVAL", "x", "3", "a", "b", "c", "d", "e"}));

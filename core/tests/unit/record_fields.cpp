@@ -27,6 +27,7 @@ const std::map<std::string, std::function<std::uint64_t(const EngineLimits&)>>& 
       {"wake_read_partitions_max",
        [](const EngineLimits& l) { return l.wake_read_partitions_max; }},
       {"read_batch_max", [](const EngineLimits& l) { return l.read_batch_max; }},
+      {"step_batch_max", [](const EngineLimits& l) { return l.step_batch_max; }},
       {"retry_count_max", [](const EngineLimits& l) { return l.retry_count_max; }},
       {"retry_backoff_ms", [](const EngineLimits& l) { return l.retry_backoff_ms; }},
       {"retry_backoff_max_ms", [](const EngineLimits& l) { return l.retry_backoff_max_ms; }},
@@ -91,19 +92,20 @@ TEST(EngineLimitFields, WorkerFlagsAndCaseFileFieldsAreTheDeclaredOnes) {
     if (field.case_file != CaseFileField::absent) case_fields.emplace_back(field.name);
     if (field.case_file == CaseFileField::optional) optional.emplace_back(field.name);
   }
-  EXPECT_EQ(flags, (std::vector<std::string>{"--lease-ttl-ms", "--heartbeat-interval-ms",
-                                             "--discovery-interval-ms", "--poll-interval-ms",
-                                             "--idle-recheck-ms", "--wake-read-partitions-max",
-                                             "--read-batch-max", "--retry-count-max",
-                                             "--reap-idle-ms", "--partitions-warn-threshold"}));
-  EXPECT_EQ(case_fields, (std::vector<std::string>{
-                             "lease_ttl_ms", "heartbeat_interval_ms", "discovery_interval_ms",
-                             "poll_interval_ms", "idle_recheck_ms", "wake_read_partitions_max",
-                             "read_batch_max", "retry_count_max", "retry_backoff_ms",
-                             "retry_backoff_max_ms", "transport_retry_count_max",
-                             "stop_wait_max_ms", "reap_idle_ms", "partitions_warn_threshold"}));
+  EXPECT_EQ(flags, (std::vector<std::string>{
+                       "--lease-ttl-ms", "--heartbeat-interval-ms", "--discovery-interval-ms",
+                       "--poll-interval-ms", "--idle-recheck-ms", "--wake-read-partitions-max",
+                       "--read-batch-max", "--step-batch-max", "--retry-count-max",
+                       "--reap-idle-ms", "--partitions-warn-threshold"}));
+  EXPECT_EQ(case_fields,
+            (std::vector<std::string>{
+                "lease_ttl_ms", "heartbeat_interval_ms", "discovery_interval_ms",
+                "poll_interval_ms", "idle_recheck_ms", "wake_read_partitions_max", "read_batch_max",
+                "step_batch_max", "retry_count_max", "retry_backoff_ms", "retry_backoff_max_ms",
+                "transport_retry_count_max", "stop_wait_max_ms", "reap_idle_ms",
+                "partitions_warn_threshold"}));
   EXPECT_EQ(optional, (std::vector<std::string>{"idle_recheck_ms", "wake_read_partitions_max",
-                                                "read_batch_max", "reap_idle_ms",
+                                                "read_batch_max", "step_batch_max", "reap_idle_ms",
                                                 "partitions_warn_threshold"}));
 }
 

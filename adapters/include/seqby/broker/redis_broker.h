@@ -144,6 +144,14 @@ class RedisBroker final : public Broker {
   using Broker::fenced_next;
   Task<Result<NextReply>> fenced_next(const Lease& lease, std::string_view group, ReadFrom from,
                                       std::string_view ack_id, NextAsk ask) override;
+  // fenced_steps.lua, one script for every step (durable like fenced_commit when one commits);
+  // one step is fenced_next's own script.
+  Task<std::vector<Result<NextReply>>> fenced_steps(const std::vector<StepCall>& steps) override;
+  // kStepsPerCallMax on the flat layout; 1 where a script may not span partitions (the cluster
+  // layout: each partition's keys hash to a slot of their own), where every step journals (the
+  // decision journal: fenced_steps journals nothing), and for the unfenced variants (their steps
+  // are fenced_next's unfenced scripts).
+  std::size_t steps_per_call_max() const override;
   Task<Result<std::vector<bool>>> renew_many(const std::vector<Lease>& leases,
                                              std::uint64_t ttl_ms) override;
   Task<Result<std::vector<std::optional<Lease>>>> acquire_many(
@@ -170,6 +178,9 @@ class RedisBroker final : public Broker {
   // bench/real_redis.md "Idle commands" measured a wake-up's p99 among 10,000 idle partitions
   // with it). 1,024 keeps an instance of 10,000 idle leases at 10 renew scripts a second.
   static constexpr std::size_t kLeaseBatchMax = 1024;
+  // Steps per fenced_steps script: 32 steps hold the server about as long as 100 leases renewed
+  // (bench/real_redis.md "Steps of many partitions in one script").
+  static constexpr std::size_t kStepsPerCallMax = 32;
   // How long a doorbell outlives its last ring.
   static constexpr std::uint64_t kDoorbellTtlMs = 3'600'000;
 

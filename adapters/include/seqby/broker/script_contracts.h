@@ -482,6 +482,35 @@ struct FencedCommitNext {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
+// The steps of many partitions in one script (fenced_steps.lua): per step, the KEYS and ARGV of
+// fenced_commit_next without a journal, where a step without a commit has seq "" (it is then
+// fenced_next's step, and its sink and effects keys are not touched). One reply per step.
+struct FencedSteps {
+  static constexpr std::string_view name = "fenced_steps";
+  static constexpr std::size_t kKeysPerStep = 4;
+  static constexpr std::size_t kArgsPerStep = 8;
+  struct Args {
+    std::vector<std::string> keys;   // KEYS: kKeysPerStep per step
+    std::vector<std::string> steps;  // ARGV: kArgsPerStep per step
+  };
+  static constexpr auto keys = std::tuple{&Args::keys};
+  static constexpr auto argv = std::tuple{&Args::steps};
+  // One step's call: `step` (its journal ignored), its commit when `with_commit`.
+  static void add(Args* args, FencedCommitNext::Args step, bool with_commit);
+  // The steps of a call, in order: fenced_commit_next's Args for a step with a commit (seq set),
+  // else fenced_next's (and `with_commit` false); nullopt when the call does not fit.
+  struct Step {
+    bool with_commit = false;
+    FencedCommitNext::Args commit_next;  // with_commit
+    FencedNext::Args next;               // !with_commit
+  };
+  static std::optional<std::vector<Step>> steps_of(const ScriptCallView& call);
+  // Per step, fenced_commit_next's reply decoded (`with_commit[i]`) or fenced_next's; an error
+  // reply of the whole script (or a reply of another length) is that error for every step.
+  using Out = std::vector<Result<NextReply>>;
+  static Out decode_reply(const Result<Reply>& reply, const std::vector<bool>& with_commit);
+};
+
 struct RecordHalt {
   static constexpr std::string_view name = "record_halt";
   struct Args {

@@ -96,6 +96,16 @@ struct NextReply {
   std::optional<Error> step_failed;
 };
 
+// One partition's step in Broker::fenced_steps: fenced_next's arguments (the views and the
+// commit pointed to outlive the call).
+struct StepCall {
+  const Lease* lease = nullptr;
+  std::string_view group;
+  ReadFrom from = ReadFrom::pending;
+  std::string_view ack_id;
+  NextAsk ask;
+};
+
 // A stream an idle worker waits on (Broker::wait_for_entries): any entry after `after_id`.
 struct WatchedStream {
   PartitionRef partition;
@@ -195,6 +205,14 @@ class Broker {
                                       std::string_view ack_id) {
     return fenced_next(lease, group, from, ack_id, NextAsk{});
   }
+  // The steps of several partitions at once (docs/ARCHITECTURE.md "Steps of many partitions in
+  // one script"): each exactly as fenced_next runs it, under a lease check of its own, one result
+  // per step in order; one step's refusal or failure is its own. A transport error is every
+  // step's (each may or may not have been decided). REQUIRES: the steps are of distinct
+  // partitions; steps.size() <= steps_per_call_max(). Default: one fenced_next after the other.
+  virtual Task<std::vector<Result<NextReply>>> fenced_steps(const std::vector<StepCall>& steps);
+  // How many steps one fenced_steps takes in one round trip (1: it saves nothing). Default 1.
+  virtual std::size_t steps_per_call_max() const;
   // Renews every lease of `leases` as renew() does, each independently: per lease, whether it
   // was renewed (false: refused, it is not ours). An error: no answer, any lease may or may not
   // have been renewed. REQUIRES: every lease is of one owner. Default: renew one by one.

@@ -82,6 +82,7 @@ class Engine {
   EngineEnv env_;  // const but for env_.waker, set once in the constructor
   const std::unique_ptr<EngineSteps> steps_;
   const std::unique_ptr<Waker> waker_;
+  const std::unique_ptr<StepBatcher> batcher_;  // null: a script per step
   const std::unique_ptr<WorkerSet> workers_;
   const std::unique_ptr<Membership> membership_;
   const std::unique_ptr<Heartbeat> heartbeat_;

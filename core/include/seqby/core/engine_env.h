@@ -15,6 +15,7 @@
 
 namespace seqby {
 
+class StepBatcher;
 class Waker;
 
 struct EngineEnv {
@@ -41,6 +42,10 @@ struct EngineEnv {
   // The instance's one blocking read over its idle units (set by the Engine; null: idle
   // workers poll every poll_interval_ms).
   Waker* waker = nullptr;
+  // Where the workers' steps go when they share scripts (set by the Engine when
+  // options.step_batch_max and the broker allow more than one step a call; null: each worker
+  // sends its own fenced_next).
+  StepBatcher* batcher = nullptr;
 };
 
 }  // namespace seqby

@@ -33,6 +33,10 @@ struct EngineLimits {
   // New entries one fenced read delivers at most; each is still entered only after a lease
   // check of its own (PartitionWorker: the held entries).
   std::uint32_t read_batch_max;
+  // Steps of different partitions one script carries at most (Broker::fenced_steps): the
+  // instance's workers that step at once share a round trip and a script call. 1: one script per
+  // step. Each step keeps its own lease check; a broker that cannot carry many takes them singly.
+  std::uint32_t step_batch_max;
 
   std::uint32_t retry_count_max;            // handler retries after the first failure, then halt
   std::uint64_t retry_backoff_ms;           // first retry delay; doubles per retry
@@ -81,7 +85,8 @@ struct EngineLimitField {
         help(help_) {}
 
   std::string_view name;  // the member's name, the case file's key; the flag is flag_name()
-  std::string_view unit;  // "ms" (the name ends with _ms), "retries", "partitions" or "entries"
+  std::string_view unit;  // "ms" (the name ends with _ms), "retries", "partitions", "entries" or
+                          // "steps"
   std::uint64_t EngineLimits::*u64 = nullptr;
   std::uint32_t EngineLimits::*u32 = nullptr;
   std::uint64_t default_value;
@@ -101,7 +106,7 @@ struct EngineLimitField {
 };
 
 // Every limit, in case-file order (the order a case file's "engine" object is written in).
-inline constexpr std::array<EngineLimitField, 15> kEngineLimitFields{{
+inline constexpr std::array<EngineLimitField, 16> kEngineLimitFields{{
     {"lease_ttl_ms", "ms", &EngineLimits::lease_ttl_ms, 3000, CaseFileField::required, true,
      "Lease time to live"},
     {"heartbeat_interval_ms", "ms", &EngineLimits::heartbeat_interval_ms, 1000,
@@ -117,6 +122,8 @@ inline constexpr std::array<EngineLimitField, 15> kEngineLimitFields{{
      "Streams one blocking wake read watches at most (past it: more wake connections)"},
     {"read_batch_max", "entries", &EngineLimits::read_batch_max, 32, CaseFileField::optional, true,
      "New entries one fenced read delivers at most (each entered after its own lease check)"},
+    {"step_batch_max", "steps", &EngineLimits::step_batch_max, 1, CaseFileField::optional, true,
+     "Steps of different partitions one script carries at most (1: a script per step)"},
     {"retry_count_max", "retries", &EngineLimits::retry_count_max, 3, CaseFileField::required, true,
      "Handler retries before the partition halts"},
     {"retry_backoff_ms", "ms", &EngineLimits::retry_backoff_ms, 100, CaseFileField::required, false,
