@@ -79,6 +79,11 @@ void add_chaos_command(CLI::App& app, int& exit_code) {
                   "write (the durability option); a publish a failover then loses is a violation")
       ->type_name("N")
       ->capture_default_str();
+  cmd->add_option("--step-batch-max", args->step_batch_max,
+                  "The workers' --step-batch-max: steps of different partitions one script "
+                  "carries at most (1: a script per step)")
+      ->type_name("N")
+      ->capture_default_str();
   cmd->add_option("--junit", args->junit_path,
                   "Also write a JUnit XML report to FILE: one test case per seed")
       ->type_name("FILE");

@@ -269,6 +269,9 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
     return bad("--wait-replicas " + std::to_string(args.wait_replicas) +
                ": the cluster chaos starts has 1 replica per master (expected 0 or 1)");
   }
+  if (args.step_batch_max == 0) {
+    return bad("--step-batch-max 0: a script carries at least one step (1: a script per step)");
+  }
   if (!args.variant.empty() && args.variant != "correct" && !testing::parse_variant(args.variant)) {
     return bad("--variant '" + args.variant +
                "': unknown variant (known: " + joined(known_variants()) + ")");
@@ -281,6 +284,7 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
   params.process_manager = args.process_manager;
   params.variant = args.variant == "correct" ? "" : args.variant;
   params.wait_replicas = args.wait_replicas;
+  params.step_batch_max = args.step_batch_max;
   Campaign c;
   c.durable = args.wait_replicas > 0;
   if (args.nemesis == "all") {
@@ -336,6 +340,8 @@ int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err) {
   if (args.cluster) c.rerun_args += " --cluster";
   if (args.wait_replicas > 0)
     c.rerun_args += " --wait-replicas " + std::to_string(args.wait_replicas);
+  if (args.step_batch_max > 1)
+    c.rerun_args += " --step-batch-max " + std::to_string(args.step_batch_max);
   if (!args.redis_url.empty()) {  // a password is never echoed (redis_url.h): shown as ***
     c.rerun_args +=
         " --redis " + redis::redacted_url(redis::parse_redis_url(args.redis_url).value());

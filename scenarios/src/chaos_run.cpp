@@ -237,6 +237,7 @@ class ChaosRun {
     settings.unsafe_variant = p_.variant;
     settings.cluster = server_.cluster;
     settings.wait_replicas = p_.wait_replicas;
+    settings.step_batch_max = p_.step_batch_max;
     settings.publish_retry_ms = 0;  // publish_due retries at the next tick, after landed()
     driver_ = std::make_unique<RedisScenarioDriver>(url, binary_, "chaos", settings);
     if (p_.process_manager) {
@@ -991,6 +992,7 @@ class ChaosRun {
     j["liveness_bound_ms"] = p_.liveness_bound_ms;
     j["cluster"] = server_.cluster;
     j["wait_replicas"] = p_.wait_replicas;
+    j["step_batch_max"] = p_.step_batch_max;
     nlohmann::ordered_json nemeses = nlohmann::ordered_json::array();
     for (Nemesis kind : nemeses_by_name()) {
       if (p_.nemeses[static_cast<std::size_t>(kind)]) nemeses.push_back(nemesis_name(kind));

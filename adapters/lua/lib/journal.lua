@@ -7,14 +7,22 @@
 -- written and the call is the same as before. The decision and its record are one atomic step
 -- in server order; the record's fields are history fields (seqby/core/history.h
 -- kHistoryFields), and its time is the entry id's (server time).
+
+-- The journal fields of the tail whose stream is `stream` and whose eight values follow ARGV[a]
+-- (journal_of's, or one step's of a script that steps for many: fenced_steps).
+local function journal_at(stream, a)
+  return {stream = stream, maxlen = ARGV[a + 1], node = ARGV[a + 2], category = ARGV[a + 3],
+          partition = ARGV[a + 4], group = ARGV[a + 5], generation = ARGV[a + 6],
+          seq = ARGV[a + 7], detail = ARGV[a + 8]}
+end
+
+-- The journal of a script whose own KEYS and ARGV are `own_keys` and `own_args` long: nil when
+-- the caller appended no tail.
 local function journal_of(own_keys, own_args)
   if #KEYS ~= own_keys + 1 then
     return nil
   end
-  local a = own_args
-  return {stream = KEYS[own_keys + 1], maxlen = ARGV[a + 1], node = ARGV[a + 2],
-          category = ARGV[a + 3], partition = ARGV[a + 4], group = ARGV[a + 5],
-          generation = ARGV[a + 6], seq = ARGV[a + 7], detail = ARGV[a + 8]}
+  return journal_at(KEYS[own_keys + 1], own_args)
 end
 
 -- The journal of one lease unit of a script that decides for many (renew_many, acquire_many):
@@ -47,9 +55,10 @@ local function journal(j, op, event, detail, seq, generation)
   redis.call('XADD', j.stream, 'MAXLEN', '~', j.maxlen, '*', unpack(fields))
 end
 
--- The refusal of a fenced step: journaled as `op`, answered FENCED.
-local function fenced(j, op)
-  journal(j, op, '', 'FENCED lease not held by ' .. ARGV[1])
-  return redis.error_reply('FENCED lease not held by ' .. ARGV[1])
+-- The refusal of a fenced step by `token` (default ARGV[1]): journaled as `op`, answered FENCED.
+local function fenced(j, op, token)
+  local refused = 'FENCED lease not held by ' .. (token or ARGV[1])
+  journal(j, op, '', refused)
+  return redis.error_reply(refused)
 end
 

@@ -59,8 +59,7 @@ Task<Result<NextReply>> RedisBroker::fenced_commit_next(const Lease& lease, std:
 }
 
 std::size_t RedisBroker::steps_per_call_max() const {
-  const bool one_by_one =
-      options_.key_layout == KeyLayout::cluster || options_.unfenced || options_.journal_maxlen > 0;
+  const bool one_by_one = options_.key_layout == KeyLayout::cluster || options_.unfenced;
   return one_by_one ? 1 : kStepsPerCallMax;
 }
 
@@ -74,8 +73,9 @@ Task<std::vector<Result<NextReply>>> RedisBroker::fenced_steps(const std::vector
   }
   using S = script::FencedSteps;
   S::Args args;
-  args.keys.reserve(steps.size() * S::kKeysPerStep);
-  args.steps.reserve(steps.size() * S::kArgsPerStep);
+  const bool journaled = options_.journal_maxlen > 0;
+  args.keys.reserve(steps.size() * S::keys_per_step(journaled));
+  args.steps.reserve(steps.size() * S::args_per_step(journaled));
   std::vector<bool> with_commit;
   with_commit.reserve(steps.size());
   for (const StepCall& step : steps) {
@@ -89,7 +89,7 @@ Task<std::vector<Result<NextReply>>> RedisBroker::fenced_steps(const std::vector
                effects_hash_name(lease.partition, step.group), lease.token(),
                std::string(step.group), step.from, std::string(step.ack_id), step.ask.count,
                std::string(step.ask.held_id), commit != nullptr ? commit->seq : 0,
-               commit != nullptr ? commit->effect : std::string()},
+               commit != nullptr ? commit->effect : std::string(), journal_of(lease)},
            commit != nullptr);
     with_commit.push_back(commit != nullptr);
   }

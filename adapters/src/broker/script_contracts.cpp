@@ -329,9 +329,12 @@ Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply)
 }
 
 void FencedSteps::add(Args* args, FencedCommitNext::Args step, bool with_commit) {
-  step.journal = {};
+  const bool journaled = step.journal.on();
   ScriptCall call = encode<FencedCommitNext>(std::move(step));
-  SEQBY_CHECK(call.keys.size() == kKeysPerStep && call.args.size() == kArgsPerStep);
+  SEQBY_CHECK(call.keys.size() == keys_per_step(journaled) &&
+              call.args.size() == args_per_step(journaled));
+  // Every step of a script journals, or none does.
+  SEQBY_CHECK(args->keys.empty() || (args->steps.size() != 2 * args->keys.size()) == journaled);
   if (!with_commit) {
     call.args[6].clear();  // seq: no commit
     call.args[7].clear();
@@ -341,27 +344,35 @@ void FencedSteps::add(Args* args, FencedCommitNext::Args step, bool with_commit)
 }
 
 std::optional<std::vector<FencedSteps::Step>> FencedSteps::steps_of(const ScriptCallView& call) {
-  const std::size_t n = call.keys.size() / kKeysPerStep;
-  if (n == 0 || call.keys.size() != n * kKeysPerStep || call.args.size() != n * kArgsPerStep) {
-    return std::nullopt;
-  }
+  const bool journaled = call.args.size() != 2 * call.keys.size();
+  const std::size_t keys = keys_per_step(journaled);
+  const std::size_t argv = args_per_step(journaled);
+  const std::size_t n = call.keys.size() / keys;
+  if (n == 0 || call.keys.size() != n * keys || call.args.size() != n * argv) return std::nullopt;
   std::vector<Step> out(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::span<const std::string> keys = call.keys.subspan(i * kKeysPerStep, kKeysPerStep);
-    const std::span<const std::string> args = call.args.subspan(i * kArgsPerStep, kArgsPerStep);
+    const std::span<const std::string> k = call.keys.subspan(i * keys, keys);
+    const std::span<const std::string> a = call.args.subspan(i * argv, argv);
     Step& step = out[i];
-    step.with_commit = !args[6].empty();
+    step.with_commit = !a[6].empty();
     if (step.with_commit) {
       std::optional<FencedCommitNext::Args> one =
-          decode_args<FencedCommitNext>(ScriptCallView{keys, args});
+          decode_args<FencedCommitNext>(ScriptCallView{k, a});
       if (!one.has_value()) return std::nullopt;
       step.commit_next = std::move(*one);
-    } else {
-      std::optional<FencedNext::Args> one =
-          decode_args<FencedNext>(ScriptCallView{keys.first(2), args.first(6)});
-      if (!one.has_value()) return std::nullopt;
-      step.next = std::move(*one);
+      continue;
     }
+    // fenced_next's own KEYS and ARGV, then the journal tail.
+    std::vector<std::string> next_keys(k.begin(), k.begin() + 2);
+    std::vector<std::string> next_args(a.begin(), a.begin() + 6);
+    if (journaled) {
+      next_keys.push_back(k[4]);
+      next_args.insert(next_args.end(), a.begin() + kArgsPerStep, a.end());
+    }
+    std::optional<FencedNext::Args> one =
+        decode_args<FencedNext>(ScriptCallView{next_keys, next_args});
+    if (!one.has_value()) return std::nullopt;
+    step.next = std::move(*one);
   }
   return out;
 }

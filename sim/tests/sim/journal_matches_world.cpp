@@ -49,16 +49,25 @@ std::string describe(const std::vector<Step>& steps, std::size_t at) {
          " " + event;
 }
 
-// Both key layouts. Under the cluster layout one engine call may be several scripts (a per-slot
-// batch of acquire_many or renew_many, each in its own slot), so this is also the witness that
-// the world sorts each record to the script that decided it, not to its call's last one.
-class JournalMatchesWorld : public ::testing::TestWithParam<KeyLayout> {};
+// Both key layouts, and the flat one with the workers' steps batched (step_batch_max:
+// fenced_steps, every step journaled by its own part of one script). Under the cluster layout
+// one engine call may be several scripts (a per-slot batch of acquire_many or renew_many, each in
+// its own slot), so this is also the witness that the world sorts each record to the script that
+// decided it, not to its call's last one; with steps batched, that the records of the workers a
+// script answered are sorted to it.
+struct JournalRun {
+  KeyLayout layout;
+  std::uint32_t step_batch_max;
+};
+
+class JournalMatchesWorld : public ::testing::TestWithParam<JournalRun> {};
 
 TEST_P(JournalMatchesWorld, EveryDecidedStepIsJournaledInTheServersOrderUnderTheSwarm) {
-  const KeyLayout layout = GetParam();
+  const KeyLayout layout = GetParam().layout;
   std::uint64_t journaled_records = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
-    const SimCase c = generate_case(seed);
+    SimCase c = generate_case(seed);
+    c.engine.step_batch_max = GetParam().step_batch_max;
     if (!c.pm_categories.empty()) continue;
     World world(c, WorldOptions{100000, layout});
     world.run();
@@ -128,9 +137,12 @@ TEST_P(JournalMatchesWorld, EveryDecidedStepIsJournaledInTheServersOrderUnderThe
 }
 
 INSTANTIATE_TEST_SUITE_P(BothLayouts, JournalMatchesWorld,
-                         ::testing::Values(KeyLayout::flat, KeyLayout::cluster),
-                         [](const ::testing::TestParamInfo<KeyLayout>& info) {
-                           return std::string(key_layout_name(info.param));
+                         ::testing::Values(JournalRun{KeyLayout::flat, 1},
+                                           JournalRun{KeyLayout::cluster, 1},
+                                           JournalRun{KeyLayout::flat, 32}),
+                         [](const ::testing::TestParamInfo<JournalRun>& info) {
+                           return std::string(key_layout_name(info.param.layout)) +
+                                  (info.param.step_batch_max > 1 ? "_steps_batched" : "");
                          });
 
 }  // namespace

@@ -148,9 +148,8 @@ class RedisBroker final : public Broker {
   // one step is fenced_next's own script.
   Task<std::vector<Result<NextReply>>> fenced_steps(const std::vector<StepCall>& steps) override;
   // kStepsPerCallMax on the flat layout; 1 where a script may not span partitions (the cluster
-  // layout: each partition's keys hash to a slot of their own), where every step journals (the
-  // decision journal: fenced_steps journals nothing), and for the unfenced variants (their steps
-  // are fenced_next's unfenced scripts).
+  // layout: each partition's keys hash to a slot of their own) and for the unfenced variants
+  // (their steps are fenced_next's unfenced scripts).
   std::size_t steps_per_call_max() const override;
   Task<Result<std::vector<bool>>> renew_many(const std::vector<Lease>& leases,
                                              std::uint64_t ttl_ms) override;

@@ -483,19 +483,24 @@ struct FencedCommitNext {
 };
 
 // The steps of many partitions in one script (fenced_steps.lua): per step, the KEYS and ARGV of
-// fenced_commit_next without a journal, where a step without a commit has seq "" (it is then
-// fenced_next's step, and its sink and effects keys are not touched). One reply per step.
+// fenced_commit_next with its journal tail when journaling, where a step without a commit has seq
+// "" (it is then fenced_next's step, and its sink and effects keys are not touched). Every step
+// of a call journals, or none does. One reply per step.
 struct FencedSteps {
   static constexpr std::string_view name = "fenced_steps";
-  static constexpr std::size_t kKeysPerStep = 4;
+  static constexpr std::size_t kKeysPerStep = 4;  // without the journal's
   static constexpr std::size_t kArgsPerStep = 8;
+  static constexpr std::size_t keys_per_step(bool journaled) { return kKeysPerStep + journaled; }
+  static constexpr std::size_t args_per_step(bool journaled) {
+    return kArgsPerStep + (journaled ? kJournalTailArgs : 0);
+  }
   struct Args {
-    std::vector<std::string> keys;   // KEYS: kKeysPerStep per step
-    std::vector<std::string> steps;  // ARGV: kArgsPerStep per step
+    std::vector<std::string> keys;   // KEYS: keys_per_step per step
+    std::vector<std::string> steps;  // ARGV: args_per_step per step
   };
   static constexpr auto keys = std::tuple{&Args::keys};
   static constexpr auto argv = std::tuple{&Args::steps};
-  // One step's call: `step` (its journal ignored), its commit when `with_commit`.
+  // One step's call: `step` (its journal tail too, when on), its commit when `with_commit`.
   static void add(Args* args, FencedCommitNext::Args step, bool with_commit);
   // The steps of a call, in order: fenced_commit_next's Args for a step with a commit (seq set),
   // else fenced_next's (and `with_commit` false); nullopt when the call does not fit.

@@ -76,6 +76,9 @@ struct ChaosParams {
   std::uint64_t liveness_bound_ms = 30000;  // after healing, every committable event commits
   // The durability option for workers and publisher (--wait-replicas; on a cluster): 0 off.
   std::uint32_t wait_replicas = 0;
+  // The workers' --step-batch-max (docs/ARCHITECTURE.md "Steps of many partitions in one
+  // script"): 1, a script per step.
+  std::uint32_t step_batch_max = 1;
 };
 
 // One published event of the plan.
@@ -190,9 +193,10 @@ struct ChaosArgs {
   bool process_manager = false;
   std::string seqby_binary;  // the binary workers run (`seqby worker`)
   bool progress = false;
-  std::string junit_path;           // --junit FILE: a JUnit XML report, one test case per seed
-  bool cluster = false;             // --cluster: a private Redis Cluster, its nemeses
-  std::uint32_t wait_replicas = 0;  // --wait-replicas N (with --cluster)
+  std::string junit_path;            // --junit FILE: a JUnit XML report, one test case per seed
+  bool cluster = false;              // --cluster: a private Redis Cluster, its nemeses
+  std::uint32_t wait_replicas = 0;   // --wait-replicas N (with --cluster)
+  std::uint32_t step_batch_max = 1;  // --step-batch-max N: the workers'
 };
 int chaos_main(const ChaosArgs& args, std::ostream& out, std::ostream& err);
 
