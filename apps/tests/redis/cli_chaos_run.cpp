@@ -1,7 +1,8 @@
 // One short `seqby chaos` run as CI runs it (make test, label redis): real worker processes on a
 // private redis-server chaos starts itself, every nemesis striking at least once, then healing,
 // the liveness phase and the judges. The run must hold (exit 0) with every nemesis fired, and
-// commit every committable event it published; its --junit report is that one passing seed.
+// commit every committable event it published; its --junit report is that one passing seed. A
+// second run's workers batch their steps.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -42,6 +43,22 @@ TEST(CliChaosRun, EveryNemesisFiresAndTheRunHolds) {
   EXPECT_GT(summary["events_committed"].get<int>(), 0);
   EXPECT_GE(summary["properties_checked"]["sink_order"].get<int>(), 1);
   EXPECT_GE(summary["properties_checked"]["sink_no_loss"].get<int>(), 1);
+}
+
+// The same with workers that carry the steps of many partitions in one script
+// (--step-batch-max: fenced_steps, each step journaled by its own part of it): the judges read
+// the journals those scripts wrote.
+TEST(CliChaosRun, WorkersThatBatchTheirStepsHoldTheRun) {
+  const std::string failures = std::string(SEQBY_BINARY_DIR) + "/chaos-failures-batched";
+  const auto run = run_seqby({"chaos", "--seed", "2", "--duration-s", "10", "--keys", "16",
+                              "--step-batch-max", "32", "--json", "--save-failures", failures});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto summary = nlohmann::json::parse(run.out);
+  EXPECT_EQ(summary["runs"], 1);
+  EXPECT_EQ(summary["failed"], 0);
+  EXPECT_TRUE(summary["violations"].empty()) << run.out;
+  EXPECT_GT(summary["events_committed"].get<int>(), 0);
+  EXPECT_GE(summary["properties_checked"]["order"].get<int>(), 1);
 }
 
 }  // namespace
