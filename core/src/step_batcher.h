@@ -35,8 +35,6 @@ class StepBatcher {
   Task<Result<NextReply>> step(const Lease& lease, std::string_view group, ReadFrom from,
                                std::string_view ack_id, NextAsk ask);
 
-  std::size_t max() const { return max_; }
-
  private:
   struct Slot {
     StepCall call;

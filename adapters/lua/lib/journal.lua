@@ -1,6 +1,6 @@
 -- The decision journal (docs/ARCHITECTURE.md "The decision journal"), prepended by
--- cmake/embed_scripts.cmake to every script of adapters/lua that calls journal_of() or
--- journal_for(). A caller
+-- cmake/embed_scripts.cmake to every script of adapters/lua that calls journal_of(),
+-- journal_for() or journal_at(), or journal() through another library. A caller
 -- that wants a script's decision journaled appends ONE key (the lease unit's journal stream)
 -- after the script's own KEYS and EIGHT values after its own ARGV: MAXLEN, node, category, key,
 -- group, generation, seq, detail (script_contracts.h JournalTail). Without them nothing is
