@@ -50,6 +50,14 @@ World::World(const SimCase& c, WorldOptions options)
     redis_.enable_cluster_nodes(options_.cluster_shards);
   }
   observer_->set_recorder(recorder_.get());
+  // The beside group was deployed before the run: its subscription (what its engine SADDs before
+  // it acquires anything) is in place from the start, so a reap waits for it from the first event
+  // on, as the checker expects of it. A group that subscribes only later is protected only from
+  // then on (docs/ARCHITECTURE.md "Operating partitions", Subscribers): with its first SADD lost,
+  // seed 1470 reaped order:client-07 before the beside group ever joined it.
+  if (!case_.beside_group.empty()) {
+    redis_.execute({"SADD", subscribers_set_name(case_.category), case_.beside_group});
+  }
   for (const auto& category : categories_of(case_)) {
     for (const auto& key : case_.keys) {
       const std::int64_t poison = first_poison_seq(case_, key, category);
