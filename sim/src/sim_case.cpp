@@ -107,6 +107,11 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& t) {
   Rng commit = root.derive("case/commit");
   c.commit_with_step =
       t.commit_with_step_one_in > 0 && commit.below(t.commit_with_step_one_in) == 0;
+  Rng steps = root.derive("case/steps");
+  if (t.steps_batched_one_in > 0 && steps.below(t.steps_batched_one_in) == 0 &&
+      c.engine.step_batch_max == 1) {
+    c.engine.step_batch_max = kStepsBatched;
+  }
 
   for (std::uint32_t k = 0; k < t.key_count; ++k) {
     char name[32];
@@ -210,7 +215,8 @@ std::string describe_case(const SimCase& c) {
     }
   }
   const std::string beside = (c.beside_group.empty() ? "" : " beside=" + c.beside_group) +
-                             (c.commit_with_step ? " commit=step" : "");
+                             (c.commit_with_step ? " commit=step" : "") +
+                             (c.engine.step_batch_max > 1 ? " steps=batched" : "");
   return "seed=" + std::to_string(c.seed) + " scenario=" + c.scenario +
          " variant=" + std::string(testing::variant_name(c.variant)) + pm + beside +
          " instances=" + std::to_string(c.instance_count) +

@@ -22,6 +22,7 @@ sim::SimCase step_case(std::uint64_t seed, bool with_step, bool faults = true) {
   t.faults = faults;
   t.beside_one_in = 0;
   t.commit_with_step_one_in = 0;
+  t.steps_batched_one_in = 0;  // a script per step (sim_step_batch: the steps batched)
   sim::SimCase c = sim::generate_case(seed, t);
   c.commit_with_step = with_step;
   return c;

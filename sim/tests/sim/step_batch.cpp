@@ -11,9 +11,11 @@
 
 #include <cstdint>
 #include <iostream>
+#include <string>
 
 #include "seqby/broker/redis_broker.h"
 #include "seqby/properties/reached.h"
+#include "seqby/scenarios/case_io.h"
 #include "seqby/scenarios/run.h"
 #include "seqby/sim/sim_case.h"
 
@@ -26,6 +28,7 @@ sim::SimCase batched_case(std::uint64_t seed, std::uint32_t step_batch_max, bool
   t.faults = faults;
   t.beside_one_in = 0;
   t.commit_with_step_one_in = 0;
+  t.steps_batched_one_in = 0;  // step_batch_max as given, 1 included
   t.engine.step_batch_max = step_batch_max;
   sim::SimCase c = sim::generate_case(seed, t);
   c.commit_with_step = with_step;
@@ -33,6 +36,7 @@ sim::SimCase batched_case(std::uint64_t seed, std::uint32_t step_batch_max, bool
 }
 
 constexpr std::uint32_t kBatched = redis::RedisBroker::kStepsPerCallMax;
+static_assert(sim::kStepsBatched == kBatched, "a seed drawn to batch batches as the broker can");
 
 TEST(StepBatch, EveryPropertyHoldsUnderTheCampaignsFaults) {
   CampaignOptions o;
@@ -63,6 +67,33 @@ TEST(StepBatch, MixedWithThePreviousReleaseHoldsEveryProperty) {
                           << c.previous_release_instances << ")\n"
                           << r.summary;
   }
+}
+
+// The default campaign batches in some seeds (CaseTemplate::steps_batched_one_in, sub-stream
+// "case/steps"), so every campaign runs fenced_steps; a seed not drawn is the very case it was
+// before the draw existed, and a drawn one differs in its step_batch_max only.
+TEST(StepBatch, TheDefaultCampaignBatchesTheStepsOfSomeSeedsAndLeavesTheOthersAsTheyWere) {
+  sim::CaseTemplate drawn;
+  sim::CaseTemplate never = drawn;
+  never.steps_batched_one_in = 0;
+  std::uint64_t batched = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    sim::SimCase c = sim::generate_case(seed, drawn);
+    const sim::SimCase before = sim::generate_case(seed, never);
+    ASSERT_EQ(before.engine.step_batch_max, 1u);
+    if (c.engine.step_batch_max != 1) {
+      ++batched;
+      EXPECT_EQ(c.engine.step_batch_max, kBatched) << "seed " << seed;
+      EXPECT_NE(sim::describe_case(c).find(" steps=batched"), std::string::npos);
+      c.engine.step_batch_max = 1;
+    } else {
+      EXPECT_EQ(sim::describe_case(c).find("steps="), std::string::npos);
+    }
+    EXPECT_EQ(case_to_json(c), case_to_json(before)) << "seed " << seed;
+  }
+  // One in four, drawn: 50 expected of 200.
+  EXPECT_GT(batched, 25u);
+  EXPECT_LT(batched, 75u);
 }
 
 TEST(StepBatch, ASeedIsDeterministic) {

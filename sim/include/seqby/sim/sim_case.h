@@ -113,6 +113,10 @@ inline std::uint32_t world_instance_count(const SimCase& c) {
   return c.instance_count + (c.beside_group.empty() ? 0 : 1);
 }
 
+// The step_batch_max of a seed drawn to batch its steps (CaseTemplate::steps_batched_one_in):
+// RedisBroker::kStepsPerCallMax, the most one fenced_steps script carries.
+inline constexpr std::uint32_t kStepsBatched = 32;
+
 // How generate_case shapes a seed's case.
 struct CaseTemplate {
   std::string scenario = "default";
@@ -143,6 +147,11 @@ struct CaseTemplate {
   std::uint32_t beside_one_in = 8;
   // One seed in this many (sub-stream "case/commit"; 0: none) handles with commit_with_step.
   std::uint32_t commit_with_step_one_in = 2;
+  // One seed in this many (sub-stream "case/steps"; 0: none) runs its instances with
+  // engine.step_batch_max = kStepsBatched (docs/ARCHITECTURE.md "Steps of many partitions in one
+  // script"; the case summary says steps=batched), when `engine` leaves it at 1: every campaign
+  // runs fenced_steps beside the script per step. A seed not drawn runs as before.
+  std::uint32_t steps_batched_one_in = 4;
   std::uint64_t beside_reap_idle_ms = 250;
   std::uint32_t beside_slow_one_in = 6;
   std::uint64_t beside_slow_ms_min = 300;
