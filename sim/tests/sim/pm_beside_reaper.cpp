@@ -292,6 +292,33 @@ TEST(PmBesideReaper, ProcessManagerOnTwoCategoriesReleasesAValueGoneFromEveryInd
   run_reaped_value_is_released({"order", "payment"});
 }
 
+// An ordinary handler group releases a partition gone from every index too. An instance whose
+// discovery read K before K's reap and acquired it after (the reap deleted K's lease with its
+// stream, so the acquire got a fresh one) held K for good: no index lists it, nobody publishes
+// to it, and it counted in the instance's share (cluster seed 514 of the default campaign: the
+// other instances at their share of the keys left, one key's last event was never served). Here
+// billing's one slot is on G when G leaves the index; it must give G up and serve K.
+TEST(PmBesideReaper, AHandlerGroupReleasesAPartitionGoneFromEveryIndexAndServesTheNext) {
+  World w;
+  EngineOptions options = common_options(kBillingOwner);
+  options.category = kCategory;
+  options.group = kBilling;
+  options.partitions_max = 1;  // one slot: a partition held for good starves every other one
+  w.add(std::move(options)).engine.start();
+  w.publish({"G"}, 3, 1, 5);
+  w.scheduler.run_until([&] { return w.committed_by(kBilling, {"G"}); }, 30'000);
+  ASSERT_TRUE(w.committed_by(kBilling, {"G"}));
+
+  // What the race leaves: billing holds G's lease, and G is in no index.
+  ASSERT_EQ(w.redis.execute({"SREM", PartitionRef{kCategory, "G"}.index(), "G"}).integer, 1);
+  const std::size_t gone = w.history.records().size();
+  w.publish({"K"}, 3, 1, 5);
+  w.scheduler.run_until([&] { return w.committed_by(kBilling, {"K"}); }, 30'000);
+  EXPECT_EQ(w.effects("K", kBilling), w.published["K"]) << "K was never served: G kept the slot";
+  EXPECT_NE(w.first(HistoryOp::release, kBillingOwner, "G", gone), nullptr)
+      << "billing never released G";
+}
+
 // A value that comes and goes while the process manager is down is not reaped under it: fulfil
 // subscribed to order when it first ran (an engine subscribes its group to every category it
 // serves before it acquires anything), so billing's reap of order:C waits for fulfil's group to
