@@ -27,6 +27,7 @@ PartitionWorker::PartitionWorker(const EngineEnv& env, Lease lease) : env_(env) 
   const std::uint64_t now_ms = env_.runtime.clock().now_ms();
   for (Lane& lane : lanes_) {
     lane.failovers_seen = env_.broker.failovers_seen();
+    lane.failovers_reclaimed = lane.failovers_seen;
     lane.pending_read_ms = now_ms;
   }
 }
@@ -88,15 +89,15 @@ Task<bool> PartitionWorker::prepare() {
     const Status created = co_await retry_transport(retry, is_any_error, send, go_on);
     if (!created.ok()) co_return false;
   }
-  const bool reclaimed = co_await reclaim();
+  const bool reclaimed = co_await reclaim(lanes_);
   co_return reclaimed;
 }
 
 // A process manager reclaims on every stream of its correlation value: a crashed owner of X may
 // have left an entry pending on any of them.
-Task<bool> PartitionWorker::reclaim() {
+Task<bool> PartitionWorker::reclaim(std::span<Lane> lanes) {
   const TransportRetry retry = engine_transport_retry(env_);
-  for (Lane& lane : lanes_) {
+  for (Lane& lane : lanes) {
     if (!active()) co_return false;
     auto send = [&] {
       check_may_send();
@@ -198,6 +199,14 @@ Task<PartitionWorker::Turn> PartitionWorker::take_turn(Lane& lane) {
     co_return resolved ? Turn::worked : Turn::idle;
   }
   reread_pending_if_due(lane);
+  if (env_.broker.failovers_seen() != lane.failovers_reclaimed) {
+    // A lossy failover can undo the reclaim this lane made when it acquired (docs/ARCHITECTURE.md
+    // "The simulated cluster"): the entries it moved are pending for the older consumer again,
+    // where neither a read of new entries nor of this consumer's own pending list finds them.
+    lane.failovers_reclaimed = env_.broker.failovers_seen();
+    const bool reclaimed = co_await reclaim(std::span<Lane>(&lane, 1));
+    if (!reclaimed) co_return Turn::ended;
+  }
   Next next = co_await next_entry(lane);
   if (next.failed_entry.has_value()) {
     const Turn failed = co_await entry_failed(lane, *next.failed_entry, next.failure);

@@ -12,7 +12,7 @@ class NoReclaimWorker final : public PartitionWorker {
   using PartitionWorker::PartitionWorker;
 
  protected:
-  Task<bool> reclaim() override { co_return true; }
+  Task<bool> reclaim(std::span<Lane>) override { co_return true; }
 };
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace seqby::testing::variants {
 
 // Without a lease there is nothing to reclaim under: the shared group has no notion of a dead
 // owner.
-Task<bool> SharedGroupWorker::reclaim() { co_return true; }
+Task<bool> SharedGroupWorker::reclaim(std::span<Lane>) { co_return true; }
 
 std::shared_ptr<PartitionWorker> SharedGroupSteps::make_worker(const EngineEnv& env,
                                                                Lease lease) const {

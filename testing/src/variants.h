@@ -33,7 +33,7 @@ class SharedGroupWorker : public PartitionWorker {
   using PartitionWorker::PartitionWorker;
 
  protected:
-  Task<bool> reclaim() override;
+  Task<bool> reclaim(std::span<Lane> lanes) override;
 };
 
 class SharedGroupSteps : public EngineSteps {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ struct Lane {
   // Broker::failovers_seen when this lane last read its pending list (from = pending): when the
   // broker has seen a failover since, the lane reads it again before reading new entries.
   std::uint64_t failovers_seen = 0;
+  // Broker::failovers_seen when this lane last reclaimed: a failover may have undone that
+  // reclaim (the entries it moved are an older consumer's again), so the lane reclaims again.
+  std::uint64_t failovers_reclaimed = 0;
   // When this lane last read its pending list (or the lease was taken): it does again at least
   // every idle_recheck_ms, the safety net for a failover the broker did not see.
   std::uint64_t pending_read_ms = 0;
@@ -132,8 +136,9 @@ class PartitionWorker {
 
  protected:
   // The steps a derived worker may replace; here each is the design.
-  // After the groups exist: take over the older consumers' pending entries on every lane.
-  virtual Task<bool> reclaim();
+  // Takes over the older consumers' pending entries on `lanes` (after the groups exist: every
+  // lane; after a failover: the lane that meets it).
+  virtual Task<bool> reclaim(std::span<Lane> lanes);
   // Turns on the lanes until the worker ends or is stopped.
   virtual Task<void> process();
   // The next entry of `lane` through the fenced step (the lease check before entering), which
