@@ -8,28 +8,26 @@
 #include "seqby/scenarios/sim_commands.h"
 
 namespace seqby::apps {
-namespace {
-
-struct ReplayOptions {
-  std::string case_file;
-  std::string history_file;
-};
-
-}  // namespace
 
 void add_replay_command(CLI::App& app, int& exit_code) {
-  auto options = std::make_shared<ReplayOptions>();
+  auto options = std::make_shared<scenarios::ReplayArgs>();
   CLI::App* cmd = app.add_subcommand(
       "replay", "Replay a saved failing case (its seed, scenario, faults and variant)");
-  cmd->add_option("CASE.json", options->case_file, "The case file a failing run saved")
+  cmd->add_option("CASE.json", options->case_path, "The case file a failing run saved")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--history", options->history_file,
+  cmd->add_option("--history", options->history_out_path,
                   "Write the run's history (JSON lines) to FILE")
       ->type_name("FILE");
+  cmd->add_option("--key-layout", options->key_layout,
+                  "The key names the case ran with: flat (default) or cluster (what its replay "
+                  "line says)")
+      ->type_name("LAYOUT");
+  cmd->add_option("--cluster-shards", options->cluster_shards,
+                  "With --key-layout cluster: the simulated cluster of N shards the case ran on")
+      ->type_name("N");
   cmd->callback([&exit_code, options] {
-    exit_code =
-        scenarios::replay_main(options->case_file, options->history_file, std::cout, std::cerr);
+    exit_code = scenarios::replay_main(*options, std::cout, std::cerr);
   });
 }
 

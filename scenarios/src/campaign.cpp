@@ -103,6 +103,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   CampaignResult out;
   out.jobs = jobs;
   out.rerun_args = o.rerun_args;
+  out.replay_args = world_args(o.run);
   out.cluster_shards = o.run.cluster_shards;
   for (const SeedResult& s : results) {
     const RunResult& r = s.run;
@@ -222,7 +223,9 @@ std::string render_violation(const CampaignViolation& v) {
 std::string render_seed_replay(const CampaignResult& r, std::uint64_t seed) {
   std::string out;
   auto saved = r.saved_cases.find(seed);
-  if (saved != r.saved_cases.end()) out += "replay: seqby replay " + saved->second + "\n";
+  if (saved != r.saved_cases.end()) {
+    out += "replay: seqby replay " + saved->second + r.replay_args + "\n";
+  }
   if (auto page = r.saved_timelines.find(seed); page != r.saved_timelines.end()) {
     out += "timeline: " + page->second + "\n";
   }

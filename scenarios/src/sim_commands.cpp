@@ -135,6 +135,35 @@ std::function<void(const SeedOutcome&)> progress_line(std::ostream& err) {
 
 }  // namespace
 
+namespace {
+
+// --key-layout and --cluster-shards as `seqby <command>` takes them, into `run`; false after
+// saying on `err` what was wrong.
+bool world_of(const std::string& command, const std::string& key_layout,
+              std::uint32_t cluster_shards, RunOptions* run, std::ostream& err) {
+  const std::optional<KeyLayout> layout = parse_key_layout(key_layout);
+  if (!layout.has_value()) {
+    err << "seqby " << command << ": --key-layout '" << key_layout
+        << "': unknown layout (known: flat, cluster)\n";
+    return false;
+  }
+  if (cluster_shards > 0 && *layout != KeyLayout::cluster) {
+    err << "seqby " << command << ": --cluster-shards " << cluster_shards
+        << ": a simulated cluster needs --key-layout cluster (with flat names a partition and "
+           "its index are in different slots)\n";
+    return false;
+  }
+  if (cluster_shards > 16) {
+    err << "seqby " << command << ": --cluster-shards " << cluster_shards << ": at most 16\n";
+    return false;
+  }
+  run->key_layout = *layout;
+  run->cluster_shards = cluster_shards;
+  return true;
+}
+
+}  // namespace
+
 int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
   SeedRange range;
   const bool seeds_given = args.seed.has_value() || !args.seeds.empty();
@@ -177,34 +206,15 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
 
-  const std::optional<KeyLayout> layout = parse_key_layout(args.key_layout);
-  if (!layout.has_value()) {
-    err << "seqby sim: --key-layout '" << args.key_layout
-        << "': unknown layout (known: flat, cluster)\n";
-    return kExitBadInput;
-  }
-
   CampaignOptions options;
   options.seed_first = range.first;
   options.seed_last = range.last;
   options.jobs = args.jobs;
   options.check_determinism = args.check_determinism;
-  options.run.key_layout = *layout;
-  if (*layout != KeyLayout::flat) options.rerun_args += " --key-layout " + args.key_layout;
-  if (args.cluster_shards > 0 && *layout != KeyLayout::cluster) {
-    err << "seqby sim: --cluster-shards " << args.cluster_shards
-        << ": a simulated cluster needs --key-layout cluster (with flat names a partition and "
-           "its index are in different slots)\n";
+  if (!world_of("sim", args.key_layout, args.cluster_shards, &options.run, err)) {
     return kExitBadInput;
   }
-  if (args.cluster_shards > 16) {
-    err << "seqby sim: --cluster-shards " << args.cluster_shards << ": at most 16\n";
-    return kExitBadInput;
-  }
-  options.run.cluster_shards = args.cluster_shards;
-  if (args.cluster_shards > 0) {
-    options.rerun_args += " --cluster-shards " + std::to_string(args.cluster_shards);
-  }
+  options.rerun_args += world_args(options.run);
   if (args.process_manager && !args.scenario.empty() && args.scenario != "default") {
     err << "seqby sim: --process-manager shapes generated cases; a --scenario '" << args.scenario
         << "' brings its own\n";
@@ -283,7 +293,8 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
       auto saved = result.saved_cases.find(seed);
       err << "seqby sim: seed " << seed << " failed"
           << (saved != result.saved_cases.end()
-                  ? "; case saved to " + saved->second + "; replay: seqby replay " + saved->second
+                  ? "; case saved to " + saved->second + "; replay: seqby replay " + saved->second +
+                        result.replay_args
                   : "; rerun: seqby sim --seed " + std::to_string(seed))
           << "\n";
       auto page = result.saved_timelines.find(seed);
@@ -293,14 +304,17 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
   return result.failed == 0 ? kExitHeld : kExitPropertyFailed;
 }
 
-int replay_main(const std::string& case_path, const std::string& history_out_path,
-                std::ostream& out, std::ostream& err) {
+int replay_main(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
+  const std::string& case_path = args.case_path;
+  const std::string& history_out_path = args.history_out_path;
+  RunOptions run;
+  if (!world_of("replay", args.key_layout, args.cluster_shards, &run, err)) return kExitBadInput;
   Result<sim::SimCase> loaded = load_case(case_path);
   if (!loaded.ok()) {
     err << "seqby replay: " << loaded.error().message << "\n";
     return kExitBadInput;
   }
-  const RunResult r = run_case(loaded.value());
+  const RunResult r = run_case(loaded.value(), run);
   out << r.summary;
   if (!history_out_path.empty()) {
     std::ofstream file(history_out_path, std::ios::binary | std::ios::trunc);
@@ -311,7 +325,7 @@ int replay_main(const std::string& case_path, const std::string& history_out_pat
     properties::write_history(file, r.history);
   }
   if (!r.passed) {
-    out << "replay: seqby replay " << case_path << "\n";
+    out << "replay: seqby replay " << case_path << world_args(run) << "\n";
     const std::string page = timeline_path_for(case_path);
     const std::string title = std::filesystem::path(case_path).filename().string();
     if (Status s = write_timeline(r.history, r.report, page, title); s.ok()) {

@@ -102,7 +102,7 @@ TEST(ScenarioCampaign, SavedCaseRoundTripsAndReplaysToTheSameHistory) {
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(save_case(c, dir + "/seed-9.json").ok());
   std::ostringstream out, err;
-  EXPECT_EQ(replay_main(dir + "/seed-9.json", dir + "/seed-9.jsonl", out, err), kExitHeld)
+  EXPECT_EQ(replay_main({dir + "/seed-9.json", dir + "/seed-9.jsonl"}, out, err), kExitHeld)
       << out.str() << err.str();
   EXPECT_NE(out.str().find(run_case(c).history_sha256), std::string::npos);
   std::ostringstream check_out;

@@ -52,9 +52,18 @@ struct SimArgs {
 Result<SeedRange> shard_of(const SeedRange& range, const std::string& shard);
 
 int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err);
+// `seqby replay`'s arguments: the case file, where to write its history ("": nowhere), and the
+// server it ran on (a case file names its case, not its server: a case saved by `seqby sim
+// --key-layout cluster --cluster-shards N` replays as it failed only with the same two flags,
+// which its replay line carries).
+struct ReplayArgs {
+  std::string case_path;
+  std::string history_out_path;
+  std::string key_layout = "flat";   // --key-layout flat|cluster
+  std::uint32_t cluster_shards = 0;  // --cluster-shards N
+};
 // Re-runs a saved case; writes its history as JSON lines to `history_out_path` when not empty.
-int replay_main(const std::string& case_path, const std::string& history_out_path,
-                std::ostream& out, std::ostream& err);
+int replay_main(const ReplayArgs& args, std::ostream& out, std::ostream& err);
 // Judges a history file; `json` prints the checker's JSON report instead of text.
 int check_main(const std::string& history_path, bool json, std::ostream& out, std::ostream& err);
 
