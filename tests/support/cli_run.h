@@ -83,4 +83,12 @@ inline RunResult run_seqby(const std::vector<std::string>& args) {
   return run_program(kSeqby, args);
 }
 
+// The whole file at `path`, as bytes ("" when it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace seqby::apps::testing

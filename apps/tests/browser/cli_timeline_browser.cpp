@@ -38,15 +38,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using apps::testing::run_seqby;
+using apps::testing::slurp;
 
 constexpr int kBrowserSecondsMax = 90;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The chromium binary on PATH, or "".
 std::string find_chromium() {

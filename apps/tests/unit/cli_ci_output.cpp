@@ -15,18 +15,13 @@
 #include <vector>
 
 #include "cli_run.h"
+#include "temp_dir_test.h"
 
 namespace seqby::apps {
 namespace {
 
 using testing::run_seqby;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::slurp;
 
 std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -49,16 +44,7 @@ std::string testcase_of(const std::string& xml, const std::string& name) {
   return closed == std::string::npos ? "" : xml.substr(at, closed - at);
 }
 
-class CliCiOutput : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "seqby-ci.XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
-};
+using CliCiOutput = testing::TempDirTest;
 
 TEST_F(CliCiOutput, SimJunitHasOneCasePerSeedAndEachFailureCarriesItsViolationAndReplayLine) {
   const std::string junit = dir_ + "/sim.xml";

@@ -12,29 +12,15 @@
 
 #include "cli_run.h"
 #include "seqby/testing/variant.h"
+#include "temp_dir_test.h"
 
 namespace seqby::apps {
 namespace {
 
 using testing::run_seqby;
+using testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class CliHunt : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "seqby-hunt.XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
-};
+using CliHunt = testing::TempDirTest;
 
 TEST_F(CliHunt, UnknownVariantExitsTwoNamingTheKnownOnes) {
   const auto run = run_seqby({"hunt", "--variant", "no_such"});

@@ -13,29 +13,15 @@
 #include <string>
 
 #include "cli_run.h"
+#include "temp_dir_test.h"
 
 namespace seqby::apps {
 namespace {
 
 using testing::run_seqby;
+using testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class CliReplay : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "seqby-replay.XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
-};
+using CliReplay = testing::TempDirTest;
 
 TEST_F(CliReplay, ACaseSavedOnASimulatedClusterReplaysItsHistoryWithTheFlagsOfItsReplayLine) {
   // no_fence fails on most seeds of a simulated cluster too.

@@ -12,19 +12,14 @@
 #include <string>
 
 #include "cli_run.h"
+#include "temp_dir_test.h"
 
 namespace seqby::apps {
 namespace {
 
 using testing::run_seqby;
+using testing::slurp;
 namespace fs = std::filesystem;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The text of the page's data element.
 std::string data_of(const std::string& page) {
@@ -35,20 +30,13 @@ std::string data_of(const std::string& page) {
   return page.substr(at + open.size(), end - at - open.size());
 }
 
-class CliTimeline : public ::testing::Test {
+class CliTimeline : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "seqby-timeline.XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   // A failing no_fence seed saved under dir_/failures; returns the sim run.
   testing::RunResult failing_sim() {
     return run_seqby(
         {"sim", "--variant", "no_fence", "--seed", "0", "--save-failures", dir_ + "/failures"});
   }
-  std::string dir_;
 };
 
 TEST_F(CliTimeline, FailingSimWritesThePageBesideTheCaseAndPrintsItAfterTheReplayLine) {
