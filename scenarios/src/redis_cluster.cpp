@@ -13,6 +13,7 @@
 #include <thread>
 #include <tuple>
 
+#include "seqby/broker/cluster_slot.h"
 #include "seqby/hiredis/blocking_redis.h"
 #include "seqby/runtime/free_port.h"
 
@@ -24,6 +25,7 @@ constexpr std::uint64_t kPingLimitMs = 10000;
 constexpr std::uint64_t kPollMs = 50;
 constexpr std::uint64_t kTermLimitMs = 5000;
 constexpr std::size_t kLogTailChars = 1200;
+constexpr int kProbeKeysMax = 100000;  // wait_streaming's search for a key of a master's slots
 
 std::uint64_t now_ms() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -195,7 +197,7 @@ bool RedisCluster::start() {
     const std::uint64_t spent_ms = ok_from_ms - began_ms;
     const std::uint64_t left_ms =
         spent_ms < options_.start_limit_ms ? options_.start_limit_ms - spent_ms : 0;
-    if (!wait_healthy(left_ms)) return false;
+    if (!wait_healthy(left_ms) || !wait_streaming(left_ms)) return false;
     timings_.ok_ms = now_ms() - ok_from_ms;
     return true;
   }
@@ -312,6 +314,22 @@ void RedisCluster::kill(std::uint16_t port) {
     node.process.kill();  // SIGKILL and reap, by pid
     node.killed = true;
   }
+}
+
+bool RedisCluster::kill_replicated(std::uint16_t master, std::uint64_t limit_ms) {
+  Result<redis::Reply> paused = run(master, {"CLIENT", "PAUSE", std::to_string(limit_ms), "WRITE"});
+  if (!paused.ok() || paused.value().is_error()) {
+    error_ = "CLIENT PAUSE WRITE on 127.0.0.1:" + std::to_string(master) + " failed: " +
+             (paused.ok() ? redis::to_string(paused.value()) : paused.error().message);
+    return false;
+  }
+  if (!wait_replicated(master, limit_ms)) {
+    // Refused or not, the pause ends by itself after limit_ms; error() says why it failed.
+    if (!run(master, {"CLIENT", "UNPAUSE"}).ok()) error_ += "; CLIENT UNPAUSE failed too";
+    return false;
+  }
+  kill(master);
+  return true;
 }
 
 bool RedisCluster::wait_answering(Node& node, const std::string& name) {
@@ -547,6 +565,33 @@ bool RedisCluster::wait_replicated(std::uint16_t master, std::uint64_t limit_ms)
       limit_ms,
       "the replicas of 127.0.0.1:" + std::to_string(master) + " to reach offset " +
           std::to_string(written));
+}
+
+bool RedisCluster::wait_streaming(std::uint64_t limit_ms) {
+  const std::uint64_t until_ms = now_ms() + limit_ms;
+  for (std::uint16_t master : masters()) {
+    std::string probe;  // a key of one of `master`'s slots
+    for (int i = 0; probe.empty() && i < kProbeKeysMax; ++i) {
+      const std::string key = "seqby:probe:" + std::to_string(i);
+      if (master_of_slot(redis::key_slot(key), master) == master) probe = key;
+    }
+    const std::string where = "127.0.0.1:" + std::to_string(master);
+    if (probe.empty()) {
+      error_ = where + " serves none of the slots of " + std::to_string(kProbeKeysMax) + " keys";
+      return false;
+    }
+    for (const redis::Command& write : {redis::Command{"SET", probe, "1"}, {"DEL", probe}}) {
+      Result<redis::Reply> written = run(master, write);
+      if (!written.ok() || written.value().is_error()) {
+        error_ = write.front() + " " + probe + " on " + where + " failed: " +
+                 (written.ok() ? redis::to_string(written.value()) : written.error().message);
+        return false;
+      }
+    }
+    const std::uint64_t now = now_ms();
+    if (!wait_replicated(master, until_ms > now ? until_ms - now : 0)) return false;
+  }
+  return true;
 }
 
 bool RedisCluster::wait_until(const std::function<bool()>& done, std::uint64_t limit_ms,

@@ -3,8 +3,9 @@
 // picks (each node's client port and cluster bus port chosen free, --cluster-port), no
 // persistence, its files in a temporary directory. It starts the six redis-servers, waits for
 // each to answer PING, runs `redis-cli --cluster create ... --cluster-replicas 1 --cluster-yes`,
-// then waits until every node says cluster_state:ok, agrees on the 16384 slots and every replica
-// has its master's link up; every wait is bounded and a failure says what it waited for (and
+// then waits until every node says cluster_state:ok, agrees on the 16384 slots, every replica
+// has its master's link up and has applied a write made on its master after that (its master
+// streams to it); every wait is bounded and a failure says what it waited for (and
 // the tail of the log of the node it concerns). It stops every node it started by pid when
 // destroyed, a failed test included (and each dies with the thread that started it).
 #pragma once
@@ -95,6 +96,13 @@ class RedisCluster {
 
   // SIGKILLs node `port` and reaps it (a crash); it stays down until restart().
   void kill(std::uint16_t port);
+  // A crash of master `master` that loses no write it accepted: pauses its clients' writes
+  // (CLIENT PAUSE WRITE, for at most `limit_ms`; commands already sent wait in the pause and
+  // meet the crash), waits until every replica has applied what the master holds
+  // (wait_replicated), then kill(). Without the wait a failover keeps only what had reached the
+  // replica, which may be nothing of a key written a moment before. False with error() when the
+  // pause is refused or the replicas do not catch up in time (the master is then not killed).
+  bool kill_replicated(std::uint16_t master, std::uint64_t limit_ms);
   // Starts killed node `port` again on its ports and its nodes.conf, and waits until it answers
   // PING. It has no data (no persistence) and rejoins as a replica of whichever node took its
   // slots; restart it only once another node took them (master_of_slot on a live node says
@@ -108,6 +116,8 @@ class RedisCluster {
   std::vector<std::uint16_t> live_ports() const;
   // Sends `signal` to node `port` by pid (SIGSTOP, SIGCONT: a stall); false when it is not running.
   bool signal(std::uint16_t port, int signal);
+  // The last lines of node `port`'s log (a failed test prints every node's).
+  std::string log_tail(std::uint16_t port) const;
 
   // Every live node: cluster_state:ok, 16384 slots assigned and ok, and every live replica's
   // master link up, within `limit_ms`; otherwise false with error() naming what was not so.
@@ -127,7 +137,14 @@ class RedisCluster {
   bool wait_answering(Node& node, const std::string& name);
   bool create();
   std::string why_unhealthy();
-  std::string log_tail(std::uint16_t port) const;
+  // Until every master streams its writes to its replicas, within `limit_ms`: one write (SET and
+  // DEL of a key of its slots) on each master, and wait_replicated. A replica says
+  // master_link_status:up once it has loaded its first copy, but its master sends it later
+  // writes only after the replica's first REPLCONF ACK (once a second; one that comes before the
+  // master has finished the transfer does not count). A master killed in that second is replaced
+  // by a replica at offset 0, with none of the writes made since: seen on a master SIGKILLed
+  // 0.8 s after its replica's sync, whose keys all came back empty after the failover.
+  bool wait_streaming(std::uint64_t limit_ms);
 
   RedisClusterOptions options_;
   bool ok_ = false;
