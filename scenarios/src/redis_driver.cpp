@@ -338,7 +338,11 @@ Result<std::vector<std::string>> RedisScenarioDriver::publish(
     Result<std::string> id = publish_once();
     const auto retry_until =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(settings_.publish_retry_ms);
-    while (!id.ok() && (id.error().code == Errc::timeout || id.error().code == Errc::closed) &&
+    const auto may_send_again = [](const Error& e) {
+      return e.code == Errc::timeout || e.code == Errc::closed ||
+             (e.code == Errc::protocol && redis::not_run_yet(e.message));
+    };
+    while (!id.ok() && may_send_again(id.error()) &&
            std::chrono::steady_clock::now() < retry_until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(kPublishRetryPauseMs));
       Result<std::optional<std::string>> found = landed(e);

@@ -26,6 +26,13 @@ std::string to_string(const Reply& reply) {
   return "?";
 }
 
+bool not_run_yet(std::string_view error_text) {
+  for (std::string_view code : {"CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN"}) {
+    if (error_text.starts_with(code)) return true;
+  }
+  return false;
+}
+
 Error error_from_reply(const Reply& reply) {
   SEQBY_CHECK(reply.is_error());
   if (reply.is_error_with("FENCED")) return make_error(Errc::fenced, reply.str);

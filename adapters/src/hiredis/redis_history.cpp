@@ -130,14 +130,6 @@ void AppendQueue::append(Command command) {
 
 namespace {
 
-// An error reply that says the command did not run and may later: a Redis Cluster without a
-// master for some slot (CLUSTERDOWN, answered by every node while a failover is under way), a
-// slot's keys split by a migration (TRYAGAIN), a server loading its data (LOADING, MASTERDOWN).
-bool not_run_yet(const Reply& reply) {
-  return reply.is_error_with("CLUSTERDOWN") || reply.is_error_with("TRYAGAIN") ||
-         reply.is_error_with("LOADING") || reply.is_error_with("MASTERDOWN");
-}
-
 constexpr int kNotRunRetriesMax = 40;  // 20 ms doubling to 500 ms: about 18 s in all
 constexpr std::uint64_t kNotRunBackoffMinMs = 20;
 constexpr std::uint64_t kNotRunBackoffMaxMs = 500;
@@ -153,7 +145,8 @@ Task<void> AppendQueue::drain() {
     // A record refused for now is sent again (it did not run, so it is never written twice):
     // without it a failover would leave holes in the history the checker reads.
     std::uint64_t backoff_ms = kNotRunBackoffMinMs;
-    for (int retry = 0; retry < kNotRunRetriesMax && reply.ok() && not_run_yet(reply.value());
+    for (int retry = 0; retry < kNotRunRetriesMax && reply.ok() && reply.value().is_error() &&
+                        not_run_yet(reply.value().str);
          ++retry) {
       co_await runtime_.sleep_ms(backoff_ms);
       backoff_ms = std::min(backoff_ms * 2, kNotRunBackoffMaxMs);

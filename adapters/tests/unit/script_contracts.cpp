@@ -195,6 +195,28 @@ TEST(ScriptContracts, OperatorRefusalsMapToTheirErrc) {
   EXPECT_TRUE(moved.value().halted);
 }
 
+// A publisher sends a publish again when the cluster refused it for now (CLUSTERDOWN during a
+// failover, TRYAGAIN during a migration, a server LOADING): the decoded error keeps the reply's
+// code word for not_run_yet to tell it from a refusal that ran or would fail again.
+TEST(ReplyDecode, ACommandRefusedForNowIsToldApartFromOneThatFailed) {
+  for (const char* later :
+       {"CLUSTERDOWN The cluster is down", "TRYAGAIN Multiple keys request",
+        "LOADING Redis is loading the dataset in memory", "MASTERDOWN Link with MASTER is down"}) {
+    const Result<script::Publish::Out> refused = script::Publish::decode_reply(Reply::error(later));
+    ASSERT_FALSE(refused.ok()) << later;
+    EXPECT_TRUE(not_run_yet(refused.error().message)) << later;
+  }
+  for (const char* failed : {"ERR wrong number of arguments", "FENCED lease not held by w1:3",
+                             "NOGROUP No such key", "OOM command not allowed"}) {
+    const Result<script::Publish::Out> refused =
+        script::Publish::decode_reply(Reply::error(failed));
+    ASSERT_FALSE(refused.ok()) << failed;
+    EXPECT_FALSE(not_run_yet(refused.error().message)) << failed;
+  }
+  EXPECT_FALSE(
+      not_run_yet("the cluster said CLUSTERDOWN"));  // the code word leads, or it is not one
+}
+
 TEST(ReplyDecode, FieldMapsReadByName) {
   const Result<FieldMap> map = decode<FieldMap>(
       Reply::array({Reply::bulk("name"), Reply::bulk("g"), Reply::status("pending"),

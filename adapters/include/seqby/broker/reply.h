@@ -72,6 +72,12 @@ struct Reply {
   friend bool operator==(const Reply&, const Reply&) = default;
 };
 
+// Whether an error reply's text says the command did not run and may later: a Redis Cluster
+// without a master for some slot (CLUSTERDOWN, answered by every node while a failover is under
+// way), a slot's keys split by a migration (TRYAGAIN), a server loading its data (LOADING,
+// MASTERDOWN). Sending such a command again never runs it twice.
+bool not_run_yet(std::string_view error_text);
+
 // A readable one-line rendering, redis-cli style, for logs, test failures and the differential
 // test.
 std::string to_string(const Reply& reply);

@@ -24,7 +24,9 @@ struct ScenarioContext {
   bool redis_cluster = false;
   // Properties the real-Redis run's history checker does not judge: for a run through a master
   // failover, exclusion (an execution's exit record can be lost with the master's last writes
-  // while its worker went on; docs/ARCHITECTURE.md "What a failover keeps").
+  // while its worker went on, docs/ARCHITECTURE.md "What a failover keeps"; and the cluster
+  // answers nobody for longer than a lease, so every instance is stalled past its leases). The
+  // record handler's in-progress marker, the server's own exclusion check, follows it.
   std::vector<properties::Property> not_judged = {};
 };
 

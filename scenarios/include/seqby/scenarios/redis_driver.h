@@ -189,7 +189,8 @@ class RedisScenarioDriver {
   // Publishes each event and its publish record atomically (the publish script journaling it,
   // or publish_recorded without a journal), in order; the entry ids. A publish that may or may
   // not have run (Errc::timeout, Errc::closed: a connection lost, a master killed mid-failover)
-  // is sent again only after landed() said it did not land, for at most
+  // or that a cluster refused for now (redis::not_run_yet: CLUSTERDOWN while a failover is under
+  // way) is sent again only after landed() said it did not land, for at most
   // WorkerSettings::publish_retry_ms; Errc from the first failure it gives up on.
   Result<std::vector<std::string>> publish(const std::vector<PublishSpec>& events);
   // Whether a publish of `event` whose reply was lost landed: the id of its stream's last entry
