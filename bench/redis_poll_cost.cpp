@@ -238,10 +238,8 @@ Task<std::size_t> heartbeat_round(B& broker, const std::vector<Lease>& leases) {
   if constexpr (HasRenewMany<B>) {
     // after issue 14: the heartbeat renews every held lease in one renew_many (the broker
     // batches). If the engine's heartbeat splits the leases into batches itself, mirror it here.
-    auto result = co_await broker.renew_many(leases, kHolderTtlMs);
-    if (result.ok()) {
-      for (const auto ok : result.value()) renewed += ok ? 1 : 0;
-    }
+    const std::vector<Status> result = co_await broker.renew_many(leases, kHolderTtlMs);
+    for (const Status& one : result) renewed += one.ok() ? 1 : 0;
   } else {
     // Today's Engine heartbeat: one renew after another.
     for (const Lease& lease : leases) {

@@ -1,6 +1,7 @@
 #include "seqby/core/broker.h"
 
 #include <charconv>
+#include <optional>
 #include <system_error>
 
 #include "seqby/core/check.h"
@@ -93,14 +94,19 @@ Task<Result<NextReply>> Broker::fenced_next(const Lease& lease, std::string_view
   co_return out;
 }
 
-Task<Result<std::vector<bool>>> Broker::renew_many(const std::vector<Lease>& leases,
-                                                   std::uint64_t ttl_ms) {
-  std::vector<bool> out;
+Task<std::vector<Status>> Broker::renew_many(const std::vector<Lease>& leases,
+                                             std::uint64_t ttl_ms) {
+  std::vector<Status> out;
   out.reserve(leases.size());
+  std::optional<Error> unanswered;
   for (const Lease& lease : leases) {
-    const Status renewed = co_await renew(lease, ttl_ms);
-    if (!renewed.ok() && renewed.code() != Errc::fenced) co_return renewed.error();
-    out.push_back(renewed.ok());
+    if (unanswered) {
+      out.emplace_back(*unanswered);
+      continue;
+    }
+    Status renewed = co_await renew(lease, ttl_ms);
+    if (!renewed.ok() && renewed.code() != Errc::fenced) unanswered = renewed.error();
+    out.push_back(std::move(renewed));
   }
   co_return out;
 }

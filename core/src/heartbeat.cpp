@@ -36,18 +36,10 @@ Task<void> Heartbeat::renew_all(const std::vector<std::shared_ptr<PartitionWorke
   // Only this loop changes leases_, and not while renew_many reads it.
   const std::vector<Lease>& leases = leases_;
   const std::uint64_t sent_ms = env_.runtime.clock().now_ms();
-  Result<std::vector<bool>> renewed =
+  const std::vector<Status> renewed =
       co_await env_.broker.renew_many(leases, env_.options.lease_ttl_ms);
-  SEQBY_CHECK(!renewed.ok() || renewed.value().size() == workers.size());
-  for (std::size_t i = 0; i < workers.size(); ++i) {
-    Status status = Status::Ok();
-    if (!renewed.ok()) {
-      status = renewed.error();
-    } else if (!renewed.value()[i]) {
-      status = make_error(Errc::fenced, "renew refused");
-    }
-    this->renewed(workers[i], status, sent_ms);
-  }
+  SEQBY_CHECK(renewed.size() == workers.size());
+  for (std::size_t i = 0; i < workers.size(); ++i) this->renewed(workers[i], renewed[i], sent_ms);
 }
 
 Task<void> Heartbeat::renew_one(const std::shared_ptr<PartitionWorker>& worker) {

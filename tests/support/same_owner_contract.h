@@ -183,9 +183,10 @@ inline void expect_every_step_refused(ContractServer& s, const Lease& stale,
   EXPECT_EQ(call(s, b.record_halt(stale, g, in_flight, "stale generation", 1)).code(), Errc::fenced)
       << "record_halt";
   EXPECT_EQ(call(s, b.renew(stale, 10 * kLeaseTtlMs)).code(), Errc::fenced) << "renew";
-  Result<std::vector<bool>> renewed = call(s, b.renew_many({stale}, 10 * kLeaseTtlMs));
-  ASSERT_TRUE(renewed.ok()) << renewed.error().message;
-  EXPECT_EQ(renewed.value(), std::vector<bool>{false}) << "renew_many";
+  const std::vector<Status> renewed = call(s, b.renew_many({stale}, 10 * kLeaseTtlMs));
+  ASSERT_EQ(renewed.size(), 1u);
+  ASSERT_FALSE(renewed[0].ok()) << "renew_many renewed a stale generation";
+  EXPECT_EQ(renewed[0].code(), Errc::fenced) << "renew_many";
   Result<bool> released = call(s, b.release(stale));
   ASSERT_TRUE(released.ok()) << released.error().message;
   EXPECT_FALSE(released.value()) << "release deleted the newer generation's lease";
@@ -272,9 +273,11 @@ inline void same_owner_stale_generation_is_refused(ContractServer& s, const Part
   EXPECT_TRUE(next.value().acked);
   ASSERT_TRUE(next.value().entry.has_value());
   EXPECT_EQ(next.value().entry->id, e3);
-  const Result<std::vector<bool>> both = call(s, b.renew_many({old, fresh}, kLeaseTtlMs));
-  ASSERT_TRUE(both.ok()) << both.error().message;
-  EXPECT_EQ(both.value(), (std::vector<bool>{false, true}));
+  const std::vector<Status> both = call(s, b.renew_many({old, fresh}, kLeaseTtlMs));
+  ASSERT_EQ(both.size(), 2u);
+  ASSERT_FALSE(both[0].ok()) << "the old generation was renewed";
+  EXPECT_EQ(both[0].code(), Errc::fenced);
+  EXPECT_TRUE(both[1].ok()) << both[1].error().message;
   EXPECT_EQ(s.run({"HGET", redis::effects_hash_name(p, kGroup), "2"}).str, e2);
   EXPECT_TRUE(call(s, b.release(fresh)).value());
 }

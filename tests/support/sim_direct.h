@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "seqby/broker/redis_link.h"
 #include "seqby/core/check.h"
@@ -50,6 +52,15 @@ T run_now(Task<T> task) {
   SEQBY_CHECK(handle.done());
   handle.destroy();
   return std::move(*out);
+}
+
+// Broker::renew_many's answer per lease, readable: "renewed", or the error's code name
+// ("fenced", "timeout", ...).
+inline std::vector<std::string> renew_outcomes(const std::vector<Status>& statuses) {
+  std::vector<std::string> out;
+  out.reserve(statuses.size());
+  for (const Status& s : statuses) out.push_back(s.ok() ? "renewed" : errc_name(s.code()));
+  return out;
 }
 
 }  // namespace seqby::testing

@@ -98,6 +98,25 @@ Task<Result<Reply>> ClusterLink::execute(Command command) {
   co_return std::move(reply).value().reply;
 }
 
+Task<std::vector<Result<Reply>>> ClusterLink::execute_many(std::vector<Command> commands) {
+  std::vector<Result<Reply>> out;
+  out.reserve(commands.size());
+  std::map<std::string, Error> failed;  // node -> its transport failure in this call
+  for (Command& command : commands) {
+    const CommandRoute route = route_command(command);
+    // Before a map, or for a command of no one slot, the node is not known: "" stands for it.
+    const std::string node = route.kind == CommandRoute::Kind::slot ? node_of_slot(route.slot) : "";
+    if (auto f = failed.find(node); f != failed.end()) {
+      out.emplace_back(f->second);
+      continue;
+    }
+    Result<Reply> reply = co_await execute(std::move(command));
+    if (!reply.ok()) failed.emplace(node, reply.error());
+    out.push_back(std::move(reply));
+  }
+  co_return out;
+}
+
 // As execute, for one slot's command only: the WAIT goes with the command to the node that runs
 // it, on the same connection (after a MOVED or an ASK, to the node redirected to).
 Task<Result<ReplicatedReply>> ClusterLink::execute_replicated(Command command,

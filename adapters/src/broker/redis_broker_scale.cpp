@@ -99,10 +99,10 @@ Task<std::vector<Result<NextReply>>> RedisBroker::fenced_steps(const std::vector
   co_return S::decode_reply(reply, with_commit);
 }
 
-Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>& leases,
-                                                        std::uint64_t ttl_ms) {
+Task<std::vector<Status>> RedisBroker::renew_many(const std::vector<Lease>& leases,
+                                                  std::uint64_t ttl_ms) {
   using S = script::RenewMany;
-  std::vector<bool> out;
+  std::vector<Status> out;
   out.reserve(leases.size());
   const bool journaling = options_.journal_maxlen > 0;
   std::vector<std::string> lease_keys;
@@ -140,19 +140,27 @@ Task<Result<std::vector<bool>>> RedisBroker::renew_many(const std::vector<Lease>
     batch_sizes.push_back(end - begin);
   }
   // Every batch at once on the lease link (a connection of its own, when given); the replies
-  // are read in order, and the first failure answers for the whole round, as before.
+  // are read in order, and each batch answers for its own leases (on a cluster a master that
+  // does not answer fails only the batches it serves).
   std::vector<Result<Reply>> replies =
       co_await run_scripts(S::name, std::move(calls), lease_link());
   SEQBY_CHECK(replies.size() == batch_sizes.size());
   for (std::size_t b = 0; b < replies.size(); ++b) {
     Result<S::Out> renewed = script::decode_reply<S>(replies[b]);
-    if (!renewed.ok()) co_return renewed.error();
-    if (renewed.value().size() != batch_sizes[b]) {
-      co_return make_error(Errc::protocol, "renew_many: " + std::to_string(renewed.value().size()) +
+    if (renewed.ok() && renewed.value().size() != batch_sizes[b]) {
+      renewed = make_error(Errc::protocol, "renew_many: " + std::to_string(renewed.value().size()) +
                                                " results for " + std::to_string(batch_sizes[b]) +
                                                " leases");
     }
-    out.insert(out.end(), renewed.value().begin(), renewed.value().end());
+    for (std::size_t i = 0; i < batch_sizes[b]; ++i) {
+      if (!renewed.ok()) {
+        out.emplace_back(renewed.error());
+      } else if (renewed.value()[i]) {
+        out.push_back(Status::Ok());
+      } else {
+        out.emplace_back(make_error(Errc::fenced, "renew refused"));
+      }
+    }
   }
   co_return out;
 }

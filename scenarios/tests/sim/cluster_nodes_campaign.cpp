@@ -129,9 +129,10 @@ TEST(ClusterNodesCampaign, TheSeedsOfTheLossesOnceUnexplainedHold) {
 // states for the fence: the failover undid an acquire, the fence counter went back, the
 // replacement was given the generation the stalled process still held, and the two held one
 // token. The campaign does not draw the two together; drawn together, the checker sees the
-// overlap in seed 41 of `seqby sim --key-layout cluster --cluster-shards 3` (in 419 and 463
-// before a lane came to reclaim again after a failover: their histories changed, and they still
-// hold apart).
+// overlap in seeds 842 and 946 of `seqby sim --key-layout cluster --cluster-shards 3` (the first
+// two of seeds 0..1499 that show it so; before a master that stops answering cost only
+// its own leases, seed 41 showed it, and 419 and 463 before a lane came to reclaim again after a
+// failover: their histories changed, and they hold apart now).
 TEST(ClusterNodesCampaign, OneOwnerIdInTwoProcessesBesideALossyFailoverBreaksExclusion) {
   for (const bool together : {false, true}) {
     RunOptions options;
@@ -139,7 +140,7 @@ TEST(ClusterNodesCampaign, OneOwnerIdInTwoProcessesBesideALossyFailoverBreaksExc
     options.cluster_shards = 3;
     options.lossy_failover_beside_replacement = together;
     std::uint64_t exclusion_broken = 0;
-    for (const std::uint64_t seed : {41u, 419u, 463u}) {
+    for (const std::uint64_t seed : {842u, 946u}) {
       const sim::SimCase c = sim::generate_case(seed);
       ASSERT_TRUE(std::any_of(
           c.schedule.faults.begin(), c.schedule.faults.end(),

@@ -2,8 +2,9 @@
 // through a lease link of its own: every batch goes over that link and none over the commands
 // link, a lease another owner took is refused alone (its batch's others and the other batch's
 // are renewed), a server that lost its script cache between two rounds is answered as if it had
-// not, and after a batch whose transport failed the next is not sent. RedisBroker on SimRedis,
-// call by call.
+// not, after a batch whose transport failed the next is not sent, and a batch that got no answer
+// fails only its own leases (the batches answered before it are renewed, and said so). RedisBroker
+// on SimRedis, call by call.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -20,6 +21,7 @@ namespace {
 
 using seqby::testing::DirectLink;
 using seqby::testing::ManualClock;
+using seqby::testing::renew_outcomes;
 using seqby::testing::run_now;
 
 // Counts the script calls (EVAL, EVALSHA) and SCRIPT LOADs that reach the server through it;
@@ -72,11 +74,10 @@ TEST_F(RenewManyLeaseLink, EveryBatchGoesOverTheLeaseLinkAndAStolenLeaseIsRefuse
   const std::size_t stolen = RedisBroker::kLeaseBatchMax + 3;
   ASSERT_FALSE(redis.execute({"SET", leases[stolen].key(), "b:9"}).is_error());
 
-  auto renewed = run_now(broker.renew_many(leases, 3000));
-  ASSERT_TRUE(renewed.ok()) << renewed.error().message;
-  ASSERT_EQ(renewed.value().size(), leases.size());
+  const std::vector<std::string> renewed = renew_outcomes(run_now(broker.renew_many(leases, 3000)));
+  ASSERT_EQ(renewed.size(), leases.size());
   for (std::size_t i = 0; i < leases.size(); ++i) {
-    EXPECT_EQ(renewed.value()[i], i != stolen) << "lease " << i;
+    EXPECT_EQ(renewed[i], i != stolen ? "renewed" : "fenced") << "lease " << i;
   }
   EXPECT_EQ(leases_link.script_calls, 2u) << "one renew_many script per batch";
   EXPECT_EQ(commands.script_calls, commands_before) << "no renewal over the commands link";
@@ -85,23 +86,35 @@ TEST_F(RenewManyLeaseLink, EveryBatchGoesOverTheLeaseLinkAndAStolenLeaseIsRefuse
 }
 
 TEST_F(RenewManyLeaseLink, AServerThatLostItsScriptCacheIsAnsweredAsBefore) {
-  ASSERT_TRUE(run_now(broker.renew_many(leases, 3000)).ok());
+  const std::vector<std::string> all_renewed(leases.size(), "renewed");
+  ASSERT_EQ(renew_outcomes(run_now(broker.renew_many(leases, 3000))), all_renewed);
   ASSERT_FALSE(redis.execute({"SCRIPT", "FLUSH"}).is_error());
-  auto renewed = run_now(broker.renew_many(leases, 3000));
-  ASSERT_TRUE(renewed.ok()) << renewed.error().message;
-  EXPECT_EQ(renewed.value(), std::vector<bool>(leases.size(), true));
+  EXPECT_EQ(renew_outcomes(run_now(broker.renew_many(leases, 3000))), all_renewed);
   // Both pipelined EVALSHAs came back NOSCRIPT and each ran again (loaded once more).
   EXPECT_GE(leases_link.loads, 2u);
 }
 
 TEST_F(RenewManyLeaseLink, AfterABatchWhoseTransportFailedTheNextIsNotSent) {
-  ASSERT_TRUE(run_now(broker.renew_many(leases, 3000)).ok());
+  ASSERT_EQ(renew_outcomes(run_now(broker.renew_many(leases, 3000))),
+            std::vector<std::string>(leases.size(), "renewed"));
   const std::size_t calls_before = leases_link.script_calls;
   leases_link.fail_call = calls_before + 1;  // the first batch of the next round
-  auto renewed = run_now(broker.renew_many(leases, 3000));
-  ASSERT_FALSE(renewed.ok());
-  EXPECT_EQ(renewed.error().code, Errc::timeout);
+  const std::vector<std::string> renewed = renew_outcomes(run_now(broker.renew_many(leases, 3000)));
+  EXPECT_EQ(renewed, std::vector<std::string>(leases.size(), "timeout"))
+      << "a lease of the unsent batch was answered as renewed or refused";
   EXPECT_EQ(leases_link.script_calls, calls_before + 1) << "the second batch was sent anyway";
+}
+
+// A batch answers for its own leases only: the second batch's transport fails, and the first
+// batch's leases, renewed on the server, are told so (the heartbeat confirms them).
+TEST_F(RenewManyLeaseLink, ABatchThatGotNoAnswerFailsOnlyItsOwnLeases) {
+  const std::size_t calls_before = leases_link.script_calls;
+  leases_link.fail_call = calls_before + 2;  // the second batch of this round
+  const std::vector<std::string> renewed = renew_outcomes(run_now(broker.renew_many(leases, 3000)));
+  ASSERT_EQ(renewed.size(), leases.size());
+  for (std::size_t i = 0; i < leases.size(); ++i) {
+    EXPECT_EQ(renewed[i], i < RedisBroker::kLeaseBatchMax ? "renewed" : "timeout") << "lease " << i;
+  }
 }
 
 }  // namespace

@@ -81,6 +81,11 @@ class ClusterLink : public RedisLink {
   ~ClusterLink() override;
 
   Task<Result<Reply>> execute(Command command) override;
+  // One after another, as RedisLink's default, except that a transport failure stops only the
+  // later commands for the same node (its master by the map when each is sent): they answer
+  // that error unsent, while the commands for other masters are still sent. One master gone
+  // must not withhold the rest of a round (the heartbeat's renewals of leases on live masters).
+  Task<std::vector<Result<Reply>>> execute_many(std::vector<Command> commands) override;
   // A command of one slot, and WAIT on the connection that ran it (RedisLink's contract); a
   // command of no slot or of every master is Errc::invalid.
   Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,

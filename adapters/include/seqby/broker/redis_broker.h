@@ -151,8 +151,8 @@ class RedisBroker final : public Broker {
   // layout: each partition's keys hash to a slot of their own) and for the unfenced variants
   // (their steps are fenced_next's unfenced scripts).
   std::size_t steps_per_call_max() const override;
-  Task<Result<std::vector<bool>>> renew_many(const std::vector<Lease>& leases,
-                                             std::uint64_t ttl_ms) override;
+  Task<std::vector<Status>> renew_many(const std::vector<Lease>& leases,
+                                       std::uint64_t ttl_ms) override;
   Task<Result<std::vector<std::optional<Lease>>>> acquire_many(
       const std::vector<PartitionRef>& partitions, std::string_view scope,
       std::string_view owner_id, std::uint64_t ttl_ms, std::size_t want) override;

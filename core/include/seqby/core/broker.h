@@ -213,11 +213,14 @@ class Broker {
   virtual Task<std::vector<Result<NextReply>>> fenced_steps(const std::vector<StepCall>& steps);
   // How many steps one fenced_steps takes in one round trip (1: it saves nothing). Default 1.
   virtual std::size_t steps_per_call_max() const;
-  // Renews every lease of `leases` as renew() does, each independently: per lease, whether it
-  // was renewed (false: refused, it is not ours). An error: no answer, any lease may or may not
-  // have been renewed. REQUIRES: every lease is of one owner. Default: renew one by one.
-  virtual Task<Result<std::vector<bool>>> renew_many(const std::vector<Lease>& leases,
-                                                     std::uint64_t ttl_ms);
+  // Renews every lease of `leases` as renew() does, each independently: per lease, in order, Ok
+  // (renewed), Errc::fenced (refused: it is not ours) or the error of the call that carried it
+  // (no answer: it may or may not have been renewed). A broker that sends the leases in several
+  // calls answers each lease by its own call, so a server that does not answer costs only the
+  // leases it serves. REQUIRES: every lease is of one owner. Default: renew one by one; after a
+  // renewal that got no answer the rest answer that error unsent.
+  virtual Task<std::vector<Status>> renew_many(const std::vector<Lease>& leases,
+                                               std::uint64_t ttl_ms);
   // Acquires the leases of `partitions` as acquire() does, in order, until `want` were granted:
   // per partition tried (a prefix of `partitions`), its new lease or nullopt (another owner
   // holds it). An error: no answer, any may or may not have been granted. REQUIRES: want >= 1.
