@@ -52,14 +52,6 @@ struct Options {
   std::uint64_t heartbeat_divisor = 3;  // heartbeat_interval_ms = ttl / divisor
 };
 
-std::string seqby_binary() {
-  char path[PATH_MAX] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return "seqby";
-  std::string self(path, static_cast<std::size_t>(n));
-  return self.substr(0, self.rfind('/') + 1) + "seqby";
-}
-
 // One `seqby worker` child, its stderr to /dev/null; SIGKILLed when this program dies or the
 // object goes. An empty Subprocess (never running) when fork failed.
 Subprocess start_worker(const std::vector<std::string>& args) {
@@ -130,7 +122,7 @@ Round run_round(const RedisConfig& config, const Options& o, std::uint64_t ttl_m
   Round out;
   const std::uint64_t heartbeat_ms = std::max<std::uint64_t>(1, ttl_ms / o.heartbeat_divisor);
   const std::string history_stream = "seqby:history:" + category;
-  const std::string binary = seqby_binary();
+  const std::string binary = seqby_next_to_this_program();
   const std::string url = "redis://" + config.host + ":" + std::to_string(config.port) + "/" +
                           std::to_string(config.db);
   std::vector<std::string> keys;
@@ -340,14 +332,12 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 int run(int argc, char** argv) {
   Options o;
-  if (usage_asked(argc, argv, kUsage)) return 0;
-  if (!parse_options(argc, argv, &o)) {
-    std::fputs(kUsage, stderr);
-    return 2;
+  if (const std::optional<int> stop = read_command_line(argc, argv, kUsage, &o, parse_options)) {
+    return *stop;
   }
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;
-  const std::string binary = seqby_binary();
+  const std::string binary = seqby_next_to_this_program();
   if (::access(binary.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "%s: needs the seqby binary next to it (%s): build the target seqby\n",
                  kProgram, binary.c_str());

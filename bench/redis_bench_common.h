@@ -5,9 +5,11 @@
 // counters from INFO. Nothing here asserts a figure; it measures.
 #pragma once
 
+#include <limits.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -302,6 +304,30 @@ inline bool usage_asked(int argc, char** argv, const char* usage) {
     }
   }
   return false;
+}
+
+// The command line before anything runs: 0 after --help (usage_asked), 2 after a bad argument
+// (`parse` said what was wrong on stderr; the usage follows it there), nullopt to go on with `*o`
+// filled. `parse` is bool(int argc, char** argv, Options*).
+template <typename Options, typename Parse>
+std::optional<int> read_command_line(int argc, char** argv, const char* usage, Options* o,
+                                     Parse parse) {
+  if (usage_asked(argc, argv, usage)) return 0;
+  if (!parse(argc, argv, o)) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
+  return std::nullopt;
+}
+
+// The `seqby` command next to the running program (the benchmarks and seqby share build/), or
+// "seqby" (found on PATH) when /proc/self/exe cannot be read.
+inline std::string seqby_next_to_this_program() {
+  char path[PATH_MAX] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "seqby";
+  const std::string self(path, static_cast<std::size_t>(n));
+  return self.substr(0, self.rfind('/') + 1) + "seqby";
 }
 
 // "1000,10000" -> {1000, 10000}; false when an item is not a positive number.

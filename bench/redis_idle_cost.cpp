@@ -358,10 +358,8 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 int run(int argc, char** argv) {
   Options o;
-  if (usage_asked(argc, argv, kUsage)) return 0;
-  if (!parse_options(argc, argv, &o)) {
-    std::fputs(kUsage, stderr);
-    return 2;
+  if (const std::optional<int> stop = read_command_line(argc, argv, kUsage, &o, parse_options)) {
+    return *stop;
   }
   std::optional<RedisConfig> config = redis_config_from_env(kProgram);
   if (!config) return kExitNoServer;

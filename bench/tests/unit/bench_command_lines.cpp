@@ -16,9 +16,9 @@ using testing::run_program;
 // The programs with a command line of their own (bench_redis_poll_cost and bench_sim_bench are
 // Google Benchmark's).
 const std::vector<std::string> kPrograms = {
-    "bench_failover_latency",   "bench_redis_durability", "bench_redis_fenced_whatif",
-    "bench_redis_idle_cost",    "bench_redis_step_cost",  "bench_redis_throughput",
-    "bench_redis_wake_latency",
+    "bench_cluster_failover_leases", "bench_failover_latency",   "bench_redis_durability",
+    "bench_redis_fenced_whatif",     "bench_redis_idle_cost",    "bench_redis_step_cost",
+    "bench_redis_throughput",        "bench_redis_wake_latency",
 };
 
 std::string path_of(const std::string& program) {
