@@ -11,8 +11,14 @@
 // the live ones. Prints a table; asserts nothing. Needs no server of its own (the clusters are
 // its own, on free loopback ports).
 //
+// With `--fault stop` the master is stalled (SIGSTOP, once its replica holds every write) instead
+// of killed: it keeps its connections open and answers nothing, so the worker's commands to it
+// wait out their timeouts (a network partition of one master looks the same to the worker); it is
+// continued (SIGCONT) after the measure and rejoins as a replica.
+//
 //   build/bench_cluster_failover_leases [--rounds 3] [--partitions 24] [--lease-ttl-ms 3000]
-//       [--heartbeat-interval-ms 1000] [--seqby PATH]
+//       [--heartbeat-interval-ms 1000] [--fault kill|stop] [--seqby PATH]
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -38,7 +44,8 @@ namespace {
 constexpr const char* kProgram = "bench_cluster_failover_leases";
 constexpr const char* kUsage =
     "usage: build/bench_cluster_failover_leases [--rounds 3] [--partitions 24]\n"
-    "           [--lease-ttl-ms 3000] [--heartbeat-interval-ms 1000] [--seqby PATH]\n";
+    "           [--lease-ttl-ms 3000] [--heartbeat-interval-ms 1000] [--fault kill|stop]\n"
+    "           [--seqby PATH]\n";
 constexpr const char* kGroup = "g";
 constexpr std::uint64_t kCommittedWaitMs = 60000;
 constexpr std::uint64_t kFailoverWaitMs = 30000;
@@ -49,6 +56,7 @@ struct Options {
   std::uint64_t partitions = 24;
   std::uint64_t lease_ttl_ms = 3000;
   std::uint64_t heartbeat_interval_ms = 1000;
+  bool stop = false;  // --fault stop: SIGSTOP the master rather than SIGKILL it
   std::string seqby;  // "": the seqby next to this program
 };
 
@@ -62,6 +70,15 @@ bool parse_options(int argc, char** argv, Options* o) {
     const char* text = argv[++i];
     if (flag == "--seqby") {
       o->seqby = text;
+      continue;
+    }
+    if (flag == "--fault") {
+      const std::string fault = text;
+      if (fault != "kill" && fault != "stop") {
+        std::fprintf(stderr, "%s: --fault '%s': not kill or stop\n", kProgram, text);
+        return false;
+      }
+      o->stop = fault == "stop";
       continue;
     }
     std::uint64_t value = 0;
@@ -148,7 +165,9 @@ Round run_round(const Options& o, const std::string& seqby, std::uint64_t round)
     out.on_killed += killed_side[p.key] ? 1 : 0;
   }
   const std::uint64_t killed_at = steady_now_ms();
-  if (!cluster.kill_replicated(*victim, kKillLimitMs)) return Round{.error = cluster.error()};
+  const bool struck = o.stop ? cluster.stop_replicated(*victim, kKillLimitMs)
+                             : cluster.kill_replicated(*victim, kKillLimitMs);
+  if (!struck) return Round{.error = cluster.error()};
   const bool promoted = cluster.wait_until(
       [&] {
         const std::optional<std::uint16_t> now = cluster.master_of_slot(slot);
@@ -158,6 +177,7 @@ Round run_round(const Options& o, const std::string& seqby, std::uint64_t round)
   if (!promoted) return Round{.error = cluster.error()};
   out.failover_ms = steady_now_ms() - killed_at;
   std::this_thread::sleep_for(std::chrono::milliseconds(2 * o.lease_ttl_ms));
+  if (o.stop && !cluster.signal(*victim, SIGCONT)) return Round{.error = "SIGCONT failed"};
   if (worker.terminate() != 0) return Round{.error = "the worker did not stop:\n" + worker.log()};
 
   const std::string saved = cluster.dir() + "/journal.jsonl";
@@ -182,13 +202,14 @@ int run(int argc, char** argv) {
     return *stop;
   }
   const std::string seqby = o.seqby.empty() ? seqby_next_to_this_program() : o.seqby;
-  std::printf("%s: %s, %llu partitions, lease ttl %llu ms, heartbeat %llu ms, load %s\n", kProgram,
-              seqby.c_str(), static_cast<unsigned long long>(o.partitions),
+  std::printf("%s: %s, %s, %llu partitions, lease ttl %llu ms, heartbeat %llu ms, load %s\n",
+              kProgram, seqby.c_str(), o.stop ? "master stopped (SIGSTOP)" : "master killed",
+              static_cast<unsigned long long>(o.partitions),
               static_cast<unsigned long long>(o.lease_ttl_ms),
               static_cast<unsigned long long>(o.heartbeat_interval_ms), load_average().c_str());
   std::printf(
-      "| round | on the killed master | leases taken again there | on live masters | "
-      "leases taken again there | kill to promotion (ms) |\n|---|---|---|---|---|---|\n");
+      "| round | on the struck master | leases taken again there | on live masters | "
+      "leases taken again there | strike to promotion (ms) |\n|---|---|---|---|---|---|\n");
   int failed = 0;
   for (std::uint64_t round = 1; round <= o.rounds; ++round) {
     const Round r = run_round(o, seqby, round);

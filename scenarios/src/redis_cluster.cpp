@@ -1,5 +1,6 @@
 #include "seqby/scenarios/redis_cluster.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -317,6 +318,19 @@ void RedisCluster::kill(std::uint16_t port) {
 }
 
 bool RedisCluster::kill_replicated(std::uint16_t master, std::uint64_t limit_ms) {
+  if (!pause_replicated(master, limit_ms)) return false;
+  kill(master);
+  return true;
+}
+
+bool RedisCluster::stop_replicated(std::uint16_t master, std::uint64_t limit_ms) {
+  if (!pause_replicated(master, limit_ms)) return false;
+  if (signal(master, SIGSTOP)) return true;
+  error_ = "SIGSTOP of 127.0.0.1:" + std::to_string(master) + " failed: not running";
+  return false;
+}
+
+bool RedisCluster::pause_replicated(std::uint16_t master, std::uint64_t limit_ms) {
   Result<redis::Reply> paused = run(master, {"CLIENT", "PAUSE", std::to_string(limit_ms), "WRITE"});
   if (!paused.ok() || paused.value().is_error()) {
     error_ = "CLIENT PAUSE WRITE on 127.0.0.1:" + std::to_string(master) + " failed: " +
@@ -328,7 +342,6 @@ bool RedisCluster::kill_replicated(std::uint16_t master, std::uint64_t limit_ms)
     if (!run(master, {"CLIENT", "UNPAUSE"}).ok()) error_ += "; CLIENT UNPAUSE failed too";
     return false;
   }
-  kill(master);
   return true;
 }
 

@@ -68,5 +68,15 @@ TEST(BenchCommandLineValues, ANonNumberIsNamedWithExitTwo) {
   EXPECT_EQ(run.out, "");
 }
 
+TEST(BenchCommandLineValues, AFaultThatIsNeitherKillNorStopIsNamedWithExitTwo) {
+#ifndef SEQBY_BENCH_BUILT
+  GTEST_SKIP() << "the benchmarks are not built";
+#endif
+  const auto run = run_program(path_of("bench_cluster_failover_leases"), {"--fault", "pause"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--fault 'pause'"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
 }  // namespace
 }  // namespace seqby::apps

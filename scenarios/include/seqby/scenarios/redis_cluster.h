@@ -103,6 +103,10 @@ class RedisCluster {
   // replica, which may be nothing of a key written a moment before. False with error() when the
   // pause is refused or the replicas do not catch up in time (the master is then not killed).
   bool kill_replicated(std::uint16_t master, std::uint64_t limit_ms);
+  // The same stall of master `master` that loses no write it accepted: the pause and the wait of
+  // kill_replicated, then SIGSTOP (signal(SIGCONT) ends the stall). A stopped master keeps its
+  // connections open and answers nothing: its clients wait out their command timeouts.
+  bool stop_replicated(std::uint16_t master, std::uint64_t limit_ms);
   // Starts killed node `port` again on its ports and its nodes.conf, and waits until it answers
   // PING. It has no data (no persistence) and rejoins as a replica of whichever node took its
   // slots; restart it only once another node took them (master_of_slot on a live node says
@@ -145,6 +149,8 @@ class RedisCluster {
   // by a replica at offset 0, with none of the writes made since: seen on a master SIGKILLed
   // 0.8 s after its replica's sync, whose keys all came back empty after the failover.
   bool wait_streaming(std::uint64_t limit_ms);
+  // kill_replicated's pause and wait: true once every replica of `master` holds what it holds.
+  bool pause_replicated(std::uint16_t master, std::uint64_t limit_ms);
 
   RedisClusterOptions options_;
   bool ok_ = false;
