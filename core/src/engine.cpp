@@ -77,4 +77,8 @@ std::uint32_t Engine::tasks_alive() const { return loops_alive_ + workers_->aliv
 
 std::uint64_t Engine::index_members_skipped() const { return membership_->members_skipped(); }
 
+std::vector<std::uint64_t> Engine::heartbeat_rounds_ms() const {
+  return heartbeat_->recent_rounds_ms();
+}
+
 }  // namespace seqby

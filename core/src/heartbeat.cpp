@@ -3,24 +3,43 @@
 
 #include <vector>
 
+#include "seqby/core/when_all.h"
+
 namespace seqby {
 
 Task<void> Heartbeat::loop() {
   while (!(workers_.stopping() && workers_.alive() == 0)) {
-    if (!workers_.stopping()) {
-      (void)co_await env_.broker.announce_member(env_.unit_category, env_.options.group,
-                                                 env_.options.owner_id, env_.options.lease_ttl_ms);
-    }
-    std::vector<std::shared_ptr<PartitionWorker>> snapshot;
-    for (const auto& [key, worker] : workers_.workers()) {
-      if (worker->holds() && worker->leased()) snapshot.push_back(worker);
-    }
-    if (steps_.leases_by_batch()) {
-      co_await renew_all(snapshot);
-    } else {
-      for (const auto& worker : snapshot) co_await renew_one(worker);
-    }
-    co_await env_.runtime.sleep_ms(env_.options.heartbeat_interval_ms);
+    const std::uint64_t started_ms = env_.runtime.clock().now_ms();
+    // The announce and the renewals at once: a server that does not answer one of them (a
+    // stopped cluster master) holds the round for one command timeout, not for two.
+    std::vector<Task<void>> beats;
+    if (!workers_.stopping()) beats.push_back(announce());
+    beats.push_back(renew_held());
+    co_await when_all(std::move(beats));
+    // A round starts every heartbeat_interval_ms, or at once after a round that took longer:
+    // a round held by a timeout must not push the next renewal of every lease past its TTL.
+    const std::uint64_t took_ms = env_.runtime.clock().now_ms() - started_ms;
+    recent_rounds_ms_.push_back(took_ms);
+    if (recent_rounds_ms_.size() > kRecentRoundsMax) recent_rounds_ms_.pop_front();
+    const std::uint64_t interval_ms = env_.options.heartbeat_interval_ms;
+    co_await env_.runtime.sleep_ms(took_ms < interval_ms ? interval_ms - took_ms : 0);
+  }
+}
+
+Task<void> Heartbeat::announce() {
+  (void)co_await env_.broker.announce_member(env_.unit_category, env_.options.group,
+                                             env_.options.owner_id, env_.options.lease_ttl_ms);
+}
+
+Task<void> Heartbeat::renew_held() {
+  std::vector<std::shared_ptr<PartitionWorker>> snapshot;
+  for (const auto& [key, worker] : workers_.workers()) {
+    if (worker->holds() && worker->leased()) snapshot.push_back(worker);
+  }
+  if (steps_.leases_by_batch()) {
+    co_await renew_all(snapshot);
+  } else {
+    for (const auto& worker : snapshot) co_await renew_one(worker);
   }
 }
 

@@ -1,10 +1,12 @@
 // Heartbeat: the lease renewal of one engine instance (ADR decision 5). Every
-// heartbeat_interval_ms it announces the instance as a live member of its group and renews the
-// lease of every unit it holds, all of them in one batched step (renew_many). A refused renew, or
-// no renew confirmed within a whole lease_ttl_ms, loses the unit at once (its worker stops before
-// its next step).
+// heartbeat_interval_ms (or at once after a round that took longer) it announces the instance as
+// a live member of its group and, at the same time, renews the lease of every unit it holds, all
+// of them in one batched step (renew_many). A refused renew, or no renew confirmed within a whole
+// lease_ttl_ms, loses the unit at once (its worker stops before its next step).
 #pragma once
 
+#include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -27,7 +29,19 @@ class Heartbeat {
   // Beats until the instance stops and its last worker has ended.
   Task<void> loop();
 
+  // How long the last rounds took (the announce and the renewals, ms), oldest first, at most
+  // kRecentRoundsMax.
+  static constexpr std::size_t kRecentRoundsMax = 64;
+  std::vector<std::uint64_t> recent_rounds_ms() const {
+    return {recent_rounds_ms_.begin(), recent_rounds_ms_.end()};
+  }
+
  private:
+  // The instance as a live member of its group (Broker::announce_member); its outcome is not
+  // looked at (the next round announces again).
+  Task<void> announce();
+  // The lease of every worker that holds one, as renew_all or renew_one renew it.
+  Task<void> renew_held();
   // Every held lease in O(1) round trips (Broker::renew_many), or one after another.
   Task<void> renew_all(const std::vector<std::shared_ptr<PartitionWorker>>& workers);
   Task<void> renew_one(const std::shared_ptr<PartitionWorker>& worker);
@@ -41,6 +55,7 @@ class Heartbeat {
   // The leases renew_all sent last round, kept while the workers it renews hold the very same
   // leases (compared, not copied: copying ten thousand leases was a tenth of a round).
   std::vector<Lease> leases_;
+  std::deque<std::uint64_t> recent_rounds_ms_;
 };
 
 }  // namespace seqby

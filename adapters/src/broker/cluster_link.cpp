@@ -5,6 +5,7 @@
 #include <set>
 
 #include "seqby/core/check.h"
+#include "seqby/core/when_all.h"
 
 namespace seqby::redis {
 namespace {
@@ -99,6 +100,50 @@ Task<Result<Reply>> ClusterLink::execute(Command command) {
 }
 
 Task<std::vector<Result<Reply>>> ClusterLink::execute_many(std::vector<Command> commands) {
+  // The commands of each node (by the map now; before a map, or for a command of no one slot,
+  // the node is not known: "" stands for it), in their order.
+  std::vector<std::string> group_nodes;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const CommandRoute route = route_command(commands[i]);
+    const std::string node = route.kind == CommandRoute::Kind::slot ? node_of_slot(route.slot) : "";
+    const auto g = static_cast<std::size_t>(
+        std::find(group_nodes.begin(), group_nodes.end(), node) - group_nodes.begin());
+    if (g == group_nodes.size()) {
+      group_nodes.push_back(node);
+      groups.emplace_back();
+    }
+    groups[g].push_back(i);
+  }
+  if (groups.size() <= 1) {
+    std::vector<Result<Reply>> out = co_await execute_in_order(std::move(commands));
+    co_return out;
+  }
+  // Each node's commands in order, the nodes at once: one that does not answer holds back only
+  // its own commands, for its command timeout, and not the other nodes' after it.
+  std::vector<Task<std::vector<Result<Reply>>>> runs;
+  runs.reserve(groups.size());
+  for (const std::vector<std::size_t>& group : groups) {
+    std::vector<Command> own;
+    own.reserve(group.size());
+    for (std::size_t i : group) own.push_back(std::move(commands[i]));
+    runs.push_back(execute_in_order(std::move(own)));
+  }
+  std::vector<std::vector<Result<Reply>>> replies = co_await when_all(std::move(runs));
+  std::vector<std::optional<Result<Reply>>> placed(commands.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    SEQBY_CHECK(replies[g].size() == groups[g].size());
+    for (std::size_t j = 0; j < groups[g].size(); ++j) {
+      placed[groups[g][j]].emplace(std::move(replies[g][j]));
+    }
+  }
+  std::vector<Result<Reply>> out;
+  out.reserve(commands.size());
+  for (std::optional<Result<Reply>>& reply : placed) out.push_back(std::move(*reply));
+  co_return out;
+}
+
+Task<std::vector<Result<Reply>>> ClusterLink::execute_in_order(std::vector<Command> commands) {
   std::vector<Result<Reply>> out;
   out.reserve(commands.size());
   std::map<std::string, Error> failed;  // node -> its transport failure in this call
@@ -312,6 +357,18 @@ Task<Result<Reply>> ClusterLink::send(const std::string& address, const Command&
 Task<Result<ReplicatedReply>> ClusterLink::send_on(const std::string& address,
                                                    const Command& command, bool asking,
                                                    std::optional<WaitAsk> wait) {
+  Result<ReplicatedReply> reply = co_await send_on_link(address, command, asking, wait);
+  if (reply.ok()) {
+    unanswered_.erase(address);
+  } else if (reply.error().code == Errc::timeout || reply.error().code == Errc::closed) {
+    unanswered_.insert(address);
+  }
+  co_return reply;
+}
+
+Task<Result<ReplicatedReply>> ClusterLink::send_on_link(const std::string& address,
+                                                        const Command& command, bool asking,
+                                                        std::optional<WaitAsk> wait) {
   Result<std::size_t> index = node_index(address);
   if (!index.ok()) co_return index.error();
   // The link, not the vector slot: nodes_ may grow while this command waits.
@@ -361,6 +418,11 @@ Task<Status> ClusterLink::refresh() {
   for (const std::string& master : masters()) candidates.push_back(master);
   for (const std::string& replica : replica_addresses_) candidates.push_back(replica);
   candidates.push_back(seed);
+  // A node that just did not answer (stopped, cut off) is asked last: every command that needs
+  // the map waits for this refresh, and its timeout would hold them all.
+  std::stable_partition(candidates.begin(), candidates.end(), [this](const std::string& address) {
+    return !unanswered_.contains(address);
+  });
   std::set<std::string> tried;
   std::string failures;
   for (const std::string& address : candidates) {

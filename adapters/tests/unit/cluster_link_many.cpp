@@ -3,7 +3,8 @@
 // failure unsent (as a single connection's execute_many does), while the commands for b are
 // still sent and answered: one master gone must not withhold the rest of a round (the
 // heartbeat's renewals of the leases on live masters, docs/ARCHITECTURE.md "Leases by the
-// batch").
+// batch"). And while a does not answer (stopped: its command waits out a timeout), b's commands
+// are sent at once, not after a's timeout.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -21,6 +22,10 @@ namespace {
 // lost connection.
 struct Nodes {
   bool a_down = false;
+  bool a_stalled = false;  // a's commands wait 50 ms, then answer a timeout
+  bool a_waiting = false;  // a stalled command of a is waiting now
+  std::vector<bool> b_sent_while_a_waited;
+  std::vector<std::string> slots_asked;  // the nodes asked CLUSTER SLOTS, in turn
   int a_attempts = 0;  // commands but CLUSTER SLOTS that reached a, failed ones included
   std::vector<std::string> sent_to_a;  // the keys of the commands a received (SET/GET)
   std::vector<std::string> sent_to_b;
@@ -28,13 +33,22 @@ struct Nodes {
 
 class FakeNode final : public ClusterNodeLink {
  public:
-  FakeNode(Nodes& nodes, bool is_a) : nodes_(nodes), is_a_(is_a) {}
+  FakeNode(Runtime& runtime, Nodes& nodes, bool is_a)
+      : runtime_(runtime), nodes_(nodes), is_a_(is_a) {}
   Task<Result<Reply>> execute(Command command) override {
     if (command.size() == 2 && command[0] == "CLUSTER" && command[1] == "SLOTS") {
+      nodes_.slots_asked.push_back(is_a_ ? "a" : "b");
       co_return Reply::array({range(0, 8191, "a", 1), range(8192, 16383, "b", 2)});
     }
     if (is_a_) ++nodes_.a_attempts;
     if (is_a_ && nodes_.a_down) co_return make_error(Errc::closed, "connection lost");
+    if (is_a_ && nodes_.a_stalled) {
+      nodes_.a_waiting = true;
+      co_await runtime_.sleep_ms(50);
+      nodes_.a_waiting = false;
+      co_return make_error(Errc::timeout, "no reply within the command timeout");
+    }
+    if (!is_a_) nodes_.b_sent_while_a_waited.push_back(nodes_.a_waiting);
     (is_a_ ? nodes_.sent_to_a : nodes_.sent_to_b).push_back(command.at(1));
     co_return Reply::status("OK");
   }
@@ -49,6 +63,7 @@ class FakeNode final : public ClusterNodeLink {
                          Reply::array({Reply::bulk(host), Reply::of_int(port),
                                        Reply::bulk(std::string("id-") + host)})});
   }
+  Runtime& runtime_;
   Nodes& nodes_;
   bool is_a_;
 };
@@ -70,7 +85,7 @@ struct ClusterLinkMany : ::testing::Test {
   RealRuntime runtime;
   Nodes nodes;
   ClusterLink link{runtime, "a", 1, [this](const std::string& host, std::uint16_t) {
-                     return std::make_unique<FakeNode>(nodes, host == "a");
+                     return std::make_unique<FakeNode>(runtime, nodes, host == "a");
                    }};
 };
 
@@ -110,6 +125,42 @@ TEST_F(ClusterLinkMany, AfterAMastersFailureNoLaterCommandOfTheCallIsSentToIt) {
     EXPECT_EQ(reply.error().code, Errc::closed);
   }
   EXPECT_EQ(nodes.a_attempts, 1) << "a later command of the call was sent to the dead master";
+}
+
+// A stopped master answers nothing until its command timeout: the other master's commands of
+// the call go out meanwhile, not after it (one after another, a stopped master would hold a
+// heartbeat round's renewals on every live master for its timeout).
+TEST_F(ClusterLinkMany, AMasterThatDoesNotAnswerHoldsBackNoOtherMastersCommands) {
+  nodes.a_down = false;
+  nodes.a_stalled = true;
+  std::vector<Command> commands;
+  commands.push_back({"SET", key_on(true, 0), "v"});
+  commands.push_back({"SET", key_on(false, 0), "v"});
+  commands.push_back({"SET", key_on(false, 1), "v"});
+  const std::vector<Result<Reply>> replies =
+      runtime.block_on(link.execute_many(std::move(commands)));
+  ASSERT_EQ(replies.size(), 3u);
+  ASSERT_FALSE(replies[0].ok());
+  EXPECT_EQ(replies[0].error().code, Errc::timeout);
+  for (const std::size_t b : {1u, 2u}) {
+    ASSERT_TRUE(replies[b].ok()) << "command " << b << " (on b): " << replies[b].error().message;
+    EXPECT_EQ(replies[b].value(), Reply::status("OK"));
+  }
+  EXPECT_EQ(nodes.b_sent_while_a_waited, (std::vector<bool>{true, true}))
+      << "b's commands waited for a's timeout";
+}
+
+// The map is read again after a failure; the node that just did not answer is asked last (its
+// timeout would hold every command waiting for the map).
+TEST_F(ClusterLinkMany, TheMapIsReadFirstFromANodeThatAnswered) {
+  std::vector<Command> commands;
+  commands.push_back({"SET", key_on(true, 0), "v"});
+  const std::vector<Result<Reply>> replies =
+      runtime.block_on(link.execute_many(std::move(commands)));
+  ASSERT_FALSE(replies.at(0).ok());
+  nodes.slots_asked.clear();
+  ASSERT_TRUE(runtime.block_on(link.refresh()).ok());
+  EXPECT_EQ(nodes.slots_asked, (std::vector<std::string>{"b"}));
 }
 
 }  // namespace

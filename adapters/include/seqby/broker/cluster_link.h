@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,18 +82,20 @@ class ClusterLink : public RedisLink {
   ~ClusterLink() override;
 
   Task<Result<Reply>> execute(Command command) override;
-  // One after another, as RedisLink's default, except that a transport failure stops only the
-  // later commands for the same node (its master by the map when each is sent): they answer
-  // that error unsent, while the commands for other masters are still sent. One master gone
-  // must not withhold the rest of a round (the heartbeat's renewals of leases on live masters).
+  // The commands of each master (by the map when the call starts) one after another, and the
+  // masters' at once (when_all). A transport failure stops only the later commands for the same
+  // node (its master by the map when each is sent): they answer that error unsent. One master
+  // gone or stopped must not withhold the rest of a round (the heartbeat's renewals of leases on
+  // live masters), neither by a failure nor by the wait for its command timeout.
   Task<std::vector<Result<Reply>>> execute_many(std::vector<Command> commands) override;
   // A command of one slot, and WAIT on the connection that ran it (RedisLink's contract); a
   // command of no slot or of every master is Errc::invalid.
   Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
                                                    std::uint64_t timeout_ms) override;
 
-  // Reads CLUSTER SLOTS from the known nodes in turn (the seed first until a map exists) and
-  // replaces the map. Errc::closed naming each node tried when none answered.
+  // Reads CLUSTER SLOTS from the known nodes in turn (the seed first until a map exists, a node
+  // whose last command met a timeout or a lost connection last) and replaces the map. Errc::closed
+  // naming each node tried when none answered.
   Task<Status> refresh();
   // `command` on every master of the map, each reply in map order ("host:port", reply).
   Task<Result<std::vector<std::pair<std::string, Reply>>>> execute_on_each_master(Command command);
@@ -126,9 +129,14 @@ class ClusterLink : public RedisLink {
                                                 std::optional<WaitAsk> wait);
   Task<Result<Reply>> execute_on_all(Command command, const std::string& name);
   Task<Result<Reply>> send(const std::string& address, const Command& command, bool asking);
+  // send_on_link, and whether the node answered (unanswered_).
   Task<Result<ReplicatedReply>> send_on(const std::string& address, const Command& command,
                                         bool asking, std::optional<WaitAsk> wait);
+  Task<Result<ReplicatedReply>> send_on_link(const std::string& address, const Command& command,
+                                             bool asking, std::optional<WaitAsk> wait);
   Task<Status> ensure_map();
+  // execute_many's rule for commands of one node (or of none known): one after another.
+  Task<std::vector<Result<Reply>>> execute_in_order(std::vector<Command> commands);
   Result<std::size_t> node_index(const std::string& address);
   // Replaces the map with CLUSTER SLOTS reply `reply` (an unknown endpoint is `asked_host`).
   Status apply_slots(const Reply& reply, const std::string& asked_host);
@@ -152,6 +160,8 @@ class ClusterLink : public RedisLink {
   bool refreshing_ = false;
   std::uint64_t last_refresh_ms_ = 0;
   std::map<std::string, std::string> scripts_;  // sha -> source, from SCRIPT LOAD replies
+  // Nodes whose last command met a timeout or a lost connection (until one answers again).
+  std::set<std::string> unanswered_;
   Stats stats_;
   std::map<std::string, std::uint64_t> sent_;  // per node address
 };

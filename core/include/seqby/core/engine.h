@@ -74,6 +74,10 @@ class Engine {
   // Index members discovery skipped because they cannot be partition keys, once each (for the
   // metrics; each was warned of in the history).
   std::uint64_t index_members_skipped() const;
+  // How long the heartbeat's last rounds took (the announce and the renewal of every held lease,
+  // ms), oldest first, at most 64. A round near lease_ttl_ms - heartbeat_interval_ms puts every
+  // lease at risk.
+  std::vector<std::uint64_t> heartbeat_rounds_ms() const;
 
  private:
   // Runs one of the engine's loops (discovery, heartbeat, waker) and counts it while it runs.
