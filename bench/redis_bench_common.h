@@ -571,6 +571,10 @@ class EngineThread {
   std::optional<std::size_t> held(std::uint64_t timeout_ms) {
     return on_loop([this] { return engine_.held().size(); }, timeout_ms);
   }
+  // Engine::heartbeat_rounds_ms, read on the loop.
+  std::optional<std::vector<std::uint64_t>> heartbeat_rounds_ms(std::uint64_t timeout_ms) {
+    return on_loop([this] { return engine_.heartbeat_rounds_ms(); }, timeout_ms);
+  }
 
   // What the instance has done so far: commands its links sent and its loop thread's CPU.
   struct Snapshot {

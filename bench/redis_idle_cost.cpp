@@ -11,13 +11,10 @@
 //   among them, the commands the instances' links sent per second, the CPU of the
 //   instances' loop threads (CLOCK_THREAD_CPUTIME_ID, read on the loop) and of this whole
 //   process (getrusage), leases lost during the window;
-// - the heartbeat round as the engine runs it, seen from its history: `renew` records closer
-//   than half a heartbeat interval to the previous one form a round. The heartbeat loop
-//   announces, renews every lease (renew_many, its batches one after another), records each
-//   renew, then sleeps heartbeat_interval_ms, so one round's first record to the next one's,
-//   less that interval, is the loop's busy time: the announce, the whole renew_many round trip,
-//   the records. (First to last record alone is only the recording: every record of a round is
-//   written after its renew_many returns.)
+// - the heartbeat round as the engine runs it (Engine::heartbeat_rounds_ms: the announce and,
+//   at the same time, the whole renew_many round trip and the renew records), over the rounds of
+//   the window; and the renews in a round, from the history (`renew` records closer than half a
+//   heartbeat interval to the previous one form a round).
 // Every phase has a deadline: a missed one is said on stderr, and the program exits non-zero
 // (at once when an instance stops answering, at the end when a share was not reached in time).
 // Prints figures, asserts none.
@@ -207,25 +204,27 @@ Figures run_one(const RedisConfig& config, const Options& o, std::uint64_t count
   f.process_cpu_percent = window_us > 0 ? 100.0 * (process_after - process_before) / window_us : 0;
   f.lost = lost_after - lost_before;
 
-  // The heartbeat rounds of instance a since it settled (the last may be cut by the window):
-  // each round's busy time is the period to the next round less the heartbeat's sleep.
+  // The heartbeat rounds of instance a in the window (the engine keeps its last 64).
   const std::uint64_t interval_us = o.engine.heartbeat_interval_ms * 1000;
+  std::optional<std::vector<std::uint64_t>> round_ms =
+      engines[0]->heartbeat_rounds_ms(kLoopAnswerMaxMs);
+  if (!round_ms) hung("an instance's loop did not answer within 20 s");
+  const std::size_t in_window = o.window_s * 1000 / o.engine.heartbeat_interval_ms;
+  if (round_ms->size() > in_window) {
+    round_ms->erase(round_ms->begin(), round_ms->end() - static_cast<std::ptrdiff_t>(in_window));
+  }
+  f.rounds = round_ms->size();
+  if (f.rounds > 0) {
+    std::sort(round_ms->begin(), round_ms->end());
+    f.round_median_ms = static_cast<double>((*round_ms)[round_ms->size() / 2]);
+    f.round_max_ms = static_cast<double>(round_ms->back());
+  }
   std::vector<StepCounter::Round> rounds =
       engines[0]->steps().rounds(settled_from_us, interval_us / 2);
-  if (rounds.size() > 1) rounds.pop_back();
-  f.rounds = rounds.size() > 1 ? rounds.size() - 1 : 0;
-  if (f.rounds > 0) {
-    std::vector<double> spans;
+  if (!rounds.empty()) {
     std::vector<std::uint64_t> renews;
-    for (std::size_t i = 0; i + 1 < rounds.size(); ++i) {
-      const std::uint64_t period_us = rounds[i + 1].start_us - rounds[i].start_us;
-      spans.push_back(period_us > interval_us ? (period_us - interval_us) / 1000.0 : 0.0);
-      renews.push_back(rounds[i].renews);
-    }
-    std::sort(spans.begin(), spans.end());
+    for (const StepCounter::Round& r : rounds) renews.push_back(r.renews);
     std::sort(renews.begin(), renews.end());
-    f.round_median_ms = spans[spans.size() / 2];
-    f.round_max_ms = spans.back();
     f.round_renews = renews[renews.size() / 2];
   }
 
@@ -257,9 +256,9 @@ void print_header(const Options& o) {
       "redis-server %% of a core; srv_call/s: commands it ran (inside scripts too); "
       "srv_evalsha/s: script calls; cli_cmd/s: commands the instances sent; loop_cpu: instances' "
       "loop "
-      "threads, %% of a core; proc_cpu: this process; hb round: engine's heartbeat loop busy "
-      "time per round (median/max over the rounds: round-to-round period less "
-      "heartbeat_interval_ms), renews per round\n");
+      "threads, %% of a core; proc_cpu: this process; hb round: the engine's heartbeat round, "
+      "announce and renewals (median/max over the window's rounds, Engine::heartbeat_rounds_ms), "
+      "renews per round\n");
   std::printf("%6s %4s %7s %-15s %-13s %5s %8s %10s %13s %10s %9s %9s %-17s %7s  %s\n", "N", "inst",
               "setup_s", "share_s", "held_end", "lost", "srv_cpu", "srv_call/s", "srv_evalsha/s",
               "cli_cmd/s", "loop_cpu", "proc_cpu", "hb round ms", "renews", "load avg");
