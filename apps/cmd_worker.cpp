@@ -509,6 +509,7 @@ int run_worker(const WorkerOptions& o) {
           if (unit.halted) ++f.units_halted;
         }
         f.index_members_skipped = engine.index_members_skipped();
+        f.heartbeat_rounds_ms = engine.heartbeat_rounds_ms();
         f.no_partition_units = broker.no_partition_units();
         f.command_refusals = links.refusals();
         if (exec_handler != nullptr) {

@@ -30,6 +30,11 @@ struct WorkerMetrics::Families {
                         .Help("Units this worker holds the lease of: partitions, or a process "
                               "manager's correlation values (kind)")
                         .Register(r)),
+        heartbeat_round(prometheus::BuildGauge()
+                            .Name("seqby_heartbeat_round_seconds")
+                            .Help("The heartbeat's rounds (announce and renewal of every lease "
+                                  "held): the last one, and the longest of the last 64 (of)")
+                            .Register(r)),
         units_halted(prometheus::BuildGauge()
                          .Name("seqby_units_halted")
                          .Help("Units held with a halted stream (a poison head waits for an "
@@ -125,6 +130,7 @@ struct WorkerMetrics::Families {
                   .Register(r)) {}
 
   Family<Gauge>& units_owned;
+  Family<Gauge>& heartbeat_round;
   Family<Gauge>& units_halted;
   Family<Counter>& handled;
   Family<Counter>& failed;
@@ -319,6 +325,12 @@ void WorkerMetrics::sample_figures(const WorkerFigures& w, std::uint64_t now_ms)
   f_->units_owned.Add({{"kind", options_.process_manager ? "process_manager" : "partition"}})
       .Set(static_cast<double>(w.units_owned));
   f_->units_halted.Add({}).Set(static_cast<double>(w.units_halted));
+  if (!w.heartbeat_rounds_ms.empty()) {
+    const auto longest =
+        *std::max_element(w.heartbeat_rounds_ms.begin(), w.heartbeat_rounds_ms.end());
+    f_->heartbeat_round.Add({{"of", "last"}}).Set(w.heartbeat_rounds_ms.back() / 1000.0);
+    f_->heartbeat_round.Add({{"of", "longest_recent"}}).Set(longest / 1000.0);
+  }
   add_to(f_->skipped.Add({}), w.index_members_skipped, &skipped_seen_);
   add_to(f_->no_partition.Add({}), w.no_partition_units, &no_partition_seen_);
   for (const auto& [link, count] : w.command_refusals) {

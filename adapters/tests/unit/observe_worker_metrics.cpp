@@ -136,11 +136,14 @@ TEST(WorkerMetrics, SampledFiguresAndBoundedLagGauges) {
   f.command_refusals = {{"commands", 4}};
   m.sample_figures(f, 1);
   f.index_members_skipped = 5;  // cumulative: the counter grows by the difference
+  f.heartbeat_rounds_ms = {40, 2100, 35};
   m.sample_figures(f, 2);
   std::string text = m.scrape();
   EXPECT_EQ(sample(text, "seqby_units_owned{kind=\"partition\"}"), 3) << text;
   EXPECT_EQ(sample(text, "seqby_units_halted"), 1);
   EXPECT_EQ(sample(text, "seqby_index_members_skipped_total"), 5);
+  EXPECT_DOUBLE_EQ(sample(text, "seqby_heartbeat_round_seconds{of=\"last\"}"), 0.035);
+  EXPECT_DOUBLE_EQ(sample(text, "seqby_heartbeat_round_seconds{of=\"longest_recent\"}"), 2.1);
   EXPECT_EQ(sample(text, "seqby_redis_command_refusals_total{link=\"commands\"}"), 4);
 
   std::vector<std::string> keys;

@@ -52,8 +52,9 @@ struct WorkerMetricsOptions {
 struct WorkerFigures {
   std::uint64_t units_owned = 0;   // partitions held, or a process manager's correlation values
   std::uint64_t units_halted = 0;  // held units with a halted stream
-  std::uint64_t index_members_skipped = 0;  // Engine::index_members_skipped()
-  std::uint64_t no_partition_units = 0;     // RedisBroker::no_partition_units()
+  std::uint64_t index_members_skipped = 0;         // Engine::index_members_skipped()
+  std::vector<std::uint64_t> heartbeat_rounds_ms;  // Engine::heartbeat_rounds_ms()
+  std::uint64_t no_partition_units = 0;            // RedisBroker::no_partition_units()
   // ReportingLink::refusals() by link name ("commands", "wake", ...).
   std::map<std::string, std::uint64_t> command_refusals;
   bool exec = false;  // the figures below are an ExecHandler's
