@@ -79,15 +79,31 @@ class CuttableLink final : public redis::RedisLink {
   std::uint64_t cut_timeout_ms_;
 };
 
+// The link a OneWorkerWorld's broker reaches its simulated link through by default: no change.
+class PassLink final : public redis::RedisLink {
+ public:
+  PassLink(redis::RedisLink& inner, Runtime&) : inner_(inner) {}
+  Task<Result<redis::Reply>> execute(redis::Command command) override {
+    Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
+    co_return reply;
+  }
+
+ private:
+  redis::RedisLink& inner_;
+};
+
 // One engine instance "a" of group billing on category order, reading by batches of 8, over a
-// SimRedis with no fault, with handler `H`, and a publisher beside it; its links' latencies are
-// drawn from `seed`. On a failed test it prints the history.
-template <typename H>
+// SimRedis with no fault, with handler `H` (default-constructed), and a publisher beside it; its
+// links' latencies are drawn from `seed`. Its broker's commands go through a `Wrap` made of
+// (the simulated link, the instance's runtime), as `wrap`. On a failed test it prints the
+// history.
+template <typename H, typename Wrap = PassLink>
 struct OneWorkerWorld {
   static constexpr const char* kCategory = "order";
 
   explicit OneWorkerWorld(std::uint64_t seed)
       : link{runtime, server, sim::Rng(seed).derive("link/a")},
+        wrap{link, runtime},
         engine{runtime, broker, history, handler, options()},
         publisher_link{publisher_runtime, server, sim::Rng(seed).derive("link/publisher")} {}
 
@@ -113,7 +129,8 @@ struct OneWorkerWorld {
   properties::VectorHistorySink history;
   sim::SimRuntime runtime{scheduler, "a"};
   sim::SimRedisLink link;
-  redis::RedisBroker broker{link};
+  Wrap wrap;
+  redis::RedisBroker broker{wrap};
   H handler;
   Engine engine;
   sim::SimRuntime publisher_runtime{scheduler, "publisher"};

@@ -58,24 +58,26 @@ INSTANTIATE_TEST_SUITE_P(Programs, BenchCommandLine, ::testing::ValuesIn(kProgra
                            return info.param;
                          });
 
-TEST(BenchCommandLineValues, ANonNumberIsNamedWithExitTwo) {
+// A value the option does not take is named, with exit status 2 and nothing on stdout.
+TEST(BenchCommandLineValues, ABadValueIsNamedWithExitTwo) {
 #ifndef SEQBY_BENCH_BUILT
   GTEST_SKIP() << "the benchmarks are not built";
 #endif
-  const auto run = run_program(path_of("bench_redis_throughput"), {"--repetitions", "three"});
-  EXPECT_EQ(run.exit_code, 2) << run.err;
-  EXPECT_NE(run.err.find("--repetitions"), std::string::npos) << run.err;
-  EXPECT_EQ(run.out, "");
-}
-
-TEST(BenchCommandLineValues, AFaultThatIsNeitherKillNorStopIsNamedWithExitTwo) {
-#ifndef SEQBY_BENCH_BUILT
-  GTEST_SKIP() << "the benchmarks are not built";
-#endif
-  const auto run = run_program(path_of("bench_cluster_failover_leases"), {"--fault", "pause"});
-  EXPECT_EQ(run.exit_code, 2) << run.err;
-  EXPECT_NE(run.err.find("--fault 'pause'"), std::string::npos) << run.err;
-  EXPECT_EQ(run.out, "");
+  struct Case {
+    std::string program;
+    std::vector<std::string> args;
+    std::string named;
+  };
+  const std::vector<Case> cases = {
+      {"bench_redis_throughput", {"--repetitions", "three"}, "--repetitions"},
+      {"bench_cluster_failover_leases", {"--fault", "pause"}, "--fault 'pause'"},
+  };
+  for (const Case& c : cases) {
+    const auto run = run_program(path_of(c.program), c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.program << ": " << run.err;
+    EXPECT_NE(run.err.find(c.named), std::string::npos) << c.program << ": " << run.err;
+    EXPECT_EQ(run.out, "") << c.program;
+  }
 }
 
 }  // namespace

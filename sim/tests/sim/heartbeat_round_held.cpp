@@ -10,44 +10,24 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "seqby/broker/redis_broker.h"
-#include "seqby/core/engine.h"
 #include "seqby/core/keyspace.h"
-#include "seqby/properties/history_io.h"
-#include "seqby/sim/rng.h"
-#include "seqby/sim/scheduler.h"
-#include "seqby/sim/sim_link.h"
-#include "seqby/sim/sim_redis.h"
-#include "seqby/sim/sim_runtime.h"
 #include "sim_engine_parts.h"
 
 namespace seqby::sim {
 namespace {
 
 constexpr std::uint64_t kSeed = 20261206;
-constexpr const char* kCategory = "order";
-constexpr const char* kGroup = "billing";
-constexpr std::uint64_t kTtlMs = 3000;
-constexpr std::uint64_t kHeartbeatMs = 1000;
 constexpr std::uint64_t kHeldMs = 2000;  // a command timeout
 constexpr std::uint64_t kSlowMs = 1500;  // a slow master's delay
 
-using testing::CommittingHandler;
-
-// While `held`: every command that names `held_key` waits kHeldMs and answers a timeout, and
-// every one that names `slow_key` reaches the server kSlowMs late; the others go through.
+// While `held`: every command that names the members set waits kHeldMs and answers a timeout,
+// and every one that names k0's lease reaches the server kSlowMs late; the others go through.
 class HoldKeyLink final : public redis::RedisLink {
  public:
-  HoldKeyLink(redis::RedisLink& inner, Runtime& runtime, std::string held_key, std::string slow_key)
-      : inner_(inner),
-        runtime_(runtime),
-        held_key_(std::move(held_key)),
-        slow_key_(std::move(slow_key)) {}
+  HoldKeyLink(redis::RedisLink& inner, Runtime& runtime) : inner_(inner), runtime_(runtime) {}
   bool held = false;
   std::uint64_t held_commands = 0;
   std::uint64_t slow_commands = 0;
@@ -71,80 +51,43 @@ class HoldKeyLink final : public redis::RedisLink {
  private:
   redis::RedisLink& inner_;
   Runtime& runtime_;
-  std::string held_key_;
-  std::string slow_key_;
+  const std::string held_key_ = members_set_name("order", "billing", KeyLayout::flat);
+  const std::string slow_key_ = lease_key_name("order", "k0");
 };
 
-EngineOptions options() {
-  EngineOptions o;
-  o.owner_id = "a";
-  o.category = kCategory;
-  o.group = kGroup;
-  o.lease_ttl_ms = kTtlMs;
-  o.heartbeat_interval_ms = kHeartbeatMs;
-  o.discovery_interval_ms = 500;
-  o.poll_interval_ms = 20;
-  return o;
+class OkHandler final : public Handler {
+ public:
+  Task<HandlerResult> handle(const Event&, HandlerContext&) override {
+    co_return HandlerResult::success();
+  }
+};
+
+using World = testing::OneWorkerWorld<OkHandler, HoldKeyLink>;
+
+std::size_t count(const World& w, HistoryOp op, std::uint64_t from_ms) {
+  return static_cast<std::size_t>(
+      std::count_if(w.history.records().begin(), w.history.records().end(),
+                    [&](const HistoryRecord& r) { return r.op == op && r.time_ms >= from_ms; }));
 }
 
-struct World {
-  Scheduler scheduler;
-  ServerClock server_clock{scheduler};
-  SimRedis redis{server_clock};
-  ServerAdapter<SimRedis> server{redis};
-  properties::VectorHistorySink history;
-  SimRuntime runtime{scheduler, "a"};
-  SimRedisLink link{runtime, server, Rng(kSeed).derive("link/a")};
-  HoldKeyLink holding{link, runtime, members_set_name(kCategory, kGroup, KeyLayout::flat),
-                      lease_key_name(kCategory, "k0")};
-  redis::RedisBroker broker{holding};
-  CommittingHandler handler{runtime};
-  Engine engine{runtime, broker, history, handler, options()};
-  SimRuntime publisher_runtime{scheduler, "publisher"};
-  SimRedisLink publisher_link{publisher_runtime, server, Rng(kSeed).derive("link/publisher")};
-  redis::RedisBroker publisher{publisher_link};
-
-  ~World() {
-    if (::testing::Test::HasFailure()) {
-      for (const auto& r : history.records()) {
-        std::fprintf(stderr, "t=%llu %s %s/%s g=%llu %s\n",
-                     static_cast<unsigned long long>(r.time_ms), history_op_name(r.op),
-                     r.category.c_str(), r.key.c_str(),
-                     static_cast<unsigned long long>(r.generation), r.detail.c_str());
-      }
-    }
-    runtime.crash();
-    publisher_runtime.crash();
-  }
-
-  Task<void> publish(std::string key) {
-    const PartitionRef partition{kCategory, key};  // named: no temporary inside co_await
-    Result<std::string> id = co_await publisher.publish(partition, "created", "{\"seq\":1}");
-    SEQBY_CHECK(id.ok());
-  }
-  std::size_t count(HistoryOp op, std::uint64_t from_ms) const {
-    return static_cast<std::size_t>(
-        std::count_if(history.records().begin(), history.records().end(),
-                      [&](const HistoryRecord& r) { return r.op == op && r.time_ms >= from_ms; }));
-  }
-};
-
 TEST(HeartbeatRoundHeld, AnAnnounceThatGetsNoAnswerBesideASlowRenewalCostsNoLease) {
-  World w;
+  World w(kSeed);
+  ASSERT_EQ(World::options().lease_ttl_ms, 3000u);
+  ASSERT_EQ(World::options().heartbeat_interval_ms, 1000u);
   w.engine.start();
-  w.publisher_runtime.spawn("publisher", w.publish("k0"));
-  w.scheduler.run_until([&] { return w.count(HistoryOp::ack, 0) > 0; }, 30'000);
-  ASSERT_EQ(w.count(HistoryOp::ack, 0), 1u) << "k0's event was never handled";
+  w.publisher_runtime.spawn("publisher", w.publish_all(1));
+  w.scheduler.run_until([&] { return count(w, HistoryOp::ack, 0) > 0; }, 30'000);
+  ASSERT_EQ(count(w, HistoryOp::ack, 0), 1u) << "k0's event was never handled";
 
-  w.holding.held = true;
+  w.wrap.held = true;
   const std::uint64_t held_from = w.scheduler.now_ms();
   w.scheduler.run_until(held_from + 20'000);
 
-  EXPECT_GE(w.holding.held_commands, 5u) << "the announce was not held";
-  EXPECT_GE(w.holding.slow_commands, 5u) << "the renewal was not slowed";
-  EXPECT_EQ(w.count(HistoryOp::lose, held_from), 0u) << "a lost k0's lease";
-  EXPECT_EQ(w.count(HistoryOp::acquire, held_from), 0u) << "a took k0 again";
-  EXPECT_GE(w.count(HistoryOp::renew, held_from), 8u);
+  EXPECT_GE(w.wrap.held_commands, 5u) << "the announce was not held";
+  EXPECT_GE(w.wrap.slow_commands, 5u) << "the renewal was not slowed";
+  EXPECT_EQ(count(w, HistoryOp::lose, held_from), 0u) << "a lost k0's lease";
+  EXPECT_EQ(count(w, HistoryOp::acquire, held_from), 0u) << "a took k0 again";
+  EXPECT_GE(count(w, HistoryOp::renew, held_from), 8u);
   // Each round lasted as long as the held announce: the round's figure says so.
   const std::vector<std::uint64_t> rounds = w.engine.heartbeat_rounds_ms();
   ASSERT_FALSE(rounds.empty());
