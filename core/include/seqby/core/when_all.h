@@ -66,9 +66,9 @@ class WhenAll {
     joins_.reserve(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       if constexpr (std::is_void_v<T>) {
-        joins_.push_back(join_one_void(std::move(tasks[i]), &count_));
+        joins_.push_back(join_one_void(std::move(tasks[i]), &count_).release());
       } else {
-        joins_.push_back(join_one(std::move(tasks[i]), &results_[i], &count_));
+        joins_.push_back(join_one(std::move(tasks[i]), &results_[i], &count_).release());
       }
     }
   }
@@ -80,11 +80,9 @@ class WhenAll {
   std::coroutine_handle<> await_suspend(std::coroutine_handle<P> awaiter) {
     count_.awaiter = awaiter;
     count_.pending = joins_.size() + 1;
-    for (Task<void>& join : joins_) {
-      auto handle = join.release();
-      handle.promise().context = detail::context_of(awaiter);
-      started_.push_back(handle);
-      handle.resume();
+    for (auto join : joins_) {
+      join.promise().context = detail::context_of(awaiter);
+      join.resume();
     }
     // Every task has started; the last to finish resumes the awaiter (now, if all have).
     return --count_.pending == 0 ? std::coroutine_handle<>(awaiter) : std::noop_coroutine();
@@ -102,14 +100,14 @@ class WhenAll {
     }
   }
 
+  // Every join frame, started or not, finished or suspended (a crash mid-wait).
   ~WhenAll() {
-    for (auto handle : started_) handle.destroy();
+    for (auto join : joins_) join.destroy();
   }
 
  private:
   using Results = std::conditional_t<std::is_void_v<T>, char, std::vector<std::optional<T>>>;
-  std::vector<Task<void>> joins_;                                          // not started yet
-  std::vector<std::coroutine_handle<detail::TaskPromise<void>>> started_;  // owned from the start
+  std::vector<Task<void>::Handle> joins_;  // owned: each destroyed with this awaitable
   JoinCount count_;
   Results results_{};
 };
