@@ -277,14 +277,6 @@ std::int64_t max_of(const std::vector<std::int64_t>& values) {
   return values.empty() ? -1 : *std::max_element(values.begin(), values.end());
 }
 
-bool parse_u64(const std::string& text, std::uint64_t* out) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') return false;
-  *out = v;
-  return true;
-}
-
 bool parse_options(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -295,21 +287,16 @@ bool parse_options(int argc, char** argv, Options* o) {
     const std::string text = argv[++i];
     std::uint64_t value = 0;
     if (flag == "--ttls") {
-      o->ttls_ms.clear();
-      std::size_t at = 0;
-      while (at <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', at), text.size());
-        if (!parse_u64(text.substr(at, comma - at), &value) || value < 2) {
-          std::fprintf(stderr, "%s: --ttls: '%s' is not a list of ttls in ms\n", kProgram,
-                       text.c_str());
-          return false;
-        }
-        o->ttls_ms.push_back(value);
-        at = comma + 1;
+      const bool listed = parse_u64_list(text, &o->ttls_ms);
+      if (!listed || std::any_of(o->ttls_ms.begin(), o->ttls_ms.end(),
+                                 [](std::uint64_t ttl) { return ttl < 2; })) {
+        std::fprintf(stderr, "%s: --ttls: '%s' is not a list of ttls in ms\n", kProgram,
+                     text.c_str());
+        return false;
       }
       continue;
     }
-    if (!parse_u64(text, &value) || value == 0) {
+    if (!parse_u64(text.c_str(), &value) || value == 0) {
       std::fprintf(stderr, "%s: %s needs a positive number\n", kProgram, flag.c_str());
       return false;
     }

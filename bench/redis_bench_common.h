@@ -481,29 +481,17 @@ class StepCounter final : public HistorySink {
     }
   }
 
-  // Heartbeat rounds seen after `since_us`: renew records closer than `gap_us` to the previous
-  // one belong to its round. Per round: its first record's time (us), first-to-last record time
-  // and its renew count.
-  struct Round {
-    std::uint64_t start_us = 0;
-    std::uint64_t span_us = 0;
-    std::uint64_t renews = 0;
-  };
-  std::vector<Round> rounds(std::uint64_t since_us, std::uint64_t gap_us) const {
+  // The renews of each heartbeat round seen after `since_us`: renew records closer than
+  // `gap_us` to the previous one belong to its round.
+  std::vector<std::uint64_t> renews_per_round(std::uint64_t since_us, std::uint64_t gap_us) const {
     const std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<Round> out;
-    std::uint64_t first = 0;
+    std::vector<std::uint64_t> out;
     std::uint64_t last = 0;
     for (const std::uint64_t t : renew_us_) {
       if (t < since_us) continue;
-      if (out.empty() || t - last > gap_us) {
-        out.push_back(Round{});
-        out.back().start_us = t;
-        first = t;
-      }
+      if (out.empty() || t - last > gap_us) out.push_back(0);
       last = t;
-      out.back().span_us = last - first;
-      ++out.back().renews;
+      ++out.back();
     }
     return out;
   }

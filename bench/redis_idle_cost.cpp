@@ -219,11 +219,9 @@ Figures run_one(const RedisConfig& config, const Options& o, std::uint64_t count
     f.round_median_ms = static_cast<double>((*round_ms)[round_ms->size() / 2]);
     f.round_max_ms = static_cast<double>(round_ms->back());
   }
-  std::vector<StepCounter::Round> rounds =
-      engines[0]->steps().rounds(settled_from_us, interval_us / 2);
-  if (!rounds.empty()) {
-    std::vector<std::uint64_t> renews;
-    for (const StepCounter::Round& r : rounds) renews.push_back(r.renews);
+  std::vector<std::uint64_t> renews =
+      engines[0]->steps().renews_per_round(settled_from_us, interval_us / 2);
+  if (!renews.empty()) {
     std::sort(renews.begin(), renews.end());
     f.round_renews = renews[renews.size() / 2];
   }
