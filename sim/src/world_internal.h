@@ -169,17 +169,33 @@ class World::StampObserver final : public FaultObserver {
   std::map<std::string, std::string, std::less<>> names_;
 };
 
-// The stamp the last successful command of each task got, across an incarnation's connections
-// (one, or one per cluster node: a command redirected or preceded by CLUSTER SLOTS ends on the
-// connection whose reply it returns).
+// The stamp each task's last successful run of a command got, across an incarnation's
+// connections (one, or one per cluster node: a command redirected or preceded by CLUSTER SLOTS
+// ends on the connection whose reply it returns). Keyed by the task and the command (its
+// command_key): one task may have several commands in flight at once (when_all: the heartbeat's
+// announce beside its renewals, under the task's one context), and a reply held up on its way
+// back must not take the stamp of another command that completed first.
 class World::TaskStamps {
  public:
-  void put(void* context, std::uint64_t stamp);
+  // What tells a task's commands in flight apart: a hash of the command's name and first three
+  // arguments (script sha, key count, first key), a leading ASKING left out.
+  static std::uint64_t command_key(const redis::Command& command);
+  void put(void* context, std::uint64_t command, std::uint64_t stamp);
   // 0 if none.
-  std::uint64_t take(void* context);
+  std::uint64_t take(void* context, std::uint64_t command);
 
  private:
-  std::vector<std::pair<void*, std::uint64_t>> by_task_;  // a few tasks: a flat list
+  // Per task at most this many stamps no outer call took yet (a cluster link's own commands,
+  // CLUSTER SLOTS or a SCRIPT LOAD on a new master, are stamped and never taken).
+  static constexpr std::size_t kUntakenPerTaskMax = 4;
+  struct Stamp {
+    void* context;
+    std::uint64_t command;
+    std::uint64_t stamp;
+    std::uint64_t put_seq;
+  };
+  std::vector<Stamp> stamps_;  // a few tasks, a few commands each: a flat list
+  std::uint64_t puts_ = 0;
 };
 
 class World::InnerStampLink final : public redis::RedisLink {

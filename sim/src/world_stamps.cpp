@@ -9,6 +9,7 @@
 
 #include "seqby/broker/script_contracts.h"
 #include "seqby/broker/scripts.h"
+#include "seqby/core/fnv1a.h"
 #include "seqby/sim/sha1.h"
 #include "seqby/testing/variant.h"
 #include "world_internal.h"
@@ -267,29 +268,51 @@ redis::Reply World::StampServer::execute(const redis::Command& sent) {
 
 Task<Result<redis::Reply>> World::InnerStampLink::execute(redis::Command command) {
   void* context = co_await ContextProbe();
+  const std::uint64_t key = TaskStamps::command_key(command);
   const std::uint64_t k = sent_++;
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
-  if (reply.ok()) stamps_.put(context, server_.stamp_at(k));
+  if (reply.ok()) stamps_.put(context, key, server_.stamp_at(k));
   co_return reply;
 }
 
-void World::TaskStamps::put(void* context, std::uint64_t stamp) {
-  auto it = std::find_if(by_task_.begin(), by_task_.end(),
-                         [context](const auto& entry) { return entry.first == context; });
-  if (it != by_task_.end()) {
-    it->second = stamp;
-  } else {
-    by_task_.emplace_back(context, stamp);
+std::uint64_t World::TaskStamps::command_key(const redis::Command& command) {
+  constexpr std::size_t kElements = 4;
+  const std::size_t first = !command.empty() && command[0] == "ASKING" ? 1 : 0;
+  std::uint64_t key = 14695981039346656037ull;
+  for (std::size_t i = first; i < command.size() && i < first + kElements; ++i) {
+    key = (key ^ fnv1a64(command[i])) * 1099511628211ull;
   }
+  return key;
 }
 
-std::uint64_t World::TaskStamps::take(void* context) {
-  auto it = std::find_if(by_task_.begin(), by_task_.end(),
-                         [context](const auto& entry) { return entry.first == context; });
-  if (it == by_task_.end()) return 0;
-  const std::uint64_t stamp = it->second;
-  *it = by_task_.back();
-  by_task_.pop_back();
+void World::TaskStamps::put(void* context, std::uint64_t command, std::uint64_t stamp) {
+  std::size_t of_task = 0;
+  Stamp* oldest = nullptr;
+  for (Stamp& s : stamps_) {
+    if (s.context != context) continue;
+    if (s.command == command) {
+      s.stamp = stamp;
+      s.put_seq = puts_++;
+      return;
+    }
+    ++of_task;
+    if (oldest == nullptr || s.put_seq < oldest->put_seq) oldest = &s;
+  }
+  if (of_task >= kUntakenPerTaskMax) {
+    *oldest = Stamp{context, command, stamp, puts_++};
+    return;
+  }
+  stamps_.push_back(Stamp{context, command, stamp, puts_++});
+}
+
+std::uint64_t World::TaskStamps::take(void* context, std::uint64_t command) {
+  auto it = std::find_if(stamps_.begin(), stamps_.end(), [context, command](const Stamp& s) {
+    return s.context == context && s.command == command;
+  });
+  if (it == stamps_.end()) return 0;
+  const std::uint64_t stamp = it->stamp;
+  *it = stamps_.back();
+  stamps_.pop_back();
   return stamp;
 }
 
@@ -308,8 +331,9 @@ Task<Result<redis::Reply>> World::OuterStampLink::execute(redis::Command command
   void* context = co_await ContextProbe();
   const bool cluster = world_.options_.key_layout == KeyLayout::cluster;
   std::vector<std::string> tags = cluster ? Sink::hash_tags(command) : std::vector<std::string>{};
+  const std::uint64_t key = TaskStamps::command_key(command);
   Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
-  const std::uint64_t stamp = stamps_.take(context);
+  const std::uint64_t stamp = stamps_.take(context, key);
   Sink& sink = *world_.sink_;
   *decision_stamp_ = reply.ok() && stamp > 0 ? 2 * stamp - 1 : 2 * sink.command_count();
   if (cluster) sink.note_tagged_command(context, std::move(tags), *decision_stamp_);
