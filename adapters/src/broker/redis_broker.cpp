@@ -4,6 +4,9 @@
 #include "seqby/broker/redis_broker.h"
 
 #include <algorithm>
+#include <coroutine>
+#include <list>
+#include <memory>
 #include <optional>
 
 #include "redis_broker_detail.h"
@@ -65,7 +68,7 @@ std::size_t RedisBroker::script_index(std::string_view name) {
   }
   for (const EmbeddedScript& embedded : embedded_scripts()) {
     if (name == embedded.name) {
-      scripts_.push_back(LoadedScript{embedded.name, embedded.source, ""});
+      scripts_.push_back(LoadedScript{embedded.name, embedded.source, "", nullptr});
       return scripts_.size() - 1;
     }
   }
@@ -78,16 +81,89 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
   co_return reply;
 }
 
-Task<Result<std::string>> RedisBroker::load_script(std::size_t index, RedisLink& via) {
-  Command command{"SCRIPT", "LOAD", scripts_[index].source};
-  Result<Reply> loaded = co_await via.execute(std::move(command));
-  if (!loaded.ok()) co_return loaded.error();
-  Result<std::string> sha = decode<std::string>(loaded.value(), "SCRIPT LOAD");
-  if (!sha.ok()) {
-    script_load_refused_ = true;
-    co_return std::string();
+// A SCRIPT LOAD in flight: its answer once it came, and the calls waiting for it, in the order
+// they came (each waiter's own awaiter, which leaves the list if its frame is destroyed first).
+struct RedisBroker::ScriptLoad {
+  class Wait;
+  bool answered = false;
+  bool abandoned = false;
+  Result<std::string> sha = std::string();
+  std::list<Wait*> waiting;
+
+  // Records the answer and resumes the waiters one by one, in order (each runs to its next
+  // suspension: its EVALSHA sent).
+  void answer(Result<std::string> answer);
+};
+
+class RedisBroker::ScriptLoad::Wait {
+ public:
+  explicit Wait(std::shared_ptr<ScriptLoad> load) : load_(std::move(load)) {}
+  Wait(const Wait&) = delete;
+  Wait& operator=(const Wait&) = delete;
+  ~Wait() {
+    if (queued_) load_->waiting.erase(at_);
   }
-  scripts_[index].sha = sha.value();
+  bool await_ready() const { return load_->answered; }
+  void await_suspend(std::coroutine_handle<> waiter) {
+    waiter_ = waiter;
+    at_ = load_->waiting.insert(load_->waiting.end(), this);
+    queued_ = true;
+  }
+  Result<std::string> await_resume() const { return load_->sha; }
+  void resume() {
+    queued_ = false;
+    waiter_.resume();
+  }
+
+ private:
+  std::shared_ptr<ScriptLoad> load_;
+  std::coroutine_handle<> waiter_;
+  std::list<Wait*>::iterator at_;
+  bool queued_ = false;
+};
+
+void RedisBroker::ScriptLoad::answer(Result<std::string> answer) {
+  sha = std::move(answer);
+  answered = true;
+  while (!waiting.empty()) {
+    Wait* next = waiting.front();
+    waiting.pop_front();
+    next->resume();
+  }
+}
+
+Task<Result<std::string>> RedisBroker::load_script(std::size_t index, RedisLink& via) {
+  const std::shared_ptr<ScriptLoad> in_flight = scripts_[index].loading;
+  if (in_flight != nullptr && !in_flight->abandoned) {
+    Result<std::string> shared = co_await ScriptLoad::Wait(in_flight);
+    co_return shared;
+  }
+  auto load = std::make_shared<ScriptLoad>();
+  scripts_[index].loading = load;
+  // A load whose frame is destroyed before the answer (the instance torn down mid-load) is
+  // abandoned: the next call loads anew rather than wait on it. Only the load is touched here:
+  // the broker may be gone already.
+  struct Abandon {
+    ScriptLoad& load;
+    ~Abandon() {
+      if (!load.answered) load.abandoned = true;
+    }
+  };
+  const Abandon abandon{*load};
+  Command command{"SCRIPT", "LOAD", scripts_[index].source};
+  Result<Reply> reply = co_await via.execute(std::move(command));
+  Result<std::string> sha = std::string();
+  if (!reply.ok()) {
+    sha = reply.error();
+  } else if (Result<std::string> decoded = decode<std::string>(reply.value(), "SCRIPT LOAD");
+             decoded.ok()) {
+    scripts_[index].sha = decoded.value();
+    sha = std::move(decoded);
+  } else {
+    script_load_refused_ = true;
+  }
+  scripts_[index].loading.reset();
+  load->answer(sha);
   co_return sha;
 }
 

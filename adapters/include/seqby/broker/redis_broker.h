@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -200,7 +201,11 @@ class RedisBroker final : public Broker {
                                              const NextAsk& ask);
   // SCRIPT LOAD of scripts_[index] over `via`: its sha, kept for the next call; "" when the
   // server refuses SCRIPT LOAD (script_load_refused_ then: EVAL from now on); a transport
-  // failure as it came.
+  // failure as it came. One load at a time per script: a call that needs the sha while a load
+  // is in flight waits for that load's answer and shares it (an instance whose 10,000 workers
+  // release at once sends one SCRIPT LOAD, not 10,000).
+  // REQUIRES: the frames of calls waiting on one load are destroyed with the loader's, or not
+  // before it answers (a crash tears down every task of the instance at once).
   Task<Result<std::string>> load_script(std::size_t index, RedisLink& via);
   // `durable`: the write is one the durability option waits for (wait_replicas).
   Task<Result<Reply>> run_script(std::string_view name, ScriptCall call, bool durable);
@@ -228,10 +233,12 @@ class RedisBroker final : public Broker {
   // Per doorbell: the id of its last ring this broker's wait saw ("0-0" before any), after which
   // the next wait watches it.
   std::map<std::string, std::string> doorbell_seen_;
+  struct ScriptLoad;  // a SCRIPT LOAD in flight and the calls waiting for its answer
   struct LoadedScript {
     std::string_view name;  // the embedded script's name (static storage)
     const char* source = nullptr;
-    std::string sha;  // "" until SCRIPT LOAD answered (or after NOSCRIPT)
+    std::string sha;                      // "" until SCRIPT LOAD answered (or after NOSCRIPT)
+    std::shared_ptr<ScriptLoad> loading;  // the load in flight, if any
   };
   // Index into scripts_ of `name`, added on first use. A flat list: a broker runs about a dozen
   // scripts, and this is looked up on every call.
