@@ -177,8 +177,8 @@ class World::StampObserver final : public FaultObserver {
 // back must not take the stamp of another command that completed first.
 class World::TaskStamps {
  public:
-  // What tells a task's commands in flight apart: a hash of the command's name and first three
-  // arguments (script sha, key count, first key), a leading ASKING left out.
+  // What tells a task's commands in flight apart: a key mixed from the command's name and first
+  // three arguments (script sha, key count, first key), a leading ASKING left out.
   static std::uint64_t command_key(const redis::Command& command);
   void put(void* context, std::uint64_t command, std::uint64_t stamp);
   // 0 if none.
