@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "seqby/broker/redis_broker.h"
 #include "seqby/broker/redis_link.h"
 #include "seqby/core/check.h"
 #include "seqby/core/clock.h"
@@ -52,6 +53,27 @@ T run_now(Task<T> task) {
   SEQBY_CHECK(handle.done());
   handle.destroy();
   return std::move(*out);
+}
+
+// Publishes one event to each of `count` partitions order:k0, order:k1, ... and takes their
+// leases for owner "a" (TTL 3 s) with one acquire_many: the leases in that order, or what failed.
+inline Result<std::vector<Lease>> held_leases(redis::RedisBroker& broker, std::size_t count) {
+  std::vector<PartitionRef> partitions;
+  for (std::size_t i = 0; i < count; ++i) {
+    partitions.push_back(PartitionRef{"order", "k" + std::to_string(i)});
+    Result<std::string> published = run_now(broker.publish(partitions.back(), "created", "{}"));
+    if (!published.ok()) return published.error();
+  }
+  auto got = run_now(broker.acquire_many(partitions, "", "a", 3000, partitions.size()));
+  if (!got.ok()) return got.error();
+  std::vector<Lease> leases;
+  for (std::size_t i = 0; i < got.value().size(); ++i) {
+    if (!got.value()[i].has_value()) {
+      return make_error(Errc::protocol, partitions[i].key + ": its lease was not taken");
+    }
+    leases.push_back(*got.value()[i]);
+  }
+  return leases;
 }
 
 // Broker::renew_many's answer per lease, readable: "renewed", or the error's code name

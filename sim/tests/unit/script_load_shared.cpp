@@ -110,17 +110,9 @@ struct ScriptLoadShared : ::testing::Test {
   std::vector<Lease> leases;
 
   void SetUp() override {
-    std::vector<PartitionRef> partitions;
-    for (std::size_t i = 0; i < kCalls; ++i) {
-      partitions.push_back(PartitionRef{"order", "k" + std::to_string(i)});
-      ASSERT_TRUE(run_now(broker.publish(partitions.back(), "created", "{}")).ok());
-    }
-    auto got = run_now(broker.acquire_many(partitions, "", "a", 3000, partitions.size()));
-    ASSERT_TRUE(got.ok()) << got.error().message;
-    for (const std::optional<Lease>& lease : got.value()) {
-      ASSERT_TRUE(lease.has_value());
-      leases.push_back(*lease);
-    }
+    Result<std::vector<Lease>> held = seqby::testing::held_leases(broker, kCalls);
+    ASSERT_TRUE(held.ok()) << held.error().message;
+    leases = std::move(held).value();
     link.hold = true;
   }
 
