@@ -67,16 +67,19 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--shard", options->shard,
                   "Run only part I of N equal, contiguous parts of the seed range (1 <= I <= N)")
       ->type_name("I/N");
-  cmd->add_option("--key-layout", options->key_layout,
-                  "Key names: flat (the ADR's, default) or cluster (hash-tagged C:{K}, on a "
-                  "simulated server that refuses a script or command across hash slots)")
-      ->type_name("LAYOUT");
-  cmd->add_option("--cluster-shards", options->cluster_shards,
-                  "With --key-layout cluster: simulate a Redis Cluster of N shards reached "
-                  "through the cluster link, slots migrating mid-run from 2 shards on (MOVED, "
-                  "ASK, TRYAGAIN)")
-      ->type_name("N");
-  cmd->callback([&exit_code, options, seed] {
+  auto* key_layout =
+      cmd->add_option("--key-layout", options->key_layout,
+                      "Key names: flat (the ADR's, default; a --scenario case file's own) or "
+                      "cluster (hash-tagged C:{K}, on a simulated server that refuses a script or "
+                      "command across hash slots)")
+          ->type_name("LAYOUT");
+  auto* cluster_shards =
+      cmd->add_option("--cluster-shards", options->cluster_shards,
+                      "With --key-layout cluster: simulate a Redis Cluster of N shards reached "
+                      "through the cluster link, slots migrating mid-run from 2 shards on (MOVED, "
+                      "ASK, TRYAGAIN)")
+          ->type_name("N");
+  cmd->callback([&exit_code, options, seed, key_layout, cluster_shards] {
     scenarios::SimArgs args;
     if (seed->count() > 0) args.seed = options->seed;
     args.seeds = options->seeds;
@@ -89,8 +92,8 @@ void add_sim_command(CLI::App& app, int& exit_code) {
     args.check_determinism = options->check_determinism;
     args.junit_path = options->junit;
     args.shard = options->shard;
-    args.key_layout = options->key_layout;
-    args.cluster_shards = options->cluster_shards;
+    if (key_layout->count() > 0) args.key_layout = options->key_layout;
+    if (cluster_shards->count() > 0) args.cluster_shards = options->cluster_shards;
     args.progress = isatty(STDERR_FILENO) != 0;
     exit_code = scenarios::sim_main(args, std::cout, std::cerr);
   });

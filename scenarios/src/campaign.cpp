@@ -50,7 +50,9 @@ SeedResult run_seed(const CampaignOptions& o, std::uint64_t seed, bool hash) {
   }
   if (!s.passed && !o.save_failures_dir.empty()) {
     const std::string base = o.save_failures_dir + "/seed-" + std::to_string(seed);
-    if (save_case(c, base + ".json").ok()) s.saved_case = base + ".json";
+    // The case file carries the simulated server, so its replay needs no flags.
+    const CaseServer server{o.run.key_layout, o.run.cluster_shards};
+    if (save_case(c, base + ".json", server).ok()) s.saved_case = base + ".json";
     std::ofstream history(base + ".jsonl", std::ios::binary | std::ios::trunc);
     properties::write_history(history, s.run.history);
     const std::string page = base + ".html";
@@ -103,7 +105,6 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   CampaignResult out;
   out.jobs = jobs;
   out.rerun_args = o.rerun_args;
-  out.replay_args = world_args(o.run);
   out.cluster_shards = o.run.cluster_shards;
   for (const SeedResult& s : results) {
     const RunResult& r = s.run;
@@ -224,7 +225,7 @@ std::string render_seed_replay(const CampaignResult& r, std::uint64_t seed) {
   std::string out;
   auto saved = r.saved_cases.find(seed);
   if (saved != r.saved_cases.end()) {
-    out += "replay: seqby replay " + saved->second + r.replay_args + "\n";
+    out += "replay: seqby replay " + saved->second + "\n";
   }
   if (auto page = r.saved_timelines.find(seed); page != r.saved_timelines.end()) {
     out += "timeline: " + page->second + "\n";

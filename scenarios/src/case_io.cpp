@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "json_fields.h"
+#include "seqby/core/check.h"
 #include "seqby/core/engine_options.h"
 #include "seqby/core/keys.h"
 #include "seqby/testing/variant.h"
@@ -480,6 +481,32 @@ const Fields<sim::SimCase>& case_fields() {
   return fields;
 }
 
+// The "server" object of a case file into *server (a missing member keeps its default).
+void read_server(Reader& r, const Json& j, CaseServer* server) {
+  const std::string path = "server";
+  if (!r.object(j, path)) return;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "key_layout" && it.key() != "cluster_shards") {
+      return r.fail(at(path, it.key()), "unknown field");
+    }
+  }
+  if (j.contains("key_layout")) {
+    std::string name;
+    r.value(j["key_layout"], at(path, "key_layout"), &name);
+    if (r.failed()) return;
+    const std::optional<KeyLayout> layout = parse_key_layout(name);
+    if (!layout.has_value()) {
+      return r.fail(at(path, "key_layout"), unknown_name("key layout", name, {"flat", "cluster"}));
+    }
+    server->key_layout = *layout;
+  }
+  if (j.contains("cluster_shards")) {
+    r.value(j["cluster_shards"], at(path, "cluster_shards"), &server->cluster_shards);
+    if (r.failed()) return;
+  }
+  if (std::string problem = server_problem(*server); !problem.empty()) r.fail(path, problem);
+}
+
 // "line L, column C" of byte offset `byte` (1-based, as nlohmann counts) in `text`.
 std::string line_col(std::string_view text, std::size_t byte) {
   std::size_t line = 1;
@@ -513,11 +540,37 @@ const std::vector<std::string>& known_case_scenarios() {
   return names;
 }
 
-std::string case_to_json(const sim::SimCase& c) {
-  return write_fields(case_fields(), c).dump(2) + "\n";
+std::string server_problem(const CaseServer& server) {
+  if (server.cluster_shards > 0 && server.key_layout != KeyLayout::cluster) {
+    return "a simulated cluster of " + std::to_string(server.cluster_shards) +
+           " shards needs the cluster key layout (with flat names a partition and its index are "
+           "in different slots)";
+  }
+  if (server.cluster_shards > CaseServer::kShardsMax) {
+    return "at most " + std::to_string(CaseServer::kShardsMax) + " shards, got " +
+           std::to_string(server.cluster_shards);
+  }
+  return "";
 }
 
-Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file_name) {
+std::string case_to_json(const sim::SimCase& c, const CaseServer& server) {
+  SEQBY_CHECK(server_problem(server).empty());
+  const Json fields = write_fields(case_fields(), c);
+  if (server == CaseServer{}) return fields.dump(2) + "\n";
+  Json with_server = Json::object();
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    with_server[it.key()] = it.value();
+    if (it.key() == "variant") {
+      Json& j = with_server["server"];
+      j["key_layout"] = key_layout_name(server.key_layout);
+      if (server.cluster_shards > 0) j["cluster_shards"] = server.cluster_shards;
+    }
+  }
+  return with_server.dump(2) + "\n";
+}
+
+Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file_name,
+                                    CaseServer* server) {
   const std::string file(file_name);
   Json j;
   try {
@@ -540,24 +593,31 @@ Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file
   }
   std::string error;
   Reader r(file, &error);
+  CaseServer read_server_into;
+  if (auto it = j.find("server"); it != j.end()) {
+    read_server(r, *it, &read_server_into);
+    if (r.failed()) return make_error(Errc::invalid, error);
+    j.erase(it);
+  }
   sim::SimCase c;
   read_fields(r, j, "", case_fields(), c);
   if (r.failed()) return make_error(Errc::invalid, error);
+  if (server != nullptr) *server = read_server_into;
   return c;
 }
 
-Result<sim::SimCase> load_case(const std::string& path) {
+Result<sim::SimCase> load_case(const std::string& path, CaseServer* server) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(Errc::not_found, path + ": cannot open the case file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return case_from_json(buffer.str(), path);
+  return case_from_json(buffer.str(), path, server);
 }
 
-Status save_case(const sim::SimCase& c, const std::string& path) {
+Status save_case(const sim::SimCase& c, const std::string& path, const CaseServer& server) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return make_error(Errc::invalid, path + ": cannot write the case file");
-  out << case_to_json(c);
+  out << case_to_json(c, server);
   out.flush();
   if (!out) return make_error(Errc::invalid, path + ": write failed");
   return Status::Ok();

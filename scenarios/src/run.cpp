@@ -21,16 +21,6 @@ properties::CheckReport check_run_history(const sim::SimCase& c,
   return properties::check_history(history, check);
 }
 
-std::string world_args(const RunOptions& options) {
-  std::string out;
-  if (options.key_layout != KeyLayout::flat) {
-    out += std::string(" --key-layout ") + key_layout_name(options.key_layout);
-  }
-  if (options.cluster_shards > 0)
-    out += " --cluster-shards " + std::to_string(options.cluster_shards);
-  return out;
-}
-
 RunResult run_case(const sim::SimCase& c, const RunOptions& options) {
   RunResult out;
   out.seed = c.seed;

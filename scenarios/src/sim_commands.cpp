@@ -137,29 +137,53 @@ std::function<void(const SeedOutcome&)> progress_line(std::ostream& err) {
 
 namespace {
 
-// --key-layout and --cluster-shards as `seqby <command>` takes them, into `run`; false after
-// saying on `err` what was wrong.
-bool world_of(const std::string& command, const std::string& key_layout,
-              std::uint32_t cluster_shards, RunOptions* run, std::ostream& err) {
-  const std::optional<KeyLayout> layout = parse_key_layout(key_layout);
-  if (!layout.has_value()) {
-    err << "seqby " << command << ": --key-layout '" << key_layout
-        << "': unknown layout (known: flat, cluster)\n";
+// The layout --key-layout names (nullopt when not given); false after saying on `err` that it
+// names none.
+bool layout_flag(const std::string& command, const std::optional<std::string>& key_layout,
+                 std::optional<KeyLayout>* layout, std::ostream& err) {
+  if (!key_layout.has_value()) return true;
+  *layout = parse_key_layout(*key_layout);
+  if (layout->has_value()) return true;
+  err << "seqby " << command << ": --key-layout '" << *key_layout
+      << "': unknown layout (known: flat, cluster)\n";
+  return false;
+}
+
+// The simulated server of a run, into `run`: the flags where given (--key-layout and
+// --cluster-shards as `seqby <command>` takes them), else `recorded` (a case file's own, or one
+// flat server). --key-layout alone naming another layout than `recorded`'s means one server of
+// it. False after saying on `err` what was wrong.
+bool world_of(const std::string& command, const std::optional<std::string>& key_layout,
+              const std::optional<std::uint32_t>& cluster_shards, const CaseServer& recorded,
+              RunOptions* run, std::ostream& err) {
+  CaseServer server = recorded;
+  std::optional<KeyLayout> layout;
+  if (!layout_flag(command, key_layout, &layout, err)) return false;
+  if (layout.has_value()) {
+    if (*layout != recorded.key_layout) server.cluster_shards = 0;
+    server.key_layout = *layout;
+  }
+  if (cluster_shards.has_value()) server.cluster_shards = *cluster_shards;
+  if (std::string problem = server_problem(server); !problem.empty()) {
+    err << "seqby " << command << ": --key-layout " << key_layout_name(server.key_layout)
+        << " --cluster-shards " << server.cluster_shards << ": " << problem << "\n";
     return false;
   }
-  if (cluster_shards > 0 && *layout != KeyLayout::cluster) {
-    err << "seqby " << command << ": --cluster-shards " << cluster_shards
-        << ": a simulated cluster needs --key-layout cluster (with flat names a partition and "
-           "its index are in different slots)\n";
-    return false;
-  }
-  if (cluster_shards > 16) {
-    err << "seqby " << command << ": --cluster-shards " << cluster_shards << ": at most 16\n";
-    return false;
-  }
-  run->key_layout = *layout;
-  run->cluster_shards = cluster_shards;
+  run->key_layout = server.key_layout;
+  run->cluster_shards = server.cluster_shards;
   return true;
+}
+
+CaseServer server_of(const RunOptions& run) {
+  return CaseServer{run.key_layout, run.cluster_shards};
+}
+
+// The flags that name `server` to `seqby replay` or `seqby sim`, the layout always.
+std::string server_flags(const CaseServer& server) {
+  std::string out = std::string("--key-layout ") + key_layout_name(server.key_layout);
+  if (server.cluster_shards > 0)
+    out += " --cluster-shards " + std::to_string(server.cluster_shards);
+  return out;
 }
 
 }  // namespace
@@ -211,10 +235,17 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
   options.seed_last = range.last;
   options.jobs = args.jobs;
   options.check_determinism = args.check_determinism;
-  if (!world_of("sim", args.key_layout, args.cluster_shards, &options.run, err)) {
+  // A case file given as --scenario brings its own server (read with the file, below).
+  const bool case_file = !args.scenario.empty() && args.scenario != "default" &&
+                         find_scenario(args.scenario) == nullptr && looks_like_file(args.scenario);
+  if (!case_file &&
+      !world_of("sim", args.key_layout, args.cluster_shards, CaseServer{}, &options.run, err)) {
     return kExitBadInput;
   }
-  options.rerun_args += world_args(options.run);
+  if (args.key_layout.has_value()) options.rerun_args += " --key-layout " + *args.key_layout;
+  if (args.cluster_shards.has_value()) {
+    options.rerun_args += " --cluster-shards " + std::to_string(*args.cluster_shards);
+  }
   if (args.process_manager && !args.scenario.empty() && args.scenario != "default") {
     err << "seqby sim: --process-manager shapes generated cases; a --scenario '" << args.scenario
         << "' brings its own\n";
@@ -237,9 +268,14 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
           << "': neither a case file nor a scenario name (known: " << join(names) << ")\n";
       return kExitBadInput;
     }
-    Result<sim::SimCase> loaded = load_case(args.scenario);
+    CaseServer recorded;
+    Result<sim::SimCase> loaded = load_case(args.scenario, &recorded);
     if (!loaded.ok()) {
       err << "seqby sim: " << loaded.error().message << "\n";
+      return kExitBadInput;
+    }
+    // The case's server, but for the flags given (the rerun line carries those and the file).
+    if (!world_of("sim", args.key_layout, args.cluster_shards, recorded, &options.run, err)) {
       return kExitBadInput;
     }
     sim::SimCase base = std::move(loaded).value();
@@ -293,8 +329,7 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
       auto saved = result.saved_cases.find(seed);
       err << "seqby sim: seed " << seed << " failed"
           << (saved != result.saved_cases.end()
-                  ? "; case saved to " + saved->second + "; replay: seqby replay " + saved->second +
-                        result.replay_args
+                  ? "; case saved to " + saved->second + "; replay: seqby replay " + saved->second
                   : "; rerun: seqby sim --seed " + std::to_string(seed))
           << "\n";
       auto page = result.saved_timelines.find(seed);
@@ -307,12 +342,24 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
 int replay_main(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   const std::string& case_path = args.case_path;
   const std::string& history_out_path = args.history_out_path;
-  RunOptions run;
-  if (!world_of("replay", args.key_layout, args.cluster_shards, &run, err)) return kExitBadInput;
-  Result<sim::SimCase> loaded = load_case(case_path);
+  std::optional<KeyLayout> layout;  // a misspelt layout is refused before the file is read
+  if (!layout_flag("replay", args.key_layout, &layout, err)) return kExitBadInput;
+  CaseServer recorded;
+  Result<sim::SimCase> loaded = load_case(case_path, &recorded);
   if (!loaded.ok()) {
     err << "seqby replay: " << loaded.error().message << "\n";
     return kExitBadInput;
+  }
+  RunOptions run;
+  if (!world_of("replay", args.key_layout, args.cluster_shards, recorded, &run, err)) {
+    return kExitBadInput;
+  }
+  // Flags that move the case to another server make another run: said, and kept in the
+  // replay line (which needs none for the case's own server).
+  const bool elsewhere = server_of(run) != recorded;
+  if (elsewhere) {
+    err << "seqby replay: " << case_path << " ran on '" << server_flags(recorded)
+        << "'; replaying it on '" << server_flags(server_of(run)) << "' as the flags ask\n";
   }
   const RunResult r = run_case(loaded.value(), run);
   out << r.summary;
@@ -325,7 +372,8 @@ int replay_main(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     properties::write_history(file, r.history);
   }
   if (!r.passed) {
-    out << "replay: seqby replay " << case_path << world_args(run) << "\n";
+    out << "replay: seqby replay " << case_path
+        << (elsewhere ? " " + server_flags(server_of(run)) : "") << "\n";
     const std::string page = timeline_path_for(case_path);
     const std::string title = std::filesystem::path(case_path).filename().string();
     if (Status s = write_timeline(r.history, r.report, page, title); s.ok()) {

@@ -102,8 +102,10 @@ TEST(ScenarioCampaign, SavedCaseRoundTripsAndReplaysToTheSameHistory) {
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(save_case(c, dir + "/seed-9.json").ok());
   std::ostringstream out, err;
-  EXPECT_EQ(replay_main({dir + "/seed-9.json", dir + "/seed-9.jsonl"}, out, err), kExitHeld)
-      << out.str() << err.str();
+  ReplayArgs replay;
+  replay.case_path = dir + "/seed-9.json";
+  replay.history_out_path = dir + "/seed-9.jsonl";
+  EXPECT_EQ(replay_main(replay, out, err), kExitHeld) << out.str() << err.str();
   EXPECT_NE(out.str().find(run_case(c).history_sha256), std::string::npos);
   std::ostringstream check_out;
   EXPECT_EQ(check_main(dir + "/seed-9.jsonl", false, check_out, err), kExitHeld) << check_out.str();

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "seqby/core/keyspace.h"
 #include "seqby/core/result.h"
 #include "seqby/sim/sim_case.h"
 
@@ -27,12 +28,28 @@ inline constexpr const char* kCaseFormat = "seqby-case-1";
 const std::vector<std::string>& known_variants();
 const std::vector<std::string>& known_case_scenarios();
 
-std::string case_to_json(const sim::SimCase& c);
-// `file_name` only shapes error text.
-Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file_name);
+// The simulated server a case ran on (RunOptions::key_layout and cluster_shards): part of the
+// world, so a case file carries it and `seqby replay CASE.json` runs the case where it failed.
+// Written as {"server": {"key_layout": "cluster", "cluster_shards": 3}} after "variant", and left
+// off for one flat server (the default; files written before it existed read as that).
+struct CaseServer {
+  KeyLayout key_layout = KeyLayout::flat;
+  std::uint32_t cluster_shards = 0;  // > 0 only with KeyLayout::cluster; at most kShardsMax
+  static constexpr std::uint32_t kShardsMax = 16;
+  bool operator==(const CaseServer&) const = default;
+};
+// What is wrong with `server` as a simulated server ("" when nothing): shards without the
+// cluster layout, or more than kShardsMax.
+std::string server_problem(const CaseServer& server);
+
+std::string case_to_json(const sim::SimCase& c, const CaseServer& server = {});
+// `file_name` only shapes error text. The file's server goes to `*server` when given (the
+// default server when the file names none); without, it is still read and checked.
+Result<sim::SimCase> case_from_json(std::string_view text, std::string_view file_name,
+                                    CaseServer* server = nullptr);
 
 // Reads `path` (Errc::not_found when it cannot be opened) / writes it (Errc::invalid on failure).
-Result<sim::SimCase> load_case(const std::string& path);
-Status save_case(const sim::SimCase& c, const std::string& path);
+Result<sim::SimCase> load_case(const std::string& path, CaseServer* server = nullptr);
+Status save_case(const sim::SimCase& c, const std::string& path, const CaseServer& server = {});
 
 }  // namespace seqby::scenarios

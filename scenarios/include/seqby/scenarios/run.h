@@ -66,10 +66,6 @@ struct RunResult {
   std::string summary;                // readable, several lines
 };
 
-// The command-line flags that give `options`' server: " --key-layout cluster" and
-// " --cluster-shards N" when not the defaults ("" on one flat server).
-std::string world_args(const RunOptions& options);
-
 RunResult run_case(const sim::SimCase& c, const RunOptions& options = {});
 
 // Judges `history` the way run_case does (the run header's skips, plus parallel when the case
@@ -152,8 +148,6 @@ struct CampaignResult {
   std::string history_sha256;  // set when the campaign is one seed
   unsigned jobs = 1;
   std::string rerun_args;  // from CampaignOptions
-  // The server flags a saved case replays with (world_args of the campaign's RunOptions).
-  std::string replay_args;
 };
 
 CampaignResult run_campaign(const CampaignOptions& options);

@@ -42,8 +42,10 @@ struct SimArgs {
   bool progress = false;   // print progress on `err` (the caller knows if it is a tty)
   std::string junit_path;  // --junit FILE: a JUnit XML report, one test case per seed
   std::string shard;       // --shard I/N: run only the I-th of N equal parts of the seed range
-  std::string key_layout = "flat";   // --key-layout flat|cluster (RunOptions::key_layout)
-  std::uint32_t cluster_shards = 0;  // --cluster-shards N (RunOptions::cluster_shards)
+  // --key-layout flat|cluster and --cluster-shards N (RunOptions::key_layout, cluster_shards);
+  // unset: one flat server, or a --scenario case file's own server (ServerFlags).
+  std::optional<std::string> key_layout;
+  std::optional<std::uint32_t> cluster_shards;
 };
 
 // The I-th (1-based) of N contiguous, near-equal parts of `range`: shards 1..N of one range are
@@ -53,14 +55,13 @@ Result<SeedRange> shard_of(const SeedRange& range, const std::string& shard);
 
 int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err);
 // `seqby replay`'s arguments: the case file, where to write its history ("": nowhere), and the
-// server it ran on (a case file names its case, not its server: a case saved by `seqby sim
-// --key-layout cluster --cluster-shards N` replays as it failed only with the same two flags,
-// which its replay line carries).
+// server to replay it on when not the one the case file names (case_io.h CaseServer): a case
+// that failed on a simulated cluster tried on one flat server, say. Unset: the case file's.
 struct ReplayArgs {
   std::string case_path;
   std::string history_out_path;
-  std::string key_layout = "flat";   // --key-layout flat|cluster
-  std::uint32_t cluster_shards = 0;  // --cluster-shards N
+  std::optional<std::string> key_layout;        // --key-layout flat|cluster
+  std::optional<std::uint32_t> cluster_shards;  // --cluster-shards N
 };
 // Re-runs a saved case; writes its history as JSON lines to `history_out_path` when not empty.
 int replay_main(const ReplayArgs& args, std::ostream& out, std::ostream& err);
