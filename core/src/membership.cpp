@@ -118,6 +118,9 @@ Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
     co_return;
   }
   std::uint64_t count = holding.size();
+  // The share is held: nothing to acquire, so no order to rank (a hash of every key of the index
+  // and a sort of them, each discovery cycle of an instance that holds its share).
+  if (count >= target || workers_.stopping()) co_return;
   const std::vector<std::string> order = acquire_order(keys);
   if (steps_.leases_by_batch()) {
     co_await acquire_batch(order, target - count);
