@@ -209,30 +209,33 @@ HuntResult hunt(const HuntOptions& options) {
   }
   out.found = true;
   out.seed = caught->seed;
-  out.property = caught->property;
+  out.seed_property = caught->property;
   const auto shrink_start = Clock::now();
   const std::uint64_t extra_last =
       std::min(options.seed_last, caught->seed + options.extra_seeds_max);
   std::uint64_t extra_tried = 0;
   while (caught.has_value()) {
-    ShrinkResult shrunk = shrink_case(caught->c, out.property, options.shrink);
+    ShrinkResult shrunk = shrink_case(caught->c, caught->property, options.shrink);
     ++out.witnesses_shrunk;
     out.shrink_runs += shrunk.runs;
     const CaseSize size = case_size(shrunk.shrunk);
     if (out.witnesses_shrunk == 1 || smaller(options, size, out.shrunk_size)) {
       out.witness_seed = caught->seed;
+      out.property = caught->property;
       out.original = std::move(caught->c);
       out.shrunk = std::move(shrunk.shrunk);
       out.shrunk_run = std::move(shrunk.run);
       out.shrunk_size = size;
       out.shrink_fixpoint = shrunk.fixpoint;
     }
-    // A witness over the targets: shrink further failing seeds of the same property.
+    // A witness over the targets: shrink further failing seeds, of the property asked for, or
+    // of any (a liveness failure that needs the whole case can come first, with a small witness
+    // of another property a few seeds on).
     const std::uint64_t next = caught->seed + 1;
     caught.reset();
     if (over_target(options, out.shrunk_size) && out.witnesses_shrunk < options.witnesses_max &&
         next <= extra_last) {
-      caught = search(options, next, extra_last, out.property, &extra_tried, false);
+      caught = search(options, next, extra_last, options.property, &extra_tried, false);
     }
   }
   out.original_size = case_size(out.original);
@@ -300,11 +303,14 @@ std::string render_hunt_text(const HuntResult& r, const SavedHunt* saved) {
                     " seeds tried, " + std::to_string(r.wall_ms) + " ms\n";
   if (!r.found) return out + "no counterexample found\n";
   out += "found: seed " + std::to_string(r.seed) + " violates " +
-         properties::property_name(r.property) + " (search " + std::to_string(r.search_wall_ms) +
-         " ms)\n";
+         properties::property_name(r.seed_property) + " (search " +
+         std::to_string(r.search_wall_ms) + " ms)\n";
   if (r.witnesses_shrunk > 1) {
-    out += "witness: seed " + std::to_string(r.witness_seed) + ", the smallest of " +
-           std::to_string(r.witnesses_shrunk) + " failing seeds shrunk\n";
+    out += "witness: seed " + std::to_string(r.witness_seed) +
+           (r.property != r.seed_property
+                ? std::string(" (violates ") + properties::property_name(r.property) + ")"
+                : std::string()) +
+           ", the smallest of " + std::to_string(r.witnesses_shrunk) + " failing seeds shrunk\n";
   }
   out += "original: " + describe_size(r.original_size) + "\n";
   out += "shrunk:   " + describe_size(r.shrunk_size) + " (" + std::to_string(r.shrink_runs) +
@@ -338,6 +344,7 @@ std::string render_hunt_json(const HuntResult& r, const SavedHunt* saved) {
   j["seed"] = r.found ? Json(r.seed) : Json(nullptr);
   j["seeds_tried"] = r.seeds_tried;
   if (r.found) {
+    j["seed_property"] = properties::property_name(r.seed_property);
     j["witness_seed"] = r.witness_seed;
     j["witnesses_shrunk"] = r.witnesses_shrunk;
     j["explanation"] = r.explanation;
@@ -450,7 +457,7 @@ int hunt_main(const HuntArgs& args, std::ostream& out, std::ostream& err) {
                     : render_hunt_text(result, &saved.value()));
   if (args.json) {
     err << "seqby hunt: " << result.variant << " violates "
-        << properties::property_name(result.property) << " at seed " << result.seed
+        << properties::property_name(result.property) << " at seed " << result.witness_seed
         << "; replay: seqby replay " << saved.value().case_path << "\n";
     err << "timeline: " << saved.value().timeline_path << "\n";
   }

@@ -134,7 +134,7 @@ class Shrinker {
       reduce_handler_faults();
       reduce_events();
       reduce_time();
-      if (accepted_ == accepted_before && !reseed()) {
+      if (accepted_ == accepted_before && !drop_one_reseeded() && !reseed()) {
         fixpoint_ = budget_left();
         ++rounds_;
         break;
@@ -276,17 +276,77 @@ class Shrinker {
     }
   }
 
-  // Stuck: the same case under another seed (other link latencies and link faults, the only
-  // things a run draws) may still fail and shrink further where this draw did not. At most
+  // Each case one step smaller than `c`: one scheduled fault, one link kind, one handler fault,
+  // one instance or one key fewer (faults first: the targets count them).
+  static std::vector<SimCase> one_smaller(const SimCase& c) {
+    std::vector<SimCase> out;
+    for (std::size_t i = 0; i < c.schedule.faults.size(); ++i) {
+      SimCase d = c;
+      d.schedule.faults.erase(d.schedule.faults.begin() + static_cast<std::ptrdiff_t>(i));
+      out.push_back(std::move(d));
+    }
+    for (FaultKind kind : kLinkKinds) {
+      if (c.swarm.rate_ppm(kind) == 0) continue;
+      SimCase d = c;
+      d.swarm.set(kind, false, 0);
+      out.push_back(std::move(d));
+    }
+    for (std::size_t i = 0; i < c.events.size(); ++i) {
+      const sim::EventBehaviour& b = c.events[i].behaviour;
+      if (!b.poison && b.transient_failures == 0 && b.slow_ms == 0) continue;
+      SimCase d = c;
+      sim::EventBehaviour& db = d.events[i].behaviour;
+      db.poison = false;
+      db.transient_failures = 0;
+      db.slow_ms = 0;
+      out.push_back(std::move(d));
+    }
+    for (std::uint32_t gone = 0; gone < c.instance_count && c.instance_count > 1; ++gone) {
+      out.push_back(without_instance(c, gone));
+    }
+    for (std::size_t k = 0; k < c.keys.size() && c.keys.size() > 1; ++k) {
+      Indices keep;
+      for (std::size_t i = 0; i < c.events.size(); ++i) {
+        if (c.events[i].key != c.keys[k]) keep.push_back(i);
+      }
+      out.push_back(with_events(c, keep));
+    }
+    return out;
+  }
+
+  // The seeds a stuck case is tried under: other link latencies and link faults, the only
+  // things a run draws.
+  static std::uint64_t other_seed(const SimCase& c, std::uint64_t k) {
+    return c.seed + k * 1'000'003;
+  }
+
+  // Stuck (no single reduction fails under this seed): each of them under a few other seeds. A
+  // witness can need a fault only for the draw of its seed (a latency that put two steps in the
+  // order the bug needs), and under another draw the same case without it may fail too. At most
   // kReseedsMax times per shrink, so the rounds still end.
+  bool drop_one_reseeded() {
+    if (drops_reseeded_ >= kReseedsMax) return false;
+    ++drops_reseeded_;
+    const std::vector<SimCase> smaller = one_smaller(best_);
+    for (std::uint64_t k = 1; k <= kTriesPerReseed; ++k) {
+      for (const SimCase& candidate : smaller) {
+        if (!budget_left()) return false;
+        SimCase c = candidate;
+        c.seed = other_seed(best_, k);
+        if (attempt(c)) return true;
+      }
+    }
+    return false;
+  }
+
+  // Stuck still: the same case under another seed may fail and shrink further where this draw
+  // did not. At most kReseedsMax times per shrink.
   bool reseed() {
-    constexpr std::uint32_t kReseedsMax = 3;
-    constexpr std::uint64_t kTriesPerReseed = 4;
     if (reseeds_ >= kReseedsMax) return false;
     ++reseeds_;
     for (std::uint64_t k = 1; k <= kTriesPerReseed && budget_left(); ++k) {
       SimCase c = best_;
-      c.seed = best_.seed + k * 1'000'003;
+      c.seed = other_seed(best_, k);
       if (attempt(c)) return true;
     }
     return false;
@@ -388,7 +448,10 @@ class Shrinker {
   std::uint64_t runs_ = 0;
   std::uint64_t accepted_ = 0;
   std::uint32_t rounds_ = 0;
+  static constexpr std::uint32_t kReseedsMax = 3;
+  static constexpr std::uint64_t kTriesPerReseed = 4;
   std::uint32_t reseeds_ = 0;
+  std::uint32_t drops_reseeded_ = 0;
   bool fixpoint_ = false;
 };
 

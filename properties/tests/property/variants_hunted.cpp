@@ -49,10 +49,10 @@ TEST_P(VariantsHunted, CaughtShrunkAndReplayed) {
   ASSERT_TRUE(found.found) << options.variant << " held over seeds " << kSeedFirst << ".."
                            << kSeedLast;
   const char* property = properties::property_name(found.property);
-  std::cout << "variant " << found.variant << " caught at seed " << found.seed << " by " << property
-            << "; original " << scenarios::describe_size(found.original_size) << "; shrunk "
-            << scenarios::describe_size(found.shrunk_size) << " in " << found.shrink_runs
-            << " runs\n";
+  std::cout << "variant " << found.variant << " caught at seed " << found.witness_seed << " by "
+            << property << "; original " << scenarios::describe_size(found.original_size)
+            << "; shrunk " << scenarios::describe_size(found.shrunk_size) << " in "
+            << found.shrink_runs << " runs\n";
 
   // The saved case is the counterexample: it loads, and its run violates the same property
   // with the very history the hunt recorded.

@@ -58,14 +58,15 @@ ShrinkResult shrink_case(const sim::SimCase& failing, properties::Property prope
 
 struct HuntOptions {
   std::string variant;  // a name of known_variants()
-  // Only a violation of this property counts as found (nullopt: the first property violated).
+  // Only a violation of this property counts as found (nullopt: any property; the first failing
+  // seed's, and over the targets the smallest witness's of the seeds shrunk).
   std::optional<properties::Property> property;
   std::uint64_t seed_first = 1;
   std::uint64_t seed_last = 200;  // inclusive
   sim::CaseTemplate tmpl = hunt_template();
   ShrinkOptions shrink;
   // A shrunk witness above these sizes (issue 4's targets) is not the last word: further failing
-  // seeds of the same property (at most extra_seeds_max past the first failure, inside the
+  // seeds (of `property` when given; at most extra_seeds_max past the first failure, inside the
   // range) are shrunk too, up to witnesses_max witnesses in all, and the smallest is kept.
   std::uint64_t target_events_max = 12;
   std::uint64_t target_faults_max = 3;
@@ -80,7 +81,8 @@ struct HuntResult {
   bool found = false;
   std::uint64_t seed = 0;         // the first failing seed
   std::uint64_t seeds_tried = 0;  // up to and including the first failing seed
-  properties::Property property = properties::Property::order;
+  properties::Property seed_property = properties::Property::order;  // what `seed` violates
+  properties::Property property = properties::Property::order;       // what the witness violates
   std::string explanation;             // the shrunk run's first violation of `property`
   std::uint64_t witness_seed = 0;      // the seed whose shrunk case was kept
   std::uint32_t witnesses_shrunk = 0;  // failing seeds shrunk (1 unless over the targets)
