@@ -3,6 +3,7 @@
 // a bad server is refused naming the field.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -18,8 +19,8 @@ sim::SimCase small_case() {
   return sim::generate_case(4, t);
 }
 
-// The case written on `server`, then its "server" member replaced by `server_json`; the error
-// message of reading it back ("" if it loaded).
+// The case written for one flat server, then given `server_json` as its "server" member; the
+// error message of reading it back ("" if it loaded).
 std::string load_with_server(const nlohmann::ordered_json& server_json) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(case_to_json(small_case()));
   j["server"] = server_json;

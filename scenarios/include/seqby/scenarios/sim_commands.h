@@ -43,7 +43,7 @@ struct SimArgs {
   std::string junit_path;  // --junit FILE: a JUnit XML report, one test case per seed
   std::string shard;       // --shard I/N: run only the I-th of N equal parts of the seed range
   // --key-layout flat|cluster and --cluster-shards N (RunOptions::key_layout, cluster_shards);
-  // unset: one flat server, or a --scenario case file's own server (ServerFlags).
+  // unset: one flat server, or a --scenario case file's own server (case_io.h CaseServer).
   std::optional<std::string> key_layout;
   std::optional<std::uint32_t> cluster_shards;
 };
