@@ -100,6 +100,26 @@ SimCase with_events(const SimCase& c, const Indices& keep) {
   return out;
 }
 
+// `c` with only the events of the keys in `wanted` (with_events).
+SimCase with_keys(const SimCase& c, const std::set<std::string>& wanted) {
+  Indices keep;
+  for (std::size_t i = 0; i < c.events.size(); ++i) {
+    if (wanted.count(c.events[i].key) > 0) keep.push_back(i);
+  }
+  return with_events(c, keep);
+}
+
+// Whether an event's handler carries a fault the shrinker can take away (what case_size counts).
+bool has_handler_fault(const sim::EventBehaviour& b) {
+  return b.poison || b.transient_failures > 0 || b.slow_ms > 0;
+}
+
+void clear_handler_faults(sim::EventBehaviour& b) {
+  b.poison = false;
+  b.transient_failures = 0;
+  b.slow_ms = 0;
+}
+
 // `c` without instance `gone`: its scheduled faults go, higher targets move down by one.
 SimCase without_instance(const SimCase& c, std::uint32_t gone) {
   SimCase out = c;
@@ -192,21 +212,14 @@ class Shrinker {
   void reduce_keys() {
     const SimCase base = best_;
     std::vector<std::string> keys = base.keys;
-    const auto events_of_keys = [&base](const std::set<std::string>& wanted) {
-      Indices keep;
-      for (std::size_t i = 0; i < base.events.size(); ++i) {
-        if (wanted.count(base.events[i].key) > 0) keep.push_back(i);
-      }
-      return with_events(base, keep);
-    };
     if (!witness_keys_.empty() && witness_keys_.size() < keys.size() &&
-        attempt(events_of_keys(witness_keys_))) {
+        attempt(with_keys(base, witness_keys_))) {
       return;
     }
     ddmin(keys.size(), [&](const Indices& subset) {
       std::set<std::string> wanted;
       for (std::size_t i : subset) wanted.insert(keys[i]);
-      return attempt(events_of_keys(wanted));
+      return attempt(with_keys(base, wanted));
     });
   }
 
@@ -247,15 +260,13 @@ class Shrinker {
     Indices faulty;
     for (std::size_t i = 0; i < base.events.size(); ++i) {
       const sim::EventBehaviour& b = base.events[i].behaviour;
-      if (b.poison || b.transient_failures > 0 || b.slow_ms > 0) faulty.push_back(i);
+      if (has_handler_fault(b)) faulty.push_back(i);
     }
     ddmin(faulty.size(), [&](const Indices& subset) {
       SimCase c = base;
       for (std::size_t j = 0; j < faulty.size(); ++j) {
         if (std::find(subset.begin(), subset.end(), j) != subset.end()) continue;
-        c.events[faulty[j]].behaviour.poison = false;
-        c.events[faulty[j]].behaviour.transient_failures = 0;
-        c.events[faulty[j]].behaviour.slow_ms = 0;
+        clear_handler_faults(c.events[faulty[j]].behaviour);
       }
       return attempt(c);
     });
@@ -292,24 +303,18 @@ class Shrinker {
       out.push_back(std::move(d));
     }
     for (std::size_t i = 0; i < c.events.size(); ++i) {
-      const sim::EventBehaviour& b = c.events[i].behaviour;
-      if (!b.poison && b.transient_failures == 0 && b.slow_ms == 0) continue;
+      if (!has_handler_fault(c.events[i].behaviour)) continue;
       SimCase d = c;
-      sim::EventBehaviour& db = d.events[i].behaviour;
-      db.poison = false;
-      db.transient_failures = 0;
-      db.slow_ms = 0;
+      clear_handler_faults(d.events[i].behaviour);
       out.push_back(std::move(d));
     }
     for (std::uint32_t gone = 0; gone < c.instance_count && c.instance_count > 1; ++gone) {
       out.push_back(without_instance(c, gone));
     }
     for (std::size_t k = 0; k < c.keys.size() && c.keys.size() > 1; ++k) {
-      Indices keep;
-      for (std::size_t i = 0; i < c.events.size(); ++i) {
-        if (c.events[i].key != c.keys[k]) keep.push_back(i);
-      }
-      out.push_back(with_events(c, keep));
+      std::set<std::string> others(c.keys.begin(), c.keys.end());
+      others.erase(c.keys[k]);
+      out.push_back(with_keys(c, others));
     }
     return out;
   }

@@ -235,9 +235,11 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
   options.seed_last = range.last;
   options.jobs = args.jobs;
   options.check_determinism = args.check_determinism;
-  // A case file given as --scenario brings its own server (read with the file, below).
-  const bool case_file = !args.scenario.empty() && args.scenario != "default" &&
-                         find_scenario(args.scenario) == nullptr && looks_like_file(args.scenario);
+  // --scenario: a named scenario, else a case file, which brings its own server (read with the
+  // file, below).
+  const bool scenario_given = !args.scenario.empty() && args.scenario != "default";
+  const Scenario* named = scenario_given ? find_scenario(args.scenario) : nullptr;
+  const bool case_file = scenario_given && named == nullptr && looks_like_file(args.scenario);
   if (!case_file &&
       !world_of("sim", args.key_layout, args.cluster_shards, CaseServer{}, &options.run, err)) {
     return kExitBadInput;
@@ -246,7 +248,7 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
   if (args.cluster_shards.has_value()) {
     options.rerun_args += " --cluster-shards " + std::to_string(*args.cluster_shards);
   }
-  if (args.process_manager && !args.scenario.empty() && args.scenario != "default") {
+  if (args.process_manager && scenario_given) {
     err << "seqby sim: --process-manager shapes generated cases; a --scenario '" << args.scenario
         << "' brings its own\n";
     return kExitBadInput;
@@ -257,11 +259,9 @@ int sim_main(const SimArgs& args, std::ostream& out, std::ostream& err) {
       return sim::generate_case(seed, sim::process_manager_template());
     };
   }
-  if (!args.scenario.empty() && args.scenario != "default") {
-    if (const Scenario* s = find_scenario(args.scenario)) {
-      return run_named_scenario(*s, range, out);
-    }
-    if (!looks_like_file(args.scenario)) {
+  if (scenario_given) {
+    if (named != nullptr) return run_named_scenario(*named, range, out);
+    if (!case_file) {
       std::vector<std::string> names{"default"};
       for (const auto& s : all_scenarios()) names.push_back(s.name);
       err << "seqby sim: --scenario '" << args.scenario
