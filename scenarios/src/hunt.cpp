@@ -57,7 +57,7 @@ std::string render_case_faults(const sim::SimCase& c) {
   for (const auto& f : c.schedule.faults) out += "  scheduled: " + sim::describe(f) + "\n";
   for (const auto& e : c.events) {
     const sim::EventBehaviour& b = e.behaviour;
-    if (!b.poison && b.transient_failures == 0 && b.slow_ms == 0) continue;
+    if (!has_handler_fault(b)) continue;
     out += "  handler: " + e.key + " seq " + std::to_string(e.seq);
     if (b.poison) out += " poison";
     if (b.transient_failures > 0)
@@ -129,13 +129,17 @@ sim::CaseTemplate hunt_template() {
   return t;
 }
 
+bool has_handler_fault(const sim::EventBehaviour& b) {
+  return b.poison || b.transient_failures > 0 || b.slow_ms > 0;
+}
+
 CaseSize case_size(const sim::SimCase& c) {
   CaseSize s;
   s.events = c.events.size();
   s.scheduled_faults = c.schedule.faults.size();
   for (const auto& e : c.events) {
     const sim::EventBehaviour& b = e.behaviour;
-    if (b.poison || b.transient_failures > 0 || b.slow_ms > 0) ++s.handler_faults;
+    if (has_handler_fault(b)) ++s.handler_faults;
   }
   for (FaultKind kind : kLinkKinds) s.link_kinds += c.swarm.rate_ppm(kind) > 0 ? 1 : 0;
   s.instances = c.instance_count;

@@ -109,11 +109,6 @@ SimCase with_keys(const SimCase& c, const std::set<std::string>& wanted) {
   return with_events(c, keep);
 }
 
-// Whether an event's handler carries a fault the shrinker can take away (what case_size counts).
-bool has_handler_fault(const sim::EventBehaviour& b) {
-  return b.poison || b.transient_failures > 0 || b.slow_ms > 0;
-}
-
 void clear_handler_faults(sim::EventBehaviour& b) {
   b.poison = false;
   b.transient_failures = 0;

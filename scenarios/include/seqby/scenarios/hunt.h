@@ -35,6 +35,9 @@ struct CaseSize {
   std::uint64_t faults() const { return scheduled_faults + handler_faults + link_kinds; }
 };
 CaseSize case_size(const sim::SimCase& c);
+// Whether an event's handler carries a fault (poison, transient failures, slowness): what
+// CaseSize::handler_faults counts and the shrinker takes away.
+bool has_handler_fault(const sim::EventBehaviour& b);
 // "events=9 faults=2 (scheduled=1 handler=1 link_kinds=0) instances=2 keys=1"
 std::string describe_size(const CaseSize& size);
 
