@@ -10,6 +10,9 @@ local journaling = ARGV[2] ~= '0'
 local stride = journaling and 4 or 1
 local n = (#ARGV - 4) / stride
 local out = {}
+-- One MGET reads every lease (a GET each costs a call of its own); the script is atomic, so what
+-- it read is what each compare-and-set compares against, as with a GET per lease.
+local held = n > 0 and redis.call('MGET', unpack(KEYS, 1, n)) or {}
 for i = 1, n do
   local a = 4 + (i - 1) * stride
   local token = ARGV[a + 1]
@@ -17,7 +20,7 @@ for i = 1, n do
   if journaling then
     J = journal_for(KEYS[n + i], ARGV[2], ARGV[3], ARGV[a + 2], ARGV[a + 3], ARGV[4], ARGV[a + 4])
   end
-  if redis.call('GET', KEYS[i]) == token then
+  if held[i] == token then
     redis.call('PEXPIRE', KEYS[i], ARGV[1])
     journal(J, 'renew', '')
     out[i] = 1

@@ -141,6 +141,7 @@ std::vector<std::string> worker_acl(const std::string& user, const std::string& 
                                              "del",
                                              "exists",
                                              "get",
+                                             "mget",
                                              "set",
                                              "incr",
                                              "pexpire",
