@@ -11,8 +11,16 @@ local stride = journaling and 4 or 1
 local n = (#ARGV - 4) / stride
 local out = {}
 -- One MGET reads every lease (a GET each costs a call of its own); the script is atomic, so what
--- it read is what each compare-and-set compares against, as with a GET per lease.
-local held = n > 0 and redis.call('MGET', unpack(KEYS, 1, n)) or {}
+-- it read is what each compare-and-set compares against, as with a GET per lease. A user whose
+-- ACL predates MGET here (the least privilege of a release before it, kept through a rolling
+-- upgrade) is refused it: then one GET per lease, as that release did.
+local held = redis.pcall('MGET', unpack(KEYS, 1, n))
+if held.err then
+  held = {}
+  for i = 1, n do
+    held[i] = redis.call('GET', KEYS[i])
+  end
+end
 for i = 1, n do
   local a = 4 + (i - 1) * stride
   local token = ARGV[a + 1]

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "redis_server.h"
@@ -202,6 +204,34 @@ TEST(WorkerRedisAccess, UnderTheLeastPrivilegeAclAWorkerProcessesEventsAndRecord
   EXPECT_EQ(d.last_seq("B"), 1);
   EXPECT_FALSE(lines_with(w->log(), "event=halt category=" + d.category() + " key=B ").empty())
       << w->log();
+  EXPECT_TRUE(lines_with(w->log(), "event=redis_command_refused").empty()) << w->log();
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
+// The least privilege of the releases before renew_many read its leases with MGET, kept through
+// a rolling upgrade: the heartbeat still renews every lease (one GET each), so the worker keeps
+// its leases well past their TTL (1000 ms) and nothing is refused.
+TEST(WorkerRedisAccess, UnderAnAclWithoutMgetLeasesAreStillRenewed) {
+  RedisServerOptions options;
+  options.own = true;
+  RedisServer server(options);
+  ASSERT_TRUE(server.ok()) << server.error();
+  RedisScenarioDriver d(server.url(), kSeqby, "acl_without_mget");
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  const redis::Reply made = d.run(worker_acl("seqby-worker", "w-pass", d, "mget"));
+  ASSERT_EQ(made.str, "OK") << redis::to_string(made);
+  WorkerProcess* w = d.start_worker(
+      "w1", "redis://seqby-worker:w-pass@127.0.0.1:" + std::to_string(server.port()));
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false}}).ok());
+  ASSERT_TRUE(d.wait_until([&] { return d.last_seq("A") == 1; })) << w->log();
+  const std::string token = d.run({"GET", d.lease_key("A")}).str;
+  ASSERT_FALSE(token.empty());
+  // Three TTLs: without a renewal the lease would have lapsed and been taken again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  EXPECT_EQ(d.run({"GET", d.lease_key("A")}).str, token) << w->log();
+  ASSERT_TRUE(d.publish({PublishSpec{"A", 2, 0, false}}).ok());
+  EXPECT_TRUE(d.wait_until([&] { return d.last_seq("A") == 2; })) << w->log();
   EXPECT_TRUE(lines_with(w->log(), "event=redis_command_refused").empty()) << w->log();
   EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 }
