@@ -421,10 +421,13 @@ class ServerMeter {
 
   struct Reading {
     std::uint64_t elapsed_us = 0;
-    std::uint64_t cpu_us = 0;   // redis-server user + system CPU
-    std::uint64_t calls = 0;    // INFO stats total_commands_processed (inside scripts too)
-    std::uint64_t scripts = 0;  // EVALSHA and EVAL calls (INFO commandstats)
+    std::uint64_t cpu_us = 0;     // redis-server user + system CPU
+    std::uint64_t calls = 0;      // INFO stats total_commands_processed (inside scripts too)
+    std::uint64_t scripts = 0;    // EVALSHA and EVAL calls (INFO commandstats)
+    std::uint64_t script_us = 0;  // their execution time, the commands they ran included
     double cpu_percent() const { return elapsed_us == 0 ? 0 : 100.0 * cpu_us / elapsed_us; }
+    // Milliseconds of script execution per second of the window.
+    double script_ms_per_s() const { return elapsed_us == 0 ? 0 : script_us * 1e3 / elapsed_us; }
     double calls_per_s() const { return elapsed_us == 0 ? 0 : calls * 1e6 / elapsed_us; }
     double scripts_per_s() const { return elapsed_us == 0 ? 0 : scripts * 1e6 / elapsed_us; }
   };
@@ -435,7 +438,9 @@ class ServerMeter {
     out.elapsed_us = steady_now_us() - start_us_;
     const std::uint64_t calls = info_u64(admin_, "stats", "total_commands_processed");
     out.calls = calls > own_calls_ ? calls - own_calls_ : 0;
-    out.scripts = command_stats(admin_).script_calls;
+    const CommandStats stats = command_stats(admin_);
+    out.scripts = stats.script_calls;
+    out.script_us = stats.script_calls > 0 ? stats.usec : 0;
     return out;
   }
 

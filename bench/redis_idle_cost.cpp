@@ -252,14 +252,17 @@ void print_header(const Options& o) {
   std::printf(
       "# share_s: Engine::start() to holding ceil(N/instances), per instance; srv_cpu: "
       "redis-server %% of a core; srv_call/s: commands it ran (inside scripts too); "
-      "srv_evalsha/s: script calls; cli_cmd/s: commands the instances sent; loop_cpu: instances' "
+      "srv_evalsha/s: script calls; lua_ms/s: their execution, ms per second (INFO commandstats: "
+      "with nothing published, about the renewals' server time per heartbeat round); cli_cmd/s: "
+      "commands the instances sent; loop_cpu: instances' "
       "loop "
       "threads, %% of a core; proc_cpu: this process; hb round: the engine's heartbeat round, "
       "announce and renewals (median/max over the window's rounds, Engine::heartbeat_rounds_ms), "
       "renews per round\n");
-  std::printf("%6s %4s %7s %-15s %-13s %5s %8s %10s %13s %10s %9s %9s %-17s %7s  %s\n", "N", "inst",
-              "setup_s", "share_s", "held_end", "lost", "srv_cpu", "srv_call/s", "srv_evalsha/s",
-              "cli_cmd/s", "loop_cpu", "proc_cpu", "hb round ms", "renews", "load avg");
+  std::printf("%6s %4s %7s %-15s %-13s %5s %8s %10s %13s %8s %10s %9s %9s %-17s %7s  %s\n", "N",
+              "inst", "setup_s", "share_s", "held_end", "lost", "srv_cpu", "srv_call/s",
+              "srv_evalsha/s", "lua_ms/s", "cli_cmd/s", "loop_cpu", "proc_cpu", "hb round ms",
+              "renews", "load avg");
 }
 
 void print_row(const Figures& f) {
@@ -279,13 +282,14 @@ void print_row(const Figures& f) {
   std::snprintf(round, sizeof(round), "%.1f/%.1f (%zu)", f.round_median_ms, f.round_max_ms,
                 f.rounds);
   std::printf(
-      "%6llu %4llu %7.2f %-15s %-13s %5llu %7.1f%% %10.0f %13.0f %10.0f %8.1f%% %8.1f%% %-17s "
-      "%7llu  %s\n",
+      "%6llu %4llu %7.2f %-15s %-13s %5llu %7.1f%% %10.0f %13.0f %8.1f %10.0f %8.1f%% %8.1f%% "
+      "%-17s %7llu  %s\n",
       static_cast<unsigned long long>(f.partitions), static_cast<unsigned long long>(f.instances),
       f.setup_s, share.c_str(), held.c_str(), static_cast<unsigned long long>(f.lost),
       f.server.cpu_percent(), f.server.calls_per_s(), f.server.scripts_per_s(),
-      f.client_commands_per_s, f.loop_cpu_percent, f.process_cpu_percent, round,
-      static_cast<unsigned long long>(f.round_renews), f.load.c_str());
+      f.server.script_ms_per_s(), f.client_commands_per_s, f.loop_cpu_percent,
+      f.process_cpu_percent, round, static_cast<unsigned long long>(f.round_renews),
+      f.load.c_str());
   std::fflush(stdout);
 }
 
