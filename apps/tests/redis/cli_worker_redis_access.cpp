@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -177,19 +178,44 @@ std::vector<std::string> worker_acl(const std::string& user, const std::string& 
   return acl;
 }
 
+// A redis-server of its own (its own ACL users) and worker "w1" running as user seqby-worker
+// under the least-privilege ACL less `without` (worker_acl).
+struct WorkerUnderAcl {
+  explicit WorkerUnderAcl(std::string label) : label_(std::move(label)) {}
+
+  ::testing::AssertionResult start(const std::string& without) {
+    if (!server_.ok()) return ::testing::AssertionFailure() << server_.error();
+    driver_.emplace(server_.url(), kSeqby, label_);
+    if (!d().ready().ok()) return ::testing::AssertionFailure() << d().ready().error().message;
+    const redis::Reply made = d().run(worker_acl("seqby-worker", "w-pass", d(), without));
+    if (made.str != "OK") return ::testing::AssertionFailure() << redis::to_string(made);
+    w = d().start_worker("w1",
+                         "redis://seqby-worker:w-pass@127.0.0.1:" + std::to_string(server_.port()));
+    if (w == nullptr) return ::testing::AssertionFailure() << "worker w1 did not start";
+    return ::testing::AssertionSuccess();
+  }
+  // REQUIRES: start() was called.
+  RedisScenarioDriver& d() { return *driver_; }
+
+  WorkerProcess* w = nullptr;
+
+ private:
+  static RedisServerOptions own_users() {
+    RedisServerOptions options;
+    options.own = true;
+    return options;
+  }
+  const std::string label_;
+  RedisServer server_{own_users()};
+  std::optional<RedisScenarioDriver> driver_;  // declared after server_: destroyed before it
+};
+
 // A poison event halts its partition: the halt record is written, which needs TIME.
 TEST(WorkerRedisAccess, UnderTheLeastPrivilegeAclAWorkerProcessesEventsAndRecordsAHalt) {
-  RedisServerOptions options;
-  options.own = true;  // its own ACL users
-  RedisServer server(options);
-  ASSERT_TRUE(server.ok()) << server.error();
-  RedisScenarioDriver d(server.url(), kSeqby, "least_privilege");
-  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
-  const redis::Reply made = d.run(worker_acl("seqby-worker", "w-pass", d, ""));
-  ASSERT_EQ(made.str, "OK") << redis::to_string(made);
-  const std::string url = "redis://seqby-worker:w-pass@127.0.0.1:" + std::to_string(server.port());
-  WorkerProcess* w = d.start_worker("w1", url);
-  ASSERT_NE(w, nullptr);
+  WorkerUnderAcl acl("least_privilege");
+  ASSERT_TRUE(acl.start(""));
+  RedisScenarioDriver& d = acl.d();
+  WorkerProcess* w = acl.w;
   std::vector<PublishSpec> events;
   for (std::int64_t seq = 1; seq <= 5; ++seq) events.push_back(PublishSpec{"A", seq, 0, false});
   events.push_back(PublishSpec{"B", 1, 0, false});
@@ -212,17 +238,10 @@ TEST(WorkerRedisAccess, UnderTheLeastPrivilegeAclAWorkerProcessesEventsAndRecord
 // a rolling upgrade: the heartbeat still renews every lease (one GET each), so the worker keeps
 // its leases well past their TTL (1000 ms) and nothing is refused.
 TEST(WorkerRedisAccess, UnderAnAclWithoutMgetLeasesAreStillRenewed) {
-  RedisServerOptions options;
-  options.own = true;
-  RedisServer server(options);
-  ASSERT_TRUE(server.ok()) << server.error();
-  RedisScenarioDriver d(server.url(), kSeqby, "acl_without_mget");
-  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
-  const redis::Reply made = d.run(worker_acl("seqby-worker", "w-pass", d, "mget"));
-  ASSERT_EQ(made.str, "OK") << redis::to_string(made);
-  WorkerProcess* w = d.start_worker(
-      "w1", "redis://seqby-worker:w-pass@127.0.0.1:" + std::to_string(server.port()));
-  ASSERT_NE(w, nullptr);
+  WorkerUnderAcl acl("acl_without_mget");
+  ASSERT_TRUE(acl.start("mget"));
+  RedisScenarioDriver& d = acl.d();
+  WorkerProcess* w = acl.w;
   ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false}}).ok());
   ASSERT_TRUE(d.wait_until([&] { return d.last_seq("A") == 1; })) << w->log();
   const std::string token = d.run({"GET", d.lease_key("A")}).str;
@@ -237,17 +256,10 @@ TEST(WorkerRedisAccess, UnderAnAclWithoutMgetLeasesAreStillRenewed) {
 }
 
 TEST(WorkerRedisAccess, AnAclWithoutTimeMakesTheRefusedHaltScriptALogLine) {
-  RedisServerOptions options;
-  options.own = true;
-  RedisServer server(options);
-  ASSERT_TRUE(server.ok()) << server.error();
-  RedisScenarioDriver d(server.url(), kSeqby, "acl_without_time");
-  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
-  const redis::Reply made = d.run(worker_acl("seqby-worker", "w-pass", d, "time"));
-  ASSERT_EQ(made.str, "OK") << redis::to_string(made);
-  WorkerProcess* w = d.start_worker(
-      "w1", "redis://seqby-worker:w-pass@127.0.0.1:" + std::to_string(server.port()));
-  ASSERT_NE(w, nullptr);
+  WorkerUnderAcl acl("acl_without_time");
+  ASSERT_TRUE(acl.start("time"));
+  RedisScenarioDriver& d = acl.d();
+  WorkerProcess* w = acl.w;
   ASSERT_TRUE(d.publish({PublishSpec{"A", 1, 0, false}, PublishSpec{"A", 2, 0, true}}).ok());
   const std::string refused = "event=redis_command_refused link=commands script=record_halt ";
   EXPECT_TRUE(d.wait_until([&] { return !lines_with(w->log(), refused).empty(); })) << w->log();
