@@ -254,9 +254,8 @@ void print_header(const Options& o) {
       "redis-server %% of a core; srv_call/s: commands it ran (inside scripts too); "
       "srv_evalsha/s: script calls; lua_ms/s: their execution, ms per second (INFO commandstats: "
       "with nothing published, about the renewals' server time per heartbeat round); cli_cmd/s: "
-      "commands the instances sent; loop_cpu: instances' "
-      "loop "
-      "threads, %% of a core; proc_cpu: this process; hb round: the engine's heartbeat round, "
+      "commands the instances sent; loop_cpu: instances' loop threads, %% of a core; proc_cpu: "
+      "this process; hb round: the engine's heartbeat round, "
       "announce and renewals (median/max over the window's rounds, Engine::heartbeat_rounds_ms), "
       "renews per round\n");
   std::printf("%6s %4s %7s %-15s %-13s %5s %8s %10s %13s %8s %10s %9s %9s %-17s %7s  %s\n", "N",
