@@ -12,7 +12,8 @@
 // Its connections say on stderr what they cannot reach and that they retry (event=
 // redis_unreachable, once per backoff step), and every command Redis refuses (event=
 // redis_command_refused: an ACL's NOPERM inside a script, ...); a refusal of its credentials or
-// permissions in the handshake, which retrying cannot fix, ends it with exit status 3.
+// permissions in the handshake (with --cluster: on any node, or CLUSTER SLOTS refused by every
+// node asked), which retrying cannot fix, ends it with exit status 3.
 // --metrics-addr HOST:PORT serves /metrics (Prometheus text), /healthz and /readyz
 // (seqby/observe/metrics_server.h); --log-format json writes each log line as a JSON object
 // (seqby/observe/log_format.h). A bad address, or one nothing can listen on, exits 2 before
@@ -96,8 +97,8 @@ constexpr int kExitRedisRefused = 3;
 class ReportedLinks {
  public:
   // `metrics`, when not null, hears every connection event too.
-  // `cluster`: the commands go over a ClusterLink seeded by `config` (--cluster), whose node
-  // connections are not reported here (its errors are), and there are no wake links.
+  // `cluster`: the commands go over a ClusterLink seeded by `config` (--cluster), each node's
+  // connection reported as "commands" with that node's address, and there are no wake links.
   ReportedLinks(redis::RealRuntime& runtime, const redis::RedisConfig& config,
                 const redis::LogWriter& log, redis::WorkerMetrics* metrics, bool cluster)
       : runtime_(runtime),
@@ -109,7 +110,27 @@ class ReportedLinks {
         commands_report_(runtime.clock(), "commands", redis::redacted_url(config), logger(log)),
         commands_reported_(single_ ? static_cast<redis::RedisLink&>(*single_) : *slots_,
                            runtime.clock(), "commands", logger(log)) {
-    if (!single_) return;
+    if (slots_) {
+      slots_->set_connection_observer(
+          [this](const std::string& address, const redis::HiredisLink::ConnectionEvent& e) {
+            node_report(address).on_event(e);
+            if (metrics_ != nullptr) metrics_->on_connection_event("commands", e);
+          });
+      // No node would give the slot map: without it no command is routed, and a refusal that
+      // retrying cannot fix (an ACL without +cluster|slots, a server without cluster support)
+      // ends the worker as a refused handshake does.
+      slots_->set_map_refused_observer(
+          [this](const std::string& address, const std::string& error) {
+            if (!map_refusal_is_final(error)) return;
+            redis::HiredisLink::ConnectionEvent e;
+            e.error = error;
+            e.refused_command = "CLUSTER|SLOTS";
+            e.refusal = error;
+            e.final = true;
+            node_report(address).on_event(e);
+          });
+      return;
+    }
     single_->set_connection_observer([this](const redis::HiredisLink::ConnectionEvent& e) {
       commands_report_.on_event(e);
       if (metrics_ != nullptr) metrics_->on_connection_event("commands", e);
@@ -148,6 +169,9 @@ class ReportedLinks {
   // The line of the refusal that ends the worker, "" while there was none.
   std::string final_refusal() const {
     if (!commands_report_.final_refusal().empty()) return commands_report_.final_refusal();
+    for (const auto& [address, report] : node_reports_) {
+      if (!report->final_refusal().empty()) return report->final_refusal();
+    }
     for (const std::unique_ptr<Channel>& channel : wake_) {
       if (!channel->report.final_refusal().empty()) return channel->report.final_refusal();
     }
@@ -167,6 +191,23 @@ class ReportedLinks {
  private:
   static redis::LogLine logger(const redis::LogWriter& log) {
     return [&log](const std::string& line) { log.line(line); };
+  }
+  static bool map_refusal_is_final(const std::string& error) {
+    return redis::refusal_is_final("CLUSTER|SLOTS", error) ||
+           error.rfind("ERR This instance has cluster support disabled", 0) == 0;
+  }
+  // The report of cluster node `address` ("host:port"), made on its first event.
+  redis::ConnectionReport& node_report(const std::string& address) {
+    std::unique_ptr<redis::ConnectionReport>& report = node_reports_[address];
+    if (!report) {
+      redis::RedisConfig node = config_;
+      const std::size_t colon = address.rfind(':');
+      node.host = address.substr(0, colon);
+      node.port = static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)));
+      report = std::make_unique<redis::ConnectionReport>(runtime_.clock(), "commands",
+                                                         redis::redacted_url(node), logger(log_));
+    }
+    return *report;
   }
   // A connection of its own: one blocking read that wakes idle partitions (a wake channel, its
   // config from HiredisWakeLinks::wake_config), or the lease link.
@@ -192,8 +233,9 @@ class ReportedLinks {
   redis::RedisConfig config_;
   const redis::LogWriter& log_;
   redis::WorkerMetrics* metrics_;
-  std::unique_ptr<redis::HiredisLink> single_;  // one server
-  std::unique_ptr<redis::ClusterLink> slots_;   // or a Redis Cluster (--cluster)
+  std::unique_ptr<redis::HiredisLink> single_;        // one server
+  std::unique_ptr<redis::HiredisClusterLink> slots_;  // or a Redis Cluster (--cluster)
+  std::map<std::string, std::unique_ptr<redis::ConnectionReport>> node_reports_;  // by node
   redis::ConnectionReport commands_report_;
   redis::ReportingLink commands_reported_;
   std::vector<std::unique_ptr<Channel>> wake_;

@@ -198,7 +198,9 @@ bool RedisCluster::start() {
     const std::uint64_t spent_ms = ok_from_ms - began_ms;
     const std::uint64_t left_ms =
         spent_ms < options_.start_limit_ms ? options_.start_limit_ms - spent_ms : 0;
-    if (!wait_healthy(left_ms) || !wait_streaming(left_ms)) return false;
+    // Without replicas (replicas_per_master 0) there is no stream to wait for.
+    if (!wait_healthy(left_ms)) return false;
+    if (options_.replicas_per_master > 0 && !wait_streaming(left_ms)) return false;
     timings_.ok_ms = now_ms() - ok_from_ms;
     return true;
   }

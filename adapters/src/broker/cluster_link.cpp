@@ -425,6 +425,7 @@ Task<Status> ClusterLink::refresh() {
   });
   std::set<std::string> tried;
   std::string failures;
+  std::optional<std::pair<std::string, std::string>> refused;  // a node's error reply
   for (const std::string& address : candidates) {
     if (!tried.insert(address).second) continue;
     Command slots{"CLUSTER", "SLOTS"};
@@ -433,6 +434,7 @@ Task<Status> ClusterLink::refresh() {
       failures += "; " + address + ": " + reply.error().message;
       continue;
     }
+    if (reply.value().is_error()) refused.emplace(address, reply.value().str);
     const std::optional<std::pair<std::string, std::uint16_t>> asked = split_address(address);
     Status applied = apply_slots(reply.value(), asked ? asked->first : seed_host_);
     if (!applied.ok()) {
@@ -443,6 +445,7 @@ Task<Status> ClusterLink::refresh() {
     co_return Status::Ok();
   }
   ++stats_.refresh_failures;
+  if (refused && map_refused_) map_refused_(refused->first, refused->second);
   co_return make_error(Errc::closed, "no cluster node answered CLUSTER SLOTS" + failures);
 }
 

@@ -23,6 +23,7 @@
 #include "seqby/runtime/free_port.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby_binary.h"
+#include "worker_acl.h"
 
 namespace seqby::apps {
 namespace {
@@ -133,49 +134,12 @@ TEST(WorkerRedisAccess, AWrongPasswordEndsTheWorkerWithStatus3AndTheRefusal) {
   EXPECT_NE(noauth.front().find("NOAUTH"), std::string::npos) << noauth.front();
 }
 
-// The least-privilege ACL of README.md "seqby worker": what the scripts and the worker call,
-// on the category's keys and the history stream. `without` leaves one command out.
+// The least-privilege ACL of README.md "seqby worker" (worker_acl.h), on the category's keys
+// and the history stream. `without` leaves one command out.
 std::vector<std::string> worker_acl(const std::string& user, const std::string& password,
                                     const RedisScenarioDriver& d, const std::string& without) {
-  const std::vector<std::string> commands = {"ping",
-                                             "eval",
-                                             "evalsha",
-                                             "script|load",
-                                             "del",
-                                             "exists",
-                                             "get",
-                                             "mget",
-                                             "set",
-                                             "incr",
-                                             "pexpire",
-                                             "type",
-                                             "time",
-                                             "hget",
-                                             "hset",
-                                             "sadd",
-                                             "srem",
-                                             "smembers",
-                                             "xadd",
-                                             "xack",
-                                             "xautoclaim",
-                                             "xgroup|create",
-                                             "xgroup|delconsumer",
-                                             "xinfo|consumers",
-                                             "xinfo|groups",
-                                             "xinfo|stream",
-                                             "xlen",
-                                             "xpending",
-                                             "xrange",
-                                             "xrevrange",
-                                             "xread",
-                                             "xreadgroup"};
-  std::vector<std::string> acl = {"ACL", "SETUSER", user, "reset", "on", ">" + password, "-@all"};
-  for (const std::string& command : commands) {
-    if (command != without) acl.push_back("+" + command);
-  }
-  acl.push_back("~" + d.category() + ":*");
-  acl.push_back("~" + d.history_stream());
-  return acl;
+  return seqby::testing::acl_setuser(user, password, seqby::testing::worker_acl_commands(),
+                                     {d.category() + ":*", d.history_stream()}, without);
 }
 
 // A redis-server of its own (its own ACL users) and worker "w1" running as user seqby-worker

@@ -97,6 +97,13 @@ class ClusterLink : public RedisLink {
   // whose last command met a timeout or a lost connection last) and replaces the map. Errc::closed
   // naming each node tried when none answered.
   Task<Status> refresh();
+  // Told, when a refresh found no map, of the last node that answered CLUSTER SLOTS with an
+  // error reply ("host:port", the reply's text: an ACL's NOPERM, a server without cluster
+  // support): a node that refuses the map is no transport failure, and the link cannot route.
+  // On the runtime's loop; not when another node answered.
+  using MapRefusedObserver =
+      std::function<void(const std::string& address, const std::string& error)>;
+  void set_map_refused_observer(MapRefusedObserver observer) { map_refused_ = std::move(observer); }
   // `command` on every master of the map, each reply in map order ("host:port", reply).
   Task<Result<std::vector<std::pair<std::string, Reply>>>> execute_on_each_master(Command command);
 
@@ -164,6 +171,7 @@ class ClusterLink : public RedisLink {
   std::set<std::string> unanswered_;
   Stats stats_;
   std::map<std::string, std::uint64_t> sent_;  // per node address
+  MapRefusedObserver map_refused_;
 };
 
 }  // namespace seqby::redis

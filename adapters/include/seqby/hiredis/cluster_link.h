@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -14,8 +15,14 @@
 
 namespace seqby::redis {
 
-// HiredisLinks to cluster nodes, each with `seed`'s settings and the node's address.
-ClusterNodeConnect hiredis_cluster_nodes(RealRuntime& runtime, RedisConfig seed);
+// The connection events of the link to node `address` ("host:port").
+using NodeConnectionObserver =
+    std::function<void(const std::string& address, const HiredisLink::ConnectionEvent& event)>;
+
+// HiredisLinks to cluster nodes, each with `seed`'s settings and the node's address. Each tells
+// `*observer` (when given and set when the event comes) its connection events.
+ClusterNodeConnect hiredis_cluster_nodes(RealRuntime& runtime, RedisConfig seed,
+                                         std::shared_ptr<NodeConnectionObserver> observer = {});
 
 class HiredisClusterLink final : public ClusterLink {
  public:
@@ -23,6 +30,18 @@ class HiredisClusterLink final : public ClusterLink {
   // only); `runtime` outlives the link; every call on the runtime's loop thread (as
   // HiredisLink's).
   HiredisClusterLink(RealRuntime& runtime, RedisConfig seed, ClusterLinkOptions options = {});
+
+  // Every node link's connection events (HiredisLink::set_connection_observer), from now on:
+  // a refused AUTH on any node, say, which retrying cannot fix.
+  void set_connection_observer(NodeConnectionObserver observer) {
+    *observer_ = std::move(observer);
+  }
+
+ private:
+  HiredisClusterLink(RealRuntime& runtime, RedisConfig seed, ClusterLinkOptions options,
+                     std::shared_ptr<NodeConnectionObserver> observer);
+
+  std::shared_ptr<NodeConnectionObserver> observer_;
 };
 
 }  // namespace seqby::redis

@@ -1,0 +1,197 @@
+// A `seqby worker` with the cluster layout under the least privilege README.md "The least
+// privilege a worker needs" gives it (tests/support/worker_acl.h), granted on every node of a
+// real Redis Cluster (3 masters): it serves partitions whose slots are on different masters in
+// order, reaps them once they are cold (--reap-idle-ms), and no node denies it anything (each
+// node's ACL LOG stays empty). Under the ACL of a worker on one server (no CLUSTER SLOTS), or with
+// a wrong password, it cannot route a command: it says which node refused what and exits with
+// status 3, as a worker on one server does. Every wait is bounded; the nodes and the worker are
+// stopped by pid.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "seqby/core/keyspace.h"
+#include "seqby/scenarios/redis_cluster.h"
+#include "seqby/scenarios/redis_driver.h"
+#include "seqby_binary.h"
+#include "worker_acl.h"
+
+namespace seqby::apps {
+namespace {
+
+using redis::Reply;
+using scenarios::PublishSpec;
+using scenarios::RedisCluster;
+using scenarios::RedisClusterOptions;
+using scenarios::RedisScenarioDriver;
+using scenarios::WorkerProcess;
+using scenarios::WorkerSettings;
+
+constexpr int kExitRedisRefused = 3;  // README "seqby worker": exit statuses
+constexpr std::uint64_t kReapIdleMs = 300;
+const std::vector<std::string> kKeys = {"A", "B", "C", "D", "E", "F"};
+constexpr std::int64_t kEvents = 3;
+
+// The lines of `log` that contain `needle`.
+std::vector<std::string> lines_with(const std::string& log, const std::string& needle) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin < log.size()) {
+    std::size_t end = log.find('\n', begin);
+    if (end == std::string::npos) end = log.size();
+    const std::string line = log.substr(begin, end - begin);
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+    begin = end + 1;
+  }
+  return out;
+}
+
+// A cluster of 3 masters (no replicas: nothing here fails over), a driver on it with the cluster
+// layout, and user seqby-worker made on every node with `commands` on the category's keys and its
+// index's slot.
+class ClusterWorkerUnderAcl : public ::testing::Test {
+ protected:
+  static RedisClusterOptions masters_only() {
+    RedisClusterOptions options;
+    options.replicas_per_master = 0;
+    return options;
+  }
+
+  void SetUp() override {
+    ASSERT_TRUE(cluster_.ok()) << cluster_.error();
+    WorkerSettings settings;
+    settings.cluster = true;
+    settings.reap_idle_ms = kReapIdleMs;
+    seed_ = "127.0.0.1:" + std::to_string(cluster_.ports().front());
+    driver_.emplace("redis://" + seed_, kSeqby, "cluster_acl", settings);
+    ASSERT_TRUE(d().ready().ok()) << d().ready().error().message;
+  }
+
+  // Makes user seqby-worker (password w-pass) on every node and starts worker `owner` as that
+  // user with `password`.
+  WorkerProcess* start_worker_with(const std::vector<std::string>& commands,
+                                   const std::string& owner = "w1",
+                                   const std::string& password = "w-pass") {
+    const std::vector<std::string> keys = {d().category() + ":*",
+                                           "{" + partition_index_name(d().category()) + "}:*"};
+    for (const std::uint16_t port : cluster_.ports()) {
+      const Result<Reply> made = RedisCluster::run(
+          port, seqby::testing::acl_setuser("seqby-worker", "w-pass", commands, keys));
+      EXPECT_TRUE(made.ok() && made.value().str == "OK")
+          << port << ": " << (made.ok() ? redis::to_string(made.value()) : made.error().message);
+    }
+    return d().start_worker(owner, "redis://seqby-worker:" + password + "@" + seed_);
+  }
+
+  // Every node's ACL LOG entries (denials), one line each: "PORT reason object".
+  std::vector<std::string> denials() {
+    std::vector<std::string> out;
+    for (const std::uint16_t port : cluster_.ports()) {
+      const Result<Reply> log = RedisCluster::run(port, {"ACL", "LOG"});
+      if (!log.ok()) {
+        out.push_back(std::to_string(port) + " ACL LOG: " + log.error().message);
+        continue;
+      }
+      for (const Reply& entry : log.value().elements) {
+        std::string line = std::to_string(port);
+        for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+          const std::string& field = entry.elements[i].str;
+          if (field == "reason" || field == "object") line += " " + entry.elements[i + 1].str;
+        }
+        out.push_back(line);
+      }
+    }
+    return out;
+  }
+
+  std::set<std::uint16_t> masters_of_keys() {
+    std::set<std::uint16_t> masters;
+    for (const std::string& key : kKeys) {
+      const auto master = cluster_.master_of_slot(key_hash_slot(d().partition(key).stream()));
+      if (master) masters.insert(*master);
+    }
+    return masters;
+  }
+
+  // The exit status of `w` (-100 when it did not exit within 15 s).
+  int exit_status_of(WorkerProcess* w) {
+    int status = -100;
+    d().wait_until([&] { return w->exited(&status); }, 15000);
+    return status;
+  }
+
+  RedisScenarioDriver& d() { return *driver_; }
+
+  RedisCluster cluster_{masters_only()};
+  std::string seed_;
+  std::optional<RedisScenarioDriver> driver_;  // declared after cluster_: destroyed before it
+};
+
+TEST_F(ClusterWorkerUnderAcl, AReapingWorkerServesInOrderAndReapsWithNothingDenied) {
+  std::vector<std::string> commands = seqby::testing::worker_acl_commands();
+  for (const std::string& c : seqby::testing::cluster_worker_acl_commands()) commands.push_back(c);
+  WorkerProcess* w = start_worker_with(commands);
+  ASSERT_NE(w, nullptr);
+  ASSERT_GE(masters_of_keys().size(), 2u) << "the keys' slots are meant to span masters";
+  std::vector<PublishSpec> events;
+  for (std::int64_t seq = 1; seq <= kEvents; ++seq) {
+    for (const std::string& key : kKeys) events.push_back(PublishSpec{key, seq, 0, false});
+  }
+  ASSERT_TRUE(d().publish(events).ok());
+  EXPECT_TRUE(d().wait_until([&] {
+    for (const std::string& key : kKeys) {
+      if (d().last_seq(key) != kEvents) return false;
+    }
+    return true;
+  })) << d().logs();
+  // Cold for reap_idle_ms, each partition is reaped: its stream is gone and its key is out of
+  // the index and of the reaping set.
+  const std::string index = partition_index_name(d().category());
+  const std::string reaping = reaping_set_name(d().category());
+  EXPECT_TRUE(d().wait_until([&] {
+    for (const std::string& key : kKeys) {
+      if (d().run({"EXISTS", d().partition(key).stream()}).integer != 0) return false;
+      if (d().run({"SISMEMBER", index, key}).integer != 0) return false;
+      if (d().run({"SISMEMBER", reaping, key}).integer != 0) return false;
+    }
+    return true;
+  })) << d().logs();
+  EXPECT_TRUE(lines_with(w->log(), "event=redis_command_refused").empty()) << w->log();
+  EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
+  EXPECT_TRUE(d().stop_all().empty()) << d().logs();
+}
+
+// The ACL of a worker on one server has no CLUSTER SLOTS: the worker cannot learn which master
+// serves a slot, so it routes nothing. It names the node and the refusal and exits 3, and so does
+// a worker with a wrong password, which every node refuses at AUTH.
+TEST_F(ClusterWorkerUnderAcl, WithoutTheSlotMapOrWithAWrongPasswordTheWorkerExits3AndSaysWhy) {
+  WorkerProcess* w = start_worker_with(seqby::testing::worker_acl_commands());
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(d().publish({PublishSpec{"A", 1, 0, false}}).ok());
+  EXPECT_EQ(exit_status_of(w), kExitRedisRefused) << w->log();
+  std::vector<std::string> refused = lines_with(w->log(), "event=redis_refused link=commands ");
+  ASSERT_FALSE(refused.empty()) << w->log();
+  EXPECT_NE(refused.front().find("redis=redis://seqby-worker:***@" + seed_ +
+                                 " command=CLUSTER|SLOTS retrying=false error=\"NOPERM"),
+            std::string::npos)
+      << refused.front();
+  EXPECT_NE(w->log().find("event=exit status=3 "), std::string::npos) << w->log();
+  EXPECT_EQ(d().last_seq("A"), 0);
+
+  WorkerProcess* wrong = start_worker_with(seqby::testing::worker_acl_commands(), "w2", "wrong");
+  ASSERT_NE(wrong, nullptr);
+  EXPECT_EQ(exit_status_of(wrong), kExitRedisRefused) << wrong->log();
+  refused = lines_with(wrong->log(), "event=redis_refused link=commands ");
+  ASSERT_FALSE(refused.empty()) << wrong->log();
+  EXPECT_NE(refused.front().find("redis=redis://seqby-worker:***@" + seed_ + " command=AUTH "),
+            std::string::npos)
+      << refused.front();
+  EXPECT_NE(refused.front().find("WRONGPASS"), std::string::npos) << refused.front();
+  EXPECT_EQ(wrong->log().find(":wrong@"), std::string::npos) << "the password is never logged\n"
+                                                             << wrong->log();
+}
+
+}  // namespace
+}  // namespace seqby::apps

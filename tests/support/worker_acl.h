@@ -1,0 +1,71 @@
+// The least privilege of a `seqby worker` (README.md "The least privilege a worker needs") as
+// the arguments of one ACL SETUSER, for the tests that run a worker under it: the README's lists
+// and what those tests grant are spelled once, here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace seqby::testing {
+
+// Every worker: what the scripts of adapters/lua it runs call, and its own commands.
+inline const std::vector<std::string>& worker_acl_commands() {
+  static const std::vector<std::string> commands = {"ping",
+                                                    "eval",
+                                                    "evalsha",
+                                                    "script|load",
+                                                    "del",
+                                                    "exists",
+                                                    "get",
+                                                    "mget",
+                                                    "set",
+                                                    "incr",
+                                                    "pexpire",
+                                                    "type",
+                                                    "time",
+                                                    "hget",
+                                                    "hset",
+                                                    "sadd",
+                                                    "srem",
+                                                    "smembers",
+                                                    "xadd",
+                                                    "xack",
+                                                    "xautoclaim",
+                                                    "xgroup|create",
+                                                    "xgroup|delconsumer",
+                                                    "xinfo|consumers",
+                                                    "xinfo|groups",
+                                                    "xinfo|stream",
+                                                    "xlen",
+                                                    "xpending",
+                                                    "xrange",
+                                                    "xrevrange",
+                                                    "xread",
+                                                    "xreadgroup"};
+  return commands;
+}
+
+// Besides, a worker with the cluster layout (--cluster --key-layout cluster): the slot map, ASKING
+// while a slot migrates, discovery's SUNION of the index and its reaping set, and the reap's two
+// steps in the index's slot (reap_begin.lua, reap_end.lua).
+inline const std::vector<std::string>& cluster_worker_acl_commands() {
+  static const std::vector<std::string> commands = {"cluster|slots", "asking", "sunion", "smove",
+                                                    "sismember"};
+  return commands;
+}
+
+// ACL SETUSER `user` reset on >`password` -@all, +each of `commands` but `without` ("" for none),
+// and a ~pattern each of `key_patterns`.
+inline std::vector<std::string> acl_setuser(const std::string& user, const std::string& password,
+                                            const std::vector<std::string>& commands,
+                                            const std::vector<std::string>& key_patterns,
+                                            const std::string& without = "") {
+  std::vector<std::string> acl = {"ACL", "SETUSER", user, "reset", "on", ">" + password, "-@all"};
+  for (const std::string& command : commands) {
+    if (command != without) acl.push_back("+" + command);
+  }
+  for (const std::string& pattern : key_patterns) acl.push_back("~" + pattern);
+  return acl;
+}
+
+}  // namespace seqby::testing
