@@ -1,5 +1,5 @@
 // A `seqby worker` with the cluster layout under the least privilege README.md "The least
-// privilege a worker needs" gives it (tests/support/worker_acl.h), granted on every node of a
+// privilege a worker needs" gives it (tests/support/worker_access.h), granted on every node of a
 // real Redis Cluster (3 masters): it serves partitions whose slots are on different masters in
 // order, reaps them once they are cold (--reap-idle-ms), and no node denies it anything (each
 // node's ACL LOG stays empty). Under the ACL of a worker on one server (no CLUSTER SLOTS), or with
@@ -8,6 +8,7 @@
 // stopped by pid.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@
 #include "seqby/scenarios/redis_cluster.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby_binary.h"
-#include "worker_acl.h"
+#include "worker_access.h"
 
 namespace seqby::apps {
 namespace {
@@ -29,24 +30,12 @@ using scenarios::RedisScenarioDriver;
 using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
 
-constexpr int kExitRedisRefused = 3;  // README "seqby worker": exit statuses
+using seqby::testing::kExitRedisRefused;
+using seqby::testing::lines_with;
+
 constexpr std::uint64_t kReapIdleMs = 300;
 const std::vector<std::string> kKeys = {"A", "B", "C", "D", "E", "F"};
 constexpr std::int64_t kEvents = 3;
-
-// The lines of `log` that contain `needle`.
-std::vector<std::string> lines_with(const std::string& log, const std::string& needle) {
-  std::vector<std::string> out;
-  std::size_t begin = 0;
-  while (begin < log.size()) {
-    std::size_t end = log.find('\n', begin);
-    if (end == std::string::npos) end = log.size();
-    const std::string line = log.substr(begin, end - begin);
-    if (line.find(needle) != std::string::npos) out.push_back(line);
-    begin = end + 1;
-  }
-  return out;
-}
 
 // A cluster of 3 masters (no replicas: nothing here fails over), a driver on it with the cluster
 // layout, and user seqby-worker made on every node with `commands` on the category's keys and its

@@ -12,8 +12,6 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,7 +21,7 @@
 #include "seqby/runtime/free_port.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby_binary.h"
-#include "worker_acl.h"
+#include "worker_access.h"
 
 namespace seqby::apps {
 namespace {
@@ -35,17 +33,8 @@ using scenarios::WorkerSettings;
 using seqby::testing::RedisServer;
 using seqby::testing::RedisServerOptions;
 
-constexpr int kExitRedisRefused = 3;  // README "seqby worker": exit statuses
-
-// The lines of `log` holding `needle`.
-std::vector<std::string> lines_with(const std::string& log, const std::string& needle) {
-  std::vector<std::string> out;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find(needle) != std::string::npos) out.push_back(line);
-  }
-  return out;
-}
+using seqby::testing::kExitRedisRefused;
+using seqby::testing::lines_with;
 
 // The integer after " name=" in `line`, or -1.
 long long field_of(const std::string& line, const std::string& name) {
@@ -134,7 +123,7 @@ TEST(WorkerRedisAccess, AWrongPasswordEndsTheWorkerWithStatus3AndTheRefusal) {
   EXPECT_NE(noauth.front().find("NOAUTH"), std::string::npos) << noauth.front();
 }
 
-// The least-privilege ACL of README.md "seqby worker" (worker_acl.h), on the category's keys
+// The least-privilege ACL of README.md "seqby worker" (worker_access.h), on the category's keys
 // and the history stream. `without` leaves one command out.
 std::vector<std::string> worker_acl(const std::string& user, const std::string& password,
                                     const RedisScenarioDriver& d, const std::string& without) {

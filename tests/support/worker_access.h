@@ -1,12 +1,26 @@
-// The least privilege of a `seqby worker` (README.md "The least privilege a worker needs") as
-// the arguments of one ACL SETUSER, for the tests that run a worker under it: the README's lists
-// and what those tests grant are spelled once, here.
+// What the tests of a `seqby worker`'s access to Redis share: its least privilege (README.md
+// "The least privilege a worker needs") as the arguments of one ACL SETUSER, so that the README's
+// lists and what those tests grant are spelled once; the exit status of a refusal; its log lines.
 #pragma once
 
+#include <sstream>
 #include <string>
 #include <vector>
 
 namespace seqby::testing {
+
+// README "seqby worker": exit statuses. Redis refused the worker's credentials or permissions.
+constexpr int kExitRedisRefused = 3;
+
+// The lines of `log` holding `needle`.
+inline std::vector<std::string> lines_with(const std::string& log, const std::string& needle) {
+  std::vector<std::string> out;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
 
 // Every worker: what the scripts of adapters/lua it runs call, and its own commands.
 inline const std::vector<std::string>& worker_acl_commands() {
