@@ -121,7 +121,8 @@ class ReportedLinks {
       // ends the worker as a refused handshake does.
       slots_->set_map_refused_observer(
           [this](const std::string& address, const std::string& error) {
-            if (!map_refusal_is_final(error)) return;
+            // Once: the worker stops at the first, and its last commands may ask again.
+            if (!map_refusal_is_final(error) || !final_refusal().empty()) return;
             redis::HiredisLink::ConnectionEvent e;
             e.error = error;
             e.refused_command = "CLUSTER|SLOTS";
@@ -612,8 +613,8 @@ int run_worker(const WorkerOptions& o) {
   signals.join();
   if (!refusal.empty()) {
     log.line("event=exit status=" + std::to_string(kExitRedisRefused) +
-             " reason=\"Redis refused this worker's credentials or permissions; "
-             "retrying cannot fix that\"");
+             " reason=\"Redis refused this worker's credentials or permissions, or has no slot "
+             "map to give; retrying cannot fix that\"");
     return kExitRedisRefused;
   }
   return kExitOk;

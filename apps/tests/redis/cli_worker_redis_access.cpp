@@ -123,6 +123,29 @@ TEST(WorkerRedisAccess, AWrongPasswordEndsTheWorkerWithStatus3AndTheRefusal) {
   EXPECT_NE(noauth.front().find("NOAUTH"), std::string::npos) << noauth.front();
 }
 
+// --cluster given for a server that is no cluster node: no slot map to route by, which retrying
+// cannot change. The worker says which server answered what, once, and exits 3.
+TEST(WorkerRedisAccess, AClusterWorkerOnAServerWithoutClusterSupportExits3AndSaysSo) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  WorkerSettings settings;
+  settings.extra_flags = {"--cluster", "--key-layout", "cluster"};
+  RedisScenarioDriver d(server.url(), kSeqby, "not_a_cluster", settings);
+  ASSERT_TRUE(d.ready().ok()) << d.ready().error().message;
+  WorkerProcess* w = d.start_worker("w1");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(exit_status_of(d, w), kExitRedisRefused) << w->log();
+  const std::vector<std::string> refused = lines_with(w->log(), "event=redis_refused ");
+  ASSERT_EQ(refused.size(), 1u) << w->log();
+  EXPECT_NE(refused.front().find(
+                "link=commands redis=redis://127.0.0.1:" + std::to_string(server.port()) +
+                " command=CLUSTER|SLOTS retrying=false error=\"ERR This instance "
+                "has cluster support disabled\""),
+            std::string::npos)
+      << refused.front();
+  EXPECT_NE(w->log().find("event=exit status=3 "), std::string::npos) << w->log();
+}
+
 // The least-privilege ACL of README.md "seqby worker" (worker_access.h), on the category's keys
 // and the history stream. `without` leaves one command out.
 std::vector<std::string> worker_acl(const std::string& user, const std::string& password,
