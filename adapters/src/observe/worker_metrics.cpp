@@ -289,19 +289,24 @@ void WorkerMetrics::on_connection_event(const std::string& link,
   }
 }
 
+std::string discovery_index_read(const Command& command) {
+  if (command.size() == 2 && command[0] == "SMEMBERS") return command[1];
+  if (command.size() == 3 && command[0] == "SUNION") return command[1];
+  return "";
+}
+
 void WorkerMetrics::on_command_sent(const Command& command) {
-  if (command.size() != 2 || command[0] != "SMEMBERS" || index_names_.empty()) return;
+  if (index_names_.empty()) return;
   // Discovery reads the indexes in category order, one cycle after the other: a read of the
   // first index after every index answered in the cycle before means that cycle is done.
-  if (command[1] != index_names_.front()) return;
+  if (discovery_index_read(command) != index_names_.front()) return;
   const bool all = std::all_of(index_answered_.begin(), index_answered_.end(),
                                [](bool answered) { return answered; });
   if (all) discovered_.store(true);
   index_answered_.assign(index_names_.size(), false);
 }
 
-void WorkerMetrics::on_command_done(const std::string& smembers_key, bool answered,
-                                    bool array_reply) {
+void WorkerMetrics::on_command_done(const std::string& index_key, bool answered, bool array_reply) {
   if (answered) {
     // A reply came: the link is connected (a connection without failed attempts before it
     // emits no event, a reconnect after a loss included).
@@ -313,9 +318,9 @@ void WorkerMetrics::on_command_done(const std::string& smembers_key, bool answer
     commands_gauge_->Set(1);
     commands_connected_.store(true);
   }
-  if (!answered || !array_reply || smembers_key.empty()) return;
+  if (!answered || !array_reply || index_key.empty()) return;
   for (std::size_t i = 0; i < index_names_.size(); ++i) {
-    if (smembers_key == index_names_[i]) index_answered_[i] = true;
+    if (index_key == index_names_[i]) index_answered_[i] = true;
   }
 }
 
@@ -428,12 +433,11 @@ MetricsLink::MetricsLink(RedisLink& inner, WorkerMetrics& metrics)
 
 Task<Result<Reply>> MetricsLink::execute(Command command) {
   metrics_.on_command_sent(command);
-  // Only an SMEMBERS's key is needed once the reply is back (a discovery's index read).
-  const std::string smembers_key =
-      command.size() == 2 && command[0] == "SMEMBERS" ? command[1] : std::string();
+  // Only a discovery read's index is needed once the reply is back.
+  const std::string index_key = discovery_index_read(command);
   Result<Reply> reply = co_await inner_.execute(std::move(command));
   const bool array = reply.ok() && reply.value().kind == Reply::Kind::array;
-  metrics_.on_command_done(smembers_key, reply.ok(), array);
+  metrics_.on_command_done(index_key, reply.ok(), array);
   co_return reply;
 }
 

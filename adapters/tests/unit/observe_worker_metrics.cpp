@@ -115,6 +115,21 @@ TEST(WorkerMetrics, ReadyOnlyWhileConnectedAndAfterAWholeDiscoveryCycle) {
   EXPECT_NE(m.readyz().body.find("stopping"), std::string::npos);
 }
 
+// With the cluster layout discovery reads each index with its reaping set (one SUNION): those
+// reads make a discovery cycle as SMEMBERS do on one server; other reads of the index do not.
+TEST(WorkerMetrics, ClusterDiscoveryReadsMakeTheWorkerReady) {
+  WorkerMetrics m(billing());
+  const Command read{"SUNION", partition_index_name("billing"), reaping_set_name("billing")};
+  EXPECT_EQ(discovery_index_read(read), partition_index_name("billing"));
+  EXPECT_EQ(discovery_index_read({"SCARD", partition_index_name("billing")}), "");
+  EXPECT_EQ(discovery_index_read({"SUNION", partition_index_name("billing")}), "");
+  m.on_command_sent(read);
+  m.on_command_done(discovery_index_read(read), true, true);
+  EXPECT_EQ(m.readyz().status, 503) << m.readyz().body;  // the cycle may still take its share
+  m.on_command_sent(read);
+  EXPECT_EQ(m.readyz().status, 200) << m.readyz().body;
+}
+
 TEST(WorkerMetrics, HealthzIsUnhealthyWhenTheLoopIsSilent) {
   WorkerMetricsOptions o = billing();
   o.loop_silence_max_ms = 1000;

@@ -68,6 +68,11 @@ struct HealthAnswer {
   std::string body;
 };
 
+// The index key a discovery read names ("" for any other command): SMEMBERS C:__partitions__ on
+// one server, SUNION C:__partitions__ {C:__partitions__}:__reaping__ with the cluster layout
+// (RedisBroker::partitions), whose index is its first key.
+std::string discovery_index_read(const Command& command);
+
 class WorkerMetrics {
  public:
   // At most this many partition streams get pending and lag gauges: the first by (key,
@@ -86,9 +91,10 @@ class WorkerMetrics {
   // A connection event of link `link` ("commands", "wake", "wake#1", ...).
   void on_connection_event(const std::string& link, const HiredisLink::ConnectionEvent& event);
   // A command of the commands link was sent / came back (`answered`: a reply, error replies
-  // included; false: timeout or closed). `smembers_key`: the key of an SMEMBERS, else "".
+  // included; false: timeout or closed). `index_key`: the index a discovery read names
+  // (discovery_index_read), else "".
   void on_command_sent(const Command& command);
-  void on_command_done(const std::string& smembers_key, bool answered, bool array_reply);
+  void on_command_done(const std::string& index_key, bool answered, bool array_reply);
   // The loop's figures, and that the loop answers (at `now_ms`, the worker's monotonic clock).
   void sample_figures(const WorkerFigures& figures, std::uint64_t now_ms);
   // Per-stream pending and lag (-1: Redis did not say); streams not listed lose their gauges.

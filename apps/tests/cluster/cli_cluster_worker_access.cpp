@@ -4,8 +4,10 @@
 // order, reaps them once they are cold (--reap-idle-ms), and no node denies it anything (each
 // node's ACL LOG stays empty). Under the ACL of a worker on one server (no CLUSTER SLOTS), or with
 // a wrong password, it cannot route a command: it says which node refused what and exits with
-// status 3, as a worker on one server does. Every wait is bounded; the nodes and the worker are
-// stopped by pid.
+// status 3, as a worker on one server does. With --metrics-addr, once it serves, /readyz answers
+// 200 (connected, and a whole discovery cycle done: on a cluster discovery reads the index with
+// its reaping set, one SUNION) and /metrics counts what it handled. Every wait is bounded; the
+// nodes, the worker and its metrics port are the test's own, stopped by pid.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -14,10 +16,12 @@
 #include <vector>
 
 #include "seqby/core/keyspace.h"
+#include "seqby/runtime/free_port.h"
 #include "seqby/scenarios/redis_cluster.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby_binary.h"
 #include "worker_access.h"
+#include "worker_http.h"
 
 namespace seqby::apps {
 namespace {
@@ -30,17 +34,18 @@ using scenarios::RedisScenarioDriver;
 using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
 
+using seqby::testing::http_get;
 using seqby::testing::kExitRedisRefused;
 using seqby::testing::lines_with;
+using seqby::testing::sample;
 
 constexpr std::uint64_t kReapIdleMs = 300;
 const std::vector<std::string> kKeys = {"A", "B", "C", "D", "E", "F"};
 constexpr std::int64_t kEvents = 3;
 
-// A cluster of 3 masters (no replicas: nothing here fails over), a driver on it with the cluster
-// layout, and user seqby-worker made on every node with `commands` on the category's keys and its
-// index's slot.
-class ClusterWorkerUnderAcl : public ::testing::Test {
+// A cluster of 3 masters (no replicas: nothing here fails over) and a driver on it with the
+// cluster layout; start_worker_with() makes user seqby-worker on every node first.
+class ClusterWorker : public ::testing::Test {
  protected:
   static RedisClusterOptions masters_only() {
     RedisClusterOptions options;
@@ -118,7 +123,7 @@ class ClusterWorkerUnderAcl : public ::testing::Test {
   std::optional<RedisScenarioDriver> driver_;  // declared after cluster_: destroyed before it
 };
 
-TEST_F(ClusterWorkerUnderAcl, AReapingWorkerServesInOrderAndReapsWithNothingDenied) {
+TEST_F(ClusterWorker, UnderTheLeastPrivilegeAclItServesInOrderAndReapsWithNothingDenied) {
   std::vector<std::string> commands = seqby::testing::worker_acl_commands();
   for (const std::string& c : seqby::testing::cluster_worker_acl_commands()) commands.push_back(c);
   WorkerProcess* w = start_worker_with(commands);
@@ -155,7 +160,7 @@ TEST_F(ClusterWorkerUnderAcl, AReapingWorkerServesInOrderAndReapsWithNothingDeni
 // The ACL of a worker on one server has no CLUSTER SLOTS: the worker cannot learn which master
 // serves a slot, so it routes nothing. It names the node and the refusal and exits 3, and so does
 // a worker with a wrong password, which every node refuses at AUTH.
-TEST_F(ClusterWorkerUnderAcl, WithoutTheSlotMapOrWithAWrongPasswordTheWorkerExits3AndSaysWhy) {
+TEST_F(ClusterWorker, WithoutTheSlotMapOrWithAWrongPasswordTheWorkerExits3AndSaysWhy) {
   WorkerProcess* w = start_worker_with(seqby::testing::worker_acl_commands());
   ASSERT_NE(w, nullptr);
   ASSERT_TRUE(d().publish({PublishSpec{"A", 1, 0, false}}).ok());
@@ -180,6 +185,45 @@ TEST_F(ClusterWorkerUnderAcl, WithoutTheSlotMapOrWithAWrongPasswordTheWorkerExit
   EXPECT_NE(refused.front().find("WRONGPASS"), std::string::npos) << refused.front();
   EXPECT_EQ(wrong->log().find(":wrong@"), std::string::npos) << "the password is never logged\n"
                                                              << wrong->log();
+}
+
+// A worker as the default user (readiness, not privilege).
+TEST_F(ClusterWorker, AServingClusterWorkerIsReadyAndCountsWhatItHandled) {
+  const std::uint16_t metrics_port = redis::free_loopback_port();
+  ASSERT_NE(metrics_port, 0);
+  WorkerSettings settings = d().settings();
+  settings.extra_flags = {"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)};
+  d().set_settings(settings);
+  WorkerProcess* w = d().start_worker("w1");
+  ASSERT_NE(w, nullptr);
+
+  std::vector<PublishSpec> events;
+  for (std::int64_t seq = 1; seq <= kEvents; ++seq) {
+    for (const std::string& key : kKeys) events.push_back(PublishSpec{key, seq, 0, false});
+  }
+  ASSERT_TRUE(d().publish(events).ok());
+  EXPECT_TRUE(d().wait_until([&] {
+    for (const std::string& key : kKeys) {
+      if (d().last_seq(key) != kEvents) return false;
+    }
+    return true;
+  })) << d().logs();
+
+  std::string readyz;
+  EXPECT_TRUE(d().wait_until([&] {
+    const testing::HttpAnswer answer = http_get(metrics_port, "/readyz");
+    readyz = std::to_string(answer.status) + " " + answer.body;
+    return answer.status == 200;
+  })) << "/readyz: "
+      << readyz << "\n"
+      << w->log();
+  const std::string metrics = http_get(metrics_port, "/metrics").body;
+  EXPECT_EQ(sample(metrics, "seqby_redis_connected{link=\"commands\"}"), 1) << metrics;
+  EXPECT_EQ(sample(metrics, "seqby_ready"), 1) << metrics;
+  EXPECT_EQ(sample(metrics, "seqby_events_handled_total{category=\"" + d().category() + "\"}"),
+            static_cast<double>(events.size()))
+      << metrics;
+  EXPECT_TRUE(d().stop_all().empty()) << d().logs();
 }
 
 }  // namespace
