@@ -432,6 +432,7 @@ int run_worker(const WorkerOptions& o) {
     metrics_options.categories = o.categories;
     metrics_options.group = o.group;
     metrics_options.process_manager = o.process_manager;
+    metrics_options.key_layout = *key_layout;
     metrics = std::make_unique<redis::WorkerMetrics>(std::move(metrics_options));
     Result<std::unique_ptr<redis::MetricsServer>> server =
         redis::MetricsServer::start(address.value(), *metrics);

@@ -90,6 +90,7 @@ void ConnectionReport::on_event(const HiredisLink::ConnectionEvent& event) {
   if (event.final) {
     const std::string line = "event=redis_refused" + head + " command=" + event.refused_command +
                              " retrying=false error=" + quoted_log_value(event.error);
+    if (line == final_refusal_) return;  // said: the worker is stopping, its last tries add nothing
     if (final_refusal_.empty()) final_refusal_ = line;
     log_(line);
     return;

@@ -354,7 +354,7 @@ std::vector<PartitionRef> WorkerMetrics::lag_streams(const std::vector<std::stri
   for (const std::string& key : unit_keys) {
     for (const std::string& category : options_.categories) {
       if (out.size() < kLagStreamsMax) {
-        out.push_back(PartitionRef{category, key});
+        out.push_back(PartitionRef{category, key, options_.key_layout});
       } else {
         ++left_out;
       }

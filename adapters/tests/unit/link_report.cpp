@@ -98,6 +98,9 @@ TEST_F(Reports, AFinalRefusalIsSaidWithTheCommandAndKept) {
             "retrying=false error=\"connect to redis://:***@127.0.0.1:1/0: AUTH refused: "
             "WRONGPASS invalid\"");
   EXPECT_EQ(report.final_refusal(), lines[0]);
+  // The worker stops on it; the same refusal again (a last try while it stops) is not said twice.
+  report.on_event(refused);
+  EXPECT_EQ(lines.size(), 1u);
 }
 
 // Answers every command with the next canned reply.

@@ -182,6 +182,20 @@ TEST(WorkerMetrics, SampledFiguresAndBoundedLagGauges) {
   EXPECT_EQ(sample(text, "seqby_partition_pending{category=\"billing\",key=\"k1001\"}"), -1);
 }
 
+// A worker with the cluster layout samples its streams by their cluster names (C:{K}), the
+// names it reads them by; the gauges keep the category and the key as labels.
+TEST(WorkerMetrics, LagStreamsAreNamedInTheWorkersKeyLayout) {
+  WorkerMetricsOptions o = billing();
+  o.key_layout = KeyLayout::cluster;
+  WorkerMetrics m(o);
+  std::uint64_t omitted = 0;
+  const std::vector<PartitionRef> streams = m.lag_streams({"k1"}, &omitted);
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams.front().stream(), "billing:{k1}");
+  m.sample_lag({{streams.front(), 0, 3}}, omitted);
+  EXPECT_EQ(sample(m.scrape(), "seqby_partition_lag{category=\"billing\",key=\"k1\"}"), 3);
+}
+
 TEST(ListenAddress, HostPortWithAnIpv4AddressAndAPort) {
   const Result<ListenAddress> ok = parse_listen_address("127.0.0.1:9464");
   ASSERT_TRUE(ok.ok());

@@ -44,6 +44,8 @@ struct WorkerMetricsOptions {
   std::vector<std::string> categories;  // the categories served (one, or a process manager's)
   std::string group;                    // the handler group, or the process manager's name
   bool process_manager = false;
+  // How the streams sampled for pending and lag are named (C:K, or C:{K} on a cluster).
+  KeyLayout key_layout = KeyLayout::flat;
   // The loop answered within this long, or /healthz says it does not.
   std::uint64_t loop_silence_max_ms = 10'000;
 };
