@@ -276,9 +276,9 @@ void wait_for_signal(std::atomic<bool>* stop, std::atomic<bool>* done) {
   }
 }
 
-Task<void> log_halt_figures(redis::RedisLink& link, HistoryRecord halt,
+Task<void> log_halt_figures(redis::RedisLink& link, HistoryRecord halt, KeyLayout layout,
                             const redis::LogWriter& log) {
-  const std::string line = co_await redis::halt_figures_line(link, std::move(halt));
+  const std::string line = co_await redis::halt_figures_line(link, std::move(halt), layout);
   log.line(line);
 }
 
@@ -487,9 +487,13 @@ int run_worker(const WorkerOptions& o) {
                                                         : static_cast<HistorySink&>(no_history);
     // warn, halt, resume and reap records also go to stderr, for operators; a halt is followed
     // by the group's pending count and lag, read by a task of its own.
-    auto log_record = [&log, &runtime, &link](const HistoryRecord& r, const std::string& line) {
+    const KeyLayout layout = *key_layout;
+    auto log_record = [&log, &runtime, &link, layout](const HistoryRecord& r,
+                                                      const std::string& line) {
       log.line(line);
-      if (r.op == HistoryOp::halt) runtime.spawn("halt_figures", log_halt_figures(link, r, log));
+      if (r.op == HistoryOp::halt) {
+        runtime.spawn("halt_figures", log_halt_figures(link, r, layout, log));
+      }
     };
     redis::LoggedHistorySink logged(recorded, log_record);
     // With metrics, every record is counted on its way (it changes none).

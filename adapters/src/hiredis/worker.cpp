@@ -14,8 +14,8 @@ void LoggedHistorySink::record(HistoryRecord record) {
   inner_.record(std::move(record));
 }
 
-Task<std::string> halt_figures_line(RedisLink& link, HistoryRecord halt) {
-  const PartitionRef partition{halt.category, halt.key};
+Task<std::string> halt_figures_line(RedisLink& link, HistoryRecord halt, KeyLayout layout) {
+  const PartitionRef partition{halt.category, halt.key, layout};
   std::int64_t pending = -1;
   std::int64_t lag = -1;
   Command summary{"XPENDING", partition.stream(), halt.group};

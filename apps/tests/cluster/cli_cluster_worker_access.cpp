@@ -7,7 +7,8 @@
 // status 3, as a worker on one server does. With --metrics-addr, once it serves, /readyz answers
 // 200 (connected, and a whole discovery cycle done: on a cluster discovery reads the index with
 // its reaping set, one SUNION) and /metrics counts what it handled and each partition's pending
-// count and lag, 0 once all is handled. Every wait is bounded; the
+// count and lag, 0 once all is handled; a poison event's halt is logged with its stream's
+// figures, read from the master of its slot. Every wait is bounded; the
 // nodes, the worker and its metrics port are the test's own, stopped by pid.
 #include <gtest/gtest.h>
 
@@ -204,6 +205,7 @@ TEST_F(ClusterWorker, AServingClusterWorkerIsReadyAndCountsWhatItHandled) {
     for (const std::string& key : kKeys) events.push_back(PublishSpec{key, seq, 0, false});
   }
   ASSERT_TRUE(d().publish(events).ok());
+  ASSERT_TRUE(d().publish({PublishSpec{"P", 1, 0, true}}).ok());  // poison: P halts
   EXPECT_TRUE(d().wait_until([&] {
     for (const std::string& key : kKeys) {
       if (d().last_seq(key) != kEvents) return false;
@@ -233,8 +235,15 @@ TEST_F(ClusterWorker, AServingClusterWorkerIsReadyAndCountsWhatItHandled) {
     return true;
   })) << metrics;
   EXPECT_EQ(sample(metrics, "seqby_units_owned{kind=\"partition\"}"),
-            static_cast<double>(kKeys.size()))
+            static_cast<double>(kKeys.size() + 1))
       << metrics;
+  EXPECT_EQ(sample(metrics, "seqby_units_halted"), 1) << metrics;
+  // The halt's figures, read from P's own master: its entry stays pending, nothing is unread.
+  const std::string halt = "event=halt_figures category=" + d().category() + " key=P ";
+  EXPECT_TRUE(d().wait_until([&] { return !lines_with(w->log(), halt).empty(); })) << w->log();
+  const std::vector<std::string> figures = lines_with(w->log(), halt);
+  ASSERT_FALSE(figures.empty()) << w->log();
+  EXPECT_NE(figures.front().find(" pending=1 lag=0"), std::string::npos) << figures.front();
   EXPECT_EQ(sample(metrics, "seqby_redis_connected{link=\"commands\"}"), 1) << metrics;
   EXPECT_EQ(sample(metrics, "seqby_ready"), 1) << metrics;
   EXPECT_EQ(sample(metrics, "seqby_events_handled_total{category=\"" + d().category() + "\"}"),

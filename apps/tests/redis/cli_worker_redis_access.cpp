@@ -206,6 +206,14 @@ TEST(WorkerRedisAccess, UnderTheLeastPrivilegeAclAWorkerProcessesEventsAndRecord
   EXPECT_EQ(d.last_seq("B"), 1);
   EXPECT_FALSE(lines_with(w->log(), "event=halt category=" + d.category() + " key=B ").empty())
       << w->log();
+  // The halted entry stays pending, and nothing after it is left unread.
+  EXPECT_TRUE(d.wait_until([&] {
+    return !lines_with(w->log(), "event=halt_figures category=" + d.category() + " key=B ").empty();
+  })) << w->log();
+  const std::vector<std::string> figures =
+      lines_with(w->log(), "event=halt_figures category=" + d.category() + " key=B ");
+  ASSERT_FALSE(figures.empty()) << w->log();
+  EXPECT_NE(figures.front().find(" pending=1 lag=0"), std::string::npos) << figures.front();
   EXPECT_TRUE(lines_with(w->log(), "event=redis_command_refused").empty()) << w->log();
   EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 }

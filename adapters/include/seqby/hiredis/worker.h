@@ -10,6 +10,7 @@
 
 #include "seqby/broker/redis_link.h"
 #include "seqby/core/history.h"
+#include "seqby/core/keyspace.h"
 #include "seqby/core/runtime.h"
 
 namespace seqby::redis {
@@ -34,7 +35,8 @@ class LoggedHistorySink final : public HistorySink {
 std::string operator_log_line(const HistoryRecord& record);
 
 // "event=halt_figures category=C key=K group=G pending=N lag=M" for a halt record, read from
-// XPENDING and XINFO GROUPS (-1 for a figure Redis did not give).
-Task<std::string> halt_figures_line(RedisLink& link, HistoryRecord halt);
+// XPENDING and XINFO GROUPS on the partition's stream named in `layout` (C:K, or C:{K} on a
+// cluster; -1 for a figure Redis did not give).
+Task<std::string> halt_figures_line(RedisLink& link, HistoryRecord halt, KeyLayout layout);
 
 }  // namespace seqby::redis
