@@ -21,7 +21,7 @@
 //
 //   scripts/with-redis build/bench_redis_idle_cost [--partitions 1000,10000] [--instances 1,2]
 //       [--window-s 10] [--settle-s 10] [--acquire-timeout-s 60] [--poll-interval-ms N]
-//       [--heartbeat-interval-ms N]
+//       [--heartbeat-interval-ms N] [--discovery-interval-ms N]
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "usage: scripts/with-redis build/bench_redis_idle_cost [--partitions 1000,10000] [--instances "
     "1,2]\n"
     "           [--window-s 10] [--settle-s 10] [--acquire-timeout-s 60] [--poll-interval-ms N]\n"
-    "           [--heartbeat-interval-ms N]\n";
+    "           [--heartbeat-interval-ms N] [--discovery-interval-ms N]\n";
 constexpr const char* kGroup = "bench";
 constexpr std::uint64_t kLoopAnswerMaxMs = 20000;  // an instance's loop must answer within this
 constexpr std::uint64_t kStopMaxMs = 60000;
@@ -325,6 +325,8 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->engine.poll_interval_ms = value;
     } else if (flag == "--heartbeat-interval-ms") {
       o->engine.heartbeat_interval_ms = value;
+    } else if (flag == "--discovery-interval-ms") {
+      o->engine.discovery_interval_ms = value;
     } else {
       std::fprintf(stderr, "%s: unknown option %s\n", kProgram, flag.c_str());
       return false;
