@@ -8,7 +8,8 @@
 // 200 (connected, and a whole discovery cycle done: on a cluster discovery reads the index with
 // its reaping set, one SUNION) and /metrics counts what it handled and each partition's pending
 // count and lag, 0 once all is handled; a poison event's halt is logged with its stream's
-// figures, read from the master of its slot. Every wait is bounded; the
+// figures, read from the master of its slot. A process manager over two categories is ready
+// and reads each of its streams' figures the same way. Every wait is bounded; the
 // nodes, the worker and its metrics port are the test's own, stopped by pid.
 #include <gtest/gtest.h>
 
@@ -248,6 +249,59 @@ TEST_F(ClusterWorker, AServingClusterWorkerIsReadyAndCountsWhatItHandled) {
   EXPECT_EQ(sample(metrics, "seqby_ready"), 1) << metrics;
   EXPECT_EQ(sample(metrics, "seqby_events_handled_total{category=\"" + d().category() + "\"}"),
             static_cast<double>(events.size()))
+      << metrics;
+  EXPECT_TRUE(d().stop_all().empty()) << d().logs();
+}
+
+// A process manager on a cluster: each correlation value has a stream in two categories, each on
+// the master of its own slot. It is ready once a discovery cycle has read both indexes (one SUNION
+// each), and samples every stream's figures by its cluster name.
+TEST_F(ClusterWorker, AProcessManagerOnAClusterIsReadyAndReadsEachStreamsFigures) {
+  const std::uint16_t metrics_port = redis::free_loopback_port();
+  ASSERT_NE(metrics_port, 0);
+  const std::string order = d().category_named("order");
+  const std::string payment = d().category_named("payment");
+  WorkerSettings pm = d().settings();
+  pm.group = "fulfil";
+  pm.pm_categories = {order, payment};
+  pm.reap_idle_ms = 0;  // no reaping for a process manager
+  pm.extra_flags = {"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)};
+  d().set_settings(pm);
+  WorkerProcess* w = d().start_worker("fulfil-1");
+  ASSERT_NE(w, nullptr);
+  const std::vector<std::string> values = {"A", "B", "C"};
+  std::vector<PublishSpec> events;
+  for (const std::string& value : values) {
+    events.push_back(PublishSpec{value, 1, 0, false, order});
+    events.push_back(PublishSpec{value, 1, 0, false, payment});
+  }
+  ASSERT_TRUE(d().publish(events).ok());
+  EXPECT_TRUE(d().wait_until([&] {
+    for (const std::string& value : values) {
+      if (d().last_seq(value, order) != 1 || d().last_seq(value, payment) != 1) return false;
+    }
+    return true;
+  })) << d().logs();
+
+  std::string metrics;
+  EXPECT_TRUE(d().wait_until([&] {
+    if (http_get(metrics_port, "/readyz").status != 200) return false;
+    metrics = http_get(metrics_port, "/metrics").body;
+    for (const std::string& category : {order, payment}) {
+      for (const std::string& value : values) {
+        const std::string labels = "{category=\"" + category + "\",key=\"" + value + "\"}";
+        if (sample(metrics, "seqby_partition_pending" + labels) != 0 ||
+            sample(metrics, "seqby_partition_lag" + labels) != 0) {
+          return false;
+        }
+      }
+    }
+    return true;
+  })) << "/readyz "
+      << http_get(metrics_port, "/readyz").body << metrics << "\n"
+      << w->log();
+  EXPECT_EQ(sample(metrics, "seqby_units_owned{kind=\"process_manager\"}"),
+            static_cast<double>(values.size()))
       << metrics;
   EXPECT_TRUE(d().stop_all().empty()) << d().logs();
 }
