@@ -114,7 +114,7 @@ class ReportedLinks {
       slots_->set_connection_observer(
           [this](const std::string& address, const redis::HiredisLink::ConnectionEvent& e) {
             node_report(address).on_event(e);
-            if (metrics_ != nullptr) metrics_->on_connection_event("commands", e);
+            if (metrics_ != nullptr) metrics_->on_connection_event("commands", e, true);
           });
       // No node would give the slot map: without it no command is routed, and a refusal that
       // retrying cannot fix (an ACL without +cluster|slots, a server without cluster support)

@@ -265,9 +265,17 @@ void WorkerMetrics::on_record(const HistoryRecord& r, std::uint64_t now_us) {
 }
 
 void WorkerMetrics::on_connection_event(const std::string& link,
-                                        const HiredisLink::ConnectionEvent& event) {
+                                        const HiredisLink::ConnectionEvent& event,
+                                        bool one_node_of_many) {
   using Kind = HiredisLink::ConnectionEvent::Kind;
   add_link(link);
+  if (one_node_of_many) {
+    // Counted only: a node's connection comes back after failed attempts (a reconnect).
+    if (event.kind == Kind::connect_failed) f_->connect_failures.Add({{"link", link}}).Increment();
+    if (event.kind == Kind::lost) f_->connections_lost.Add({{"link", link}}).Increment();
+    if (event.kind == Kind::connected) f_->reconnects.Add({{"link", link}}).Increment();
+    return;
+  }
   switch (event.kind) {
     case Kind::connect_failed:
       f_->connect_failures.Add({{"link", link}}).Increment();

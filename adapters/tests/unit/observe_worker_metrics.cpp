@@ -130,6 +130,32 @@ TEST(WorkerMetrics, ClusterDiscoveryReadsMakeTheWorkerReady) {
   EXPECT_EQ(m.readyz().status, 200) << m.readyz().body;
 }
 
+// On a cluster each node's connection reports apart: one master lost mid-failover is counted,
+// but the worker stays connected (and ready) while the other nodes answer.
+TEST(WorkerMetrics, OneClusterNodeLostIsCountedAndLeavesTheWorkerConnected) {
+  WorkerMetrics m(billing());
+  const Command read{"SUNION", partition_index_name("billing"), reaping_set_name("billing")};
+  m.on_command_sent(read);
+  m.on_command_done(discovery_index_read(read), true, true);
+  m.on_command_sent(read);
+  ASSERT_EQ(m.readyz().status, 200) << m.readyz().body;
+  HiredisLink::ConnectionEvent lost;
+  lost.kind = HiredisLink::ConnectionEvent::Kind::lost;
+  m.on_connection_event("commands", lost, true);
+  EXPECT_EQ(m.readyz().status, 200) << m.readyz().body;
+  std::string text = m.scrape();
+  EXPECT_EQ(sample(text, "seqby_redis_connected{link=\"commands\"}"), 1) << text;
+  EXPECT_EQ(sample(text, "seqby_redis_connections_lost_total{link=\"commands\"}"), 1) << text;
+  m.on_command_done("", true, false);  // another node answers: no reconnect of the worker's
+  text = m.scrape();
+  EXPECT_EQ(sample(text, "seqby_redis_reconnects_total{link=\"commands\"}"), 0) << text;
+  HiredisLink::ConnectionEvent back;
+  back.kind = HiredisLink::ConnectionEvent::Kind::connected;
+  back.failures_in_row = 2;
+  m.on_connection_event("commands", back, true);  // the node's connection is made again
+  EXPECT_EQ(sample(m.scrape(), "seqby_redis_reconnects_total{link=\"commands\"}"), 1);
+}
+
 TEST(WorkerMetrics, HealthzIsUnhealthyWhenTheLoopIsSilent) {
   WorkerMetricsOptions o = billing();
   o.loop_silence_max_ms = 1000;

@@ -91,7 +91,10 @@ class WorkerMetrics {
   // A history record, at `now_us` on a monotonic clock (times the handler from enter to exit).
   void on_record(const HistoryRecord& record, std::uint64_t now_us);
   // A connection event of link `link` ("commands", "wake", "wake#1", ...).
-  void on_connection_event(const std::string& link, const HiredisLink::ConnectionEvent& event);
+  // `one_node_of_many`: the event is one cluster node's; it counts, but whether the link is
+  // connected is left to the replies (on_command_done): one master lost is not Redis unreachable.
+  void on_connection_event(const std::string& link, const HiredisLink::ConnectionEvent& event,
+                           bool one_node_of_many = false);
   // A command of the commands link was sent / came back (`answered`: a reply, error replies
   // included; false: timeout or closed). `index_key`: the index a discovery read names
   // (discovery_index_read), else "".
