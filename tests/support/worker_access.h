@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "seqby/core/keyspace.h"
+
 namespace seqby::testing {
 
 // README "seqby worker": exit statuses. Redis refused the worker's credentials or permissions.
@@ -66,6 +68,19 @@ inline const std::vector<std::string>& cluster_worker_acl_commands() {
   static const std::vector<std::string> commands = {"cluster|slots", "asking", "sunion", "smove",
                                                     "sismember"};
   return commands;
+}
+
+// What a worker with the cluster layout needs in all: both lists above.
+inline std::vector<std::string> cluster_worker_acl_all_commands() {
+  std::vector<std::string> all = worker_acl_commands();
+  for (const std::string& command : cluster_worker_acl_commands()) all.push_back(command);
+  return all;
+}
+
+// The keys of a worker with the cluster layout serving `category`: C:*, and the index's slot,
+// where the reaping set and the publish intents lie ({C:__partitions__}:...).
+inline std::vector<std::string> cluster_worker_acl_keys(const std::string& category) {
+  return {category + ":*", "{" + partition_index_name(category) + "}:*"};
 }
 
 // ACL SETUSER `user` reset on >`password` -@all, +each of `commands` but `without` ("" for none),

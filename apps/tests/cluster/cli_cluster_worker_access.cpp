@@ -71,8 +71,7 @@ class ClusterWorker : public ::testing::Test {
   WorkerProcess* start_worker_with(const std::vector<std::string>& commands,
                                    const std::string& owner = "w1",
                                    const std::string& password = "w-pass") {
-    const std::vector<std::string> keys = {d().category() + ":*",
-                                           "{" + partition_index_name(d().category()) + "}:*"};
+    const std::vector<std::string> keys = seqby::testing::cluster_worker_acl_keys(d().category());
     for (const std::uint16_t port : cluster_.ports()) {
       const Result<Reply> made = RedisCluster::run(
           port, seqby::testing::acl_setuser("seqby-worker", "w-pass", commands, keys));
@@ -127,9 +126,7 @@ class ClusterWorker : public ::testing::Test {
 };
 
 TEST_F(ClusterWorker, UnderTheLeastPrivilegeAclItServesInOrderAndReapsWithNothingDenied) {
-  std::vector<std::string> commands = seqby::testing::worker_acl_commands();
-  for (const std::string& c : seqby::testing::cluster_worker_acl_commands()) commands.push_back(c);
-  WorkerProcess* w = start_worker_with(commands);
+  WorkerProcess* w = start_worker_with(seqby::testing::cluster_worker_acl_all_commands());
   ASSERT_NE(w, nullptr);
   ASSERT_GE(masters_of_keys().size(), 2u) << "the keys' slots are meant to span masters";
   std::vector<PublishSpec> events;

@@ -9,7 +9,9 @@
 // handler's in-progress marker; an overlap is logged as inprogress_overlap), both workers stop
 // cleanly, and the checker finds no violation in the decision journal (workers and publisher run
 // with --journal-maxlen: each unit's journal is in its unit's slot), read back from every master by
-// `seqby check --redis NODE --cluster`. Every wait is bounded.
+// `seqby check --redis NODE --cluster`. The migration runs once more with the workers under the
+// least-privilege ACL of a cluster worker, and no node denies them anything. Every wait is
+// bounded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby/testing/record_handler.h"
 #include "seqby_binary.h"
+#include "worker_access.h"
 
 namespace seqby::apps {
 namespace {
@@ -69,10 +72,14 @@ struct Reader {
 // Publishes kPartitions x kEvents, runs two workers, calls `nemesis` once the first partition's
 // worth of events is committed, and checks the outcome once every event is committed: the
 // effects directly, and the history with the checker (but for the properties `not_judged`).
+// `worker_auth` ("user:password@", or "" for the default user) is how the workers log in.
 void run_through(RedisCluster& cluster, const std::string& name,
                  const std::function<void(Reader&)>& nemesis,
-                 const std::vector<properties::Property>& not_judged = {}) {
+                 const std::vector<properties::Property>& not_judged = {},
+                 const std::string& worker_auth = "") {
   const std::string seed = "redis://127.0.0.1:" + std::to_string(cluster.ports().front());
+  const std::string worker_seed =
+      "redis://" + worker_auth + "127.0.0.1:" + std::to_string(cluster.ports().front());
   for (int i = 0; i < kPartitions; ++i) {
     const CommandRun published = scenarios::run_command(
         kSeqby, {"publish", "--redis", seed, "--cluster", "--key-layout", "cluster", "--category",
@@ -91,8 +98,8 @@ void run_through(RedisCluster& cluster, const std::string& name,
   settings.cluster = true;  // --cluster --key-layout cluster
   std::vector<std::unique_ptr<WorkerProcess>> workers;
   for (const char* owner : {"w1", "w2"}) {
-    workers.push_back(std::make_unique<WorkerProcess>(kSeqby, seed, kCategory, kHistoryStream,
-                                                      owner, settings,
+    workers.push_back(std::make_unique<WorkerProcess>(kSeqby, worker_seed, kCategory,
+                                                      kHistoryStream, owner, settings,
                                                       cluster.dir() + "/" + owner + ".log"));
     ASSERT_TRUE(workers.back()->started());
   }
@@ -194,23 +201,51 @@ TEST(CliClusterWorkers, TwoWorkersServeEveryPartitionInOrderThroughAMasterFailov
 // The slot of k1 moves to another master while the workers run, the way `redis-cli --cluster
 // reshard` moves it: IMPORTING/MIGRATING, its keys MIGRATEd one at a time (a step meanwhile
 // meets ASK or TRYAGAIN), then SETSLOT NODE on every master (MOVED).
+// Moves k1's slot to another master, key by key, while k1 still has work.
+void migrate_k1(RedisCluster& cluster, Reader& reader) {
+  const std::uint16_t slot = redis::key_slot(partition_of(1).stream());
+  const std::uint16_t from = cluster.master_of_slot(slot).value();
+  std::uint16_t to = 0;
+  for (std::uint16_t master : cluster.masters()) {
+    if (master != from) to = master;
+  }
+  ASSERT_NE(to, 0);
+  // The move lands while k1 still has work (each event takes kHandlerDelayMs).
+  ASSERT_LT(reader.last_seq(partition_of(1), "g"), kEvents);
+  ASSERT_TRUE(cluster.begin_slot_move(slot, from, to)) << cluster.error();
+  ASSERT_TRUE(cluster.finish_slot_move(slot, from, to, /*batch=*/1)) << cluster.error();
+  EXPECT_EQ(cluster.master_of_slot(slot), to);
+}
+
 TEST(CliClusterWorkers, TwoWorkersServeEveryPartitionInOrderThroughASlotMigration) {
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
-  run_through(cluster, "migration of k1's slot", [&](Reader& reader) {
-    const std::uint16_t slot = redis::key_slot(partition_of(1).stream());
-    const std::uint16_t from = cluster.master_of_slot(slot).value();
-    std::uint16_t to = 0;
-    for (std::uint16_t master : cluster.masters()) {
-      if (master != from) to = master;
-    }
-    ASSERT_NE(to, 0);
-    // The move lands while k1 still has work (each event takes kHandlerDelayMs).
-    ASSERT_LT(reader.last_seq(partition_of(1), "g"), kEvents);
-    ASSERT_TRUE(cluster.begin_slot_move(slot, from, to)) << cluster.error();
-    ASSERT_TRUE(cluster.finish_slot_move(slot, from, to, /*batch=*/1)) << cluster.error();
-    EXPECT_EQ(cluster.master_of_slot(slot), to);
-  });
+  run_through(cluster, "migration of k1's slot",
+              [&](Reader& reader) { migrate_k1(cluster, reader); });
+}
+
+// The migration again, the workers under the least privilege README.md gives a cluster worker,
+// on every node (tests/support/worker_access.h): whatever the move makes them meet (MOVED,
+// TRYAGAIN; an ASK only when none of a command's keys is left on the old master, which these runs
+// did not meet), no node denies them anything (each node's ACL LOG stays empty).
+TEST(CliClusterWorkers, UnderTheLeastPrivilegeAclASlotMigrationIsServedWithNothingDenied) {
+  RedisCluster cluster;
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  for (const std::uint16_t port : cluster.ports()) {
+    const Result<Reply> made = RedisCluster::run(
+        port, seqby::testing::acl_setuser("seqby-worker", "w-pass",
+                                          seqby::testing::cluster_worker_acl_all_commands(),
+                                          seqby::testing::cluster_worker_acl_keys(kCategory)));
+    ASSERT_TRUE(made.ok() && made.value().str == "OK") << port;
+  }
+  run_through(
+      cluster, "migration of k1's slot (least privilege)",
+      [&](Reader& reader) { migrate_k1(cluster, reader); }, {}, "seqby-worker:w-pass@");
+  for (const std::uint16_t port : cluster.ports()) {
+    const Result<Reply> log = RedisCluster::run(port, {"ACL", "LOG"});
+    ASSERT_TRUE(log.ok()) << port;
+    EXPECT_TRUE(log.value().elements.empty()) << port << ": " << redis::to_string(log.value());
+  }
 }
 
 }  // namespace
