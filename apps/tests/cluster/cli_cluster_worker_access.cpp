@@ -8,7 +8,8 @@
 // 200 (connected, and a whole discovery cycle done: on a cluster discovery reads the index with
 // its reaping set, one SUNION) and /metrics counts what it handled and each partition's pending
 // count and lag, 0 once all is handled; a poison event's halt is logged with its stream's
-// figures, read from the master of its slot. A process manager over two categories is ready
+// figures, read from the master of its slot, and `seqby timeline --redis --cluster` draws the
+// run's journal from every master. A process manager over two categories is ready
 // and reads each of its streams' figures the same way. Every wait is bounded; the
 // nodes, the worker and its metrics port are the test's own, stopped by pid.
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@
 #include "seqby/scenarios/redis_cluster.h"
 #include "seqby/scenarios/redis_driver.h"
 #include "seqby_binary.h"
+#include "wait_and_read.h"
 #include "worker_access.h"
 #include "worker_http.h"
 
@@ -248,6 +250,21 @@ TEST_F(ClusterWorker, AServingClusterWorkerIsReadyAndCountsWhatItHandled) {
             static_cast<double>(events.size()))
       << metrics;
   EXPECT_TRUE(d().stop_all().empty()) << d().logs();
+
+  // The run's journal, read from every master, drawn as the page of `seqby timeline`: a lane for
+  // each key, the halted one included.
+  const std::string page = cluster_.dir() + "/timeline.html";
+  const scenarios::CommandRun drawn =
+      scenarios::run_command(kSeqby, {"timeline", "--redis", "redis://" + seed_, "--cluster",
+                                      "--category", d().category(), "-o", page});
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  const std::string html = seqby::testing::read_file(page);
+  std::vector<std::string> lanes = kKeys;
+  lanes.push_back("P");
+  for (const std::string& key : lanes) {
+    EXPECT_NE(html.find("\"" + d().category() + ":" + key), std::string::npos)
+        << "no lane for key " << key;
+  }
 }
 
 // A process manager on a cluster: each correlation value has a stream in two categories, each on
