@@ -83,6 +83,20 @@ inline std::vector<std::string> cluster_worker_acl_keys(const std::string& categ
   return {category + ":*", "{" + partition_index_name(category) + "}:*"};
 }
 
+// `seqby publish` (publish.lua, the journal's XADD), and besides with the cluster layout the slot
+// map and the publish intents in the index's slot (publish_intent.lua, publish_done.lua).
+inline const std::vector<std::string>& publisher_acl_commands() {
+  static const std::vector<std::string> commands = {"ping",        "eval", "evalsha",
+                                                    "script|load", "xadd", "sadd"};
+  return commands;
+}
+inline const std::vector<std::string>& cluster_publisher_acl_commands() {
+  static const std::vector<std::string> commands = {
+      "ping", "eval",    "evalsha", "script|load",   "xadd",
+      "sadd", "hincrby", "hdel",    "cluster|slots", "asking"};
+  return commands;
+}
+
 // ACL SETUSER `user` reset on >`password` -@all, +each of `commands` but `without` ("" for none),
 // and a ~pattern each of `key_patterns`.
 inline std::vector<std::string> acl_setuser(const std::string& user, const std::string& password,

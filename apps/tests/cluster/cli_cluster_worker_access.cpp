@@ -10,7 +10,8 @@
 // count and lag, 0 once all is handled; a poison event's halt is logged with its stream's
 // figures, read from the master of its slot, and `seqby timeline --redis --cluster` draws the
 // run's journal from every master. A process manager over two categories is ready
-// and reads each of its streams' figures the same way. Every wait is bounded; the
+// and reads each of its streams' figures the same way, and `seqby publish --cluster` works under
+// the least privilege of a cluster publisher. Every wait is bounded; the
 // nodes, the worker and its metrics port are the test's own, stopped by pid.
 #include <gtest/gtest.h>
 
@@ -318,6 +319,30 @@ TEST_F(ClusterWorker, AProcessManagerOnAClusterIsReadyAndReadsEachStreamsFigures
             static_cast<double>(values.size()))
       << metrics;
   EXPECT_TRUE(d().stop_all().empty()) << d().logs();
+}
+
+// `seqby publish --cluster` under the least privilege README.md gives a cluster publisher, on
+// every node: it appends to partitions on every master, through the publish intents in the
+// index's slot, and no node denies it anything.
+TEST_F(ClusterWorker, UnderItsLeastPrivilegeAclSeqbyPublishReachesEveryMaster) {
+  for (const std::uint16_t port : cluster_.ports()) {
+    const Result<Reply> made = RedisCluster::run(
+        port, seqby::testing::acl_setuser("seqby-publisher", "p-pass",
+                                          seqby::testing::cluster_publisher_acl_commands(),
+                                          seqby::testing::cluster_worker_acl_keys(d().category())));
+    ASSERT_TRUE(made.ok() && made.value().str == "OK") << port;
+  }
+  ASSERT_GE(masters_of_keys().size(), 2u) << "the keys' slots are meant to span masters";
+  for (const std::string& key : kKeys) {
+    const scenarios::CommandRun published = scenarios::run_command(
+        kSeqby, {"publish", "--redis", "redis://seqby-publisher:p-pass@" + seed_, "--cluster",
+                 "--key-layout", "cluster", "--category", d().category(), "--key", key, "--count",
+                 "2", "--journal-maxlen", "100"});
+    ASSERT_EQ(published.exit_code, 0) << key << ": " << published.err;
+    EXPECT_EQ(d().run({"XLEN", d().partition(key).stream()}).integer, 2) << key;
+    EXPECT_EQ(d().run({"SISMEMBER", partition_index_name(d().category()), key}).integer, 1) << key;
+  }
+  EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
 }
 
 }  // namespace

@@ -172,6 +172,7 @@ struct WorkerUnderAcl {
   }
   // REQUIRES: start() was called.
   RedisScenarioDriver& d() { return *driver_; }
+  std::uint16_t port() const { return server_.port(); }
 
   WorkerProcess* w = nullptr;
 
@@ -215,6 +216,29 @@ TEST(WorkerRedisAccess, UnderTheLeastPrivilegeAclAWorkerProcessesEventsAndRecord
   ASSERT_FALSE(figures.empty()) << w->log();
   EXPECT_NE(figures.front().find(" pending=1 lag=0"), std::string::npos) << figures.front();
   EXPECT_TRUE(lines_with(w->log(), "event=redis_command_refused").empty()) << w->log();
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
+// `seqby publish` under the least privilege README.md gives a publisher: it appends and indexes,
+// journal included, and nothing is denied; a worker then serves what it published.
+TEST(WorkerRedisAccess, UnderItsLeastPrivilegeAclSeqbyPublishAppendsAndIndexes) {
+  WorkerUnderAcl acl("publisher_acl");
+  ASSERT_TRUE(acl.start(""));
+  RedisScenarioDriver& d = acl.d();
+  const redis::Reply made = d.run(
+      seqby::testing::acl_setuser("seqby-publisher", "p-pass",
+                                  seqby::testing::publisher_acl_commands(), {d.category() + ":*"}));
+  ASSERT_EQ(made.str, "OK") << redis::to_string(made);
+  ASSERT_EQ(d.run({"ACL", "LOG", "RESET"}).str, "OK");
+  const std::string url = "redis://seqby-publisher:p-pass@127.0.0.1:" + std::to_string(acl.port());
+  const scenarios::CommandRun published =
+      scenarios::run_command(kSeqby, {"publish", "--redis", url, "--category", d.category(),
+                                      "--key", "A", "--count", "3", "--journal-maxlen", "100"});
+  ASSERT_EQ(published.exit_code, 0) << published.err;
+  EXPECT_EQ(d.run({"XLEN", d.partition("A").stream()}).integer, 3);
+  EXPECT_EQ(d.run({"SISMEMBER", d.partition("A").index(), "A"}).integer, 1);
+  EXPECT_TRUE(d.run({"ACL", "LOG"}).elements.empty()) << redis::to_string(d.run({"ACL", "LOG"}));
+  EXPECT_TRUE(d.wait_until([&] { return d.last_seq("A") == 3; })) << acl.w->log();
   EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 }
 
