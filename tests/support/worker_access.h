@@ -1,6 +1,7 @@
-// What the tests of a `seqby worker`'s access to Redis share: its least privilege (README.md
-// "The least privilege a worker needs") as the arguments of one ACL SETUSER, so that the README's
-// lists and what those tests grant are spelled once; the exit status of a refusal; its log lines.
+// What the tests of the access to Redis of `seqby worker` and `seqby publish` share: their least
+// privilege (README.md "The least privilege a worker needs") as the arguments of one ACL SETUSER,
+// so that the README's lists and what those tests grant are spelled once; the worker's exit status
+// for a refusal; its log lines.
 #pragma once
 
 #include <sstream>
@@ -90,11 +91,10 @@ inline const std::vector<std::string>& publisher_acl_commands() {
                                                     "script|load", "xadd", "sadd"};
   return commands;
 }
-inline const std::vector<std::string>& cluster_publisher_acl_commands() {
-  static const std::vector<std::string> commands = {
-      "ping", "eval",    "evalsha", "script|load",   "xadd",
-      "sadd", "hincrby", "hdel",    "cluster|slots", "asking"};
-  return commands;
+inline std::vector<std::string> cluster_publisher_acl_commands() {
+  std::vector<std::string> all = publisher_acl_commands();
+  for (const char* command : {"hincrby", "hdel", "cluster|slots", "asking"}) all.push_back(command);
+  return all;
 }
 
 // ACL SETUSER `user` reset on >`password` -@all, +each of `commands` but `without` ("" for none),
