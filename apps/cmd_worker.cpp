@@ -122,7 +122,9 @@ class ReportedLinks {
       slots_->set_map_refused_observer(
           [this](const std::string& address, const std::string& error) {
             // Once: the worker stops at the first, and its last commands may ask again.
-            if (!map_refusal_is_final(error) || !final_refusal().empty()) return;
+            if (!redis::refusal_is_final("CLUSTER|SLOTS", error) || !final_refusal().empty()) {
+              return;
+            }
             redis::HiredisLink::ConnectionEvent e;
             e.error = error;
             e.refused_command = "CLUSTER|SLOTS";
@@ -192,10 +194,6 @@ class ReportedLinks {
  private:
   static redis::LogLine logger(const redis::LogWriter& log) {
     return [&log](const std::string& line) { log.line(line); };
-  }
-  static bool map_refusal_is_final(const std::string& error) {
-    return redis::refusal_is_final("CLUSTER|SLOTS", error) ||
-           error.rfind("ERR This instance has cluster support disabled", 0) == 0;
   }
   // The report of cluster node `address` ("host:port"), made on its first event.
   redis::ConnectionReport& node_report(const std::string& address) {

@@ -634,8 +634,13 @@ bool refusal_is_final(std::string_view command, std::string_view refusal) {
       refusal.find("password") != std::string_view::npos) {
     return true;
   }
-  return command == "SELECT" && starts_with(refusal, "ERR") &&
-         refusal.find("DB index") != std::string_view::npos;
+  if (command == "SELECT" && starts_with(refusal, "ERR") &&
+      refusal.find("DB index") != std::string_view::npos) {
+    return true;
+  }
+  // A cluster link's slot map, from a server that is no cluster node.
+  return command == "CLUSTER|SLOTS" &&
+         starts_with(refusal, "ERR This instance has cluster support disabled");
 }
 
 }  // namespace seqby::redis

@@ -31,6 +31,9 @@ TEST(RefusalIsFinal, CredentialsAndPermissionsAreFinalABusyOrFullServerIsNot) {
                                "ERR AUTH <password> called without any password "
                                "configured for the default user."));
   EXPECT_TRUE(refusal_is_final("SELECT", "ERR DB index is out of range"));
+  EXPECT_TRUE(refusal_is_final("CLUSTER|SLOTS", "ERR This instance has cluster support disabled"));
+  EXPECT_FALSE(refusal_is_final("PING", "ERR This instance has cluster support disabled"));
+  EXPECT_FALSE(refusal_is_final("CLUSTER|SLOTS", "CLUSTERDOWN The cluster is down"));
   EXPECT_FALSE(refusal_is_final("AUTH", "ERR max number of clients reached"));
   EXPECT_FALSE(refusal_is_final("PING", "LOADING Redis is loading the dataset in memory"));
   EXPECT_FALSE(refusal_is_final("PING", "BUSY Redis is busy running a script."));

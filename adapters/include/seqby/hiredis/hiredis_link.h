@@ -131,7 +131,8 @@ class HiredisWakeLinks {
 // True when the server's `refusal` (an error reply) of handshake command `command` (AUTH,
 // SELECT, PING) cannot be cured by connecting again: a wrong or missing password or user
 // (NOAUTH, WRONGPASS, an AUTH refused for its password), an ACL that refuses the command
-// (NOPERM), a database index out of range. A busy, loading or full server is not final.
+// (NOPERM), a database index out of range; for a cluster link's CLUSTER|SLOTS, a server without
+// cluster support. A busy, loading or full server is not final.
 bool refusal_is_final(std::string_view command, std::string_view refusal);
 
 }  // namespace seqby::redis
