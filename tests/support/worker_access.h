@@ -4,16 +4,26 @@
 // for a refusal; its log lines.
 #pragma once
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "seqby/core/keyspace.h"
+#include "seqby/scenarios/redis_cluster.h"
+#include "seqby/scenarios/redis_driver.h"
 
 namespace seqby::testing {
 
 // README "seqby worker": exit statuses. Redis refused the worker's credentials or permissions.
 constexpr int kExitRedisRefused = 3;
+
+// Waits (bounded) until worker `w` exits by itself; its status, or -100 when it did not.
+inline int exit_status_of(scenarios::RedisScenarioDriver& d, scenarios::WorkerProcess* w) {
+  int status = -100;
+  d.wait_until([&] { return w->exited(&status); }, 15000);
+  return status;
+}
 
 // The lines of `log` holding `needle`.
 inline std::vector<std::string> lines_with(const std::string& log, const std::string& needle) {
@@ -109,6 +119,40 @@ inline std::vector<std::string> acl_setuser(const std::string& user, const std::
   }
   for (const std::string& pattern : key_patterns) acl.push_back("~" + pattern);
   return acl;
+}
+
+// Runs `acl` (an ACL SETUSER: each node's ACL rules are its own) on every cluster node of `ports`:
+// "" when each said OK, else the first node that did not and what it said.
+inline std::string acl_on_every_node(const std::vector<std::uint16_t>& ports,
+                                     const redis::Command& acl) {
+  for (const std::uint16_t port : ports) {
+    const Result<redis::Reply> made = scenarios::RedisCluster::run(port, acl);
+    if (!made.ok()) return std::to_string(port) + ": " + made.error().message;
+    if (made.value().str != "OK")
+      return std::to_string(port) + ": " + redis::to_string(made.value());
+  }
+  return "";
+}
+
+// The ACL LOG entries (denials) of every node of `ports`, one line each: "PORT reason object".
+inline std::vector<std::string> acl_denials(const std::vector<std::uint16_t>& ports) {
+  std::vector<std::string> out;
+  for (const std::uint16_t port : ports) {
+    const Result<redis::Reply> log = scenarios::RedisCluster::run(port, {"ACL", "LOG"});
+    if (!log.ok()) {
+      out.push_back(std::to_string(port) + " ACL LOG: " + log.error().message);
+      continue;
+    }
+    for (const redis::Reply& entry : log.value().elements) {
+      std::string line = std::to_string(port);
+      for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+        const std::string& field = entry.elements[i].str;
+        if (field == "reason" || field == "object") line += " " + entry.elements[i + 1].str;
+      }
+      out.push_back(line);
+    }
+  }
+  return out;
 }
 
 }  // namespace seqby::testing

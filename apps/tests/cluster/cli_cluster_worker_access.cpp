@@ -32,7 +32,6 @@
 namespace seqby::apps {
 namespace {
 
-using redis::Reply;
 using scenarios::PublishSpec;
 using scenarios::RedisCluster;
 using scenarios::RedisClusterOptions;
@@ -40,6 +39,7 @@ using scenarios::RedisScenarioDriver;
 using scenarios::WorkerProcess;
 using scenarios::WorkerSettings;
 
+using seqby::testing::exit_status_of;
 using seqby::testing::http_get;
 using seqby::testing::kExitRedisRefused;
 using seqby::testing::lines_with;
@@ -74,36 +74,16 @@ class ClusterWorker : public ::testing::Test {
   WorkerProcess* start_worker_with(const std::vector<std::string>& commands,
                                    const std::string& owner = "w1",
                                    const std::string& password = "w-pass") {
-    const std::vector<std::string> keys = seqby::testing::cluster_worker_acl_keys(d().category());
-    for (const std::uint16_t port : cluster_.ports()) {
-      const Result<Reply> made = RedisCluster::run(
-          port, seqby::testing::acl_setuser("seqby-worker", "w-pass", commands, keys));
-      EXPECT_TRUE(made.ok() && made.value().str == "OK")
-          << port << ": " << (made.ok() ? redis::to_string(made.value()) : made.error().message);
-    }
+    EXPECT_EQ(seqby::testing::acl_on_every_node(
+                  cluster_.ports(), seqby::testing::acl_setuser(
+                                        "seqby-worker", "w-pass", commands,
+                                        seqby::testing::cluster_worker_acl_keys(d().category()))),
+              "");
     return d().start_worker(owner, "redis://seqby-worker:" + password + "@" + seed_);
   }
 
-  // Every node's ACL LOG entries (denials), one line each: "PORT reason object".
-  std::vector<std::string> denials() {
-    std::vector<std::string> out;
-    for (const std::uint16_t port : cluster_.ports()) {
-      const Result<Reply> log = RedisCluster::run(port, {"ACL", "LOG"});
-      if (!log.ok()) {
-        out.push_back(std::to_string(port) + " ACL LOG: " + log.error().message);
-        continue;
-      }
-      for (const Reply& entry : log.value().elements) {
-        std::string line = std::to_string(port);
-        for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
-          const std::string& field = entry.elements[i].str;
-          if (field == "reason" || field == "object") line += " " + entry.elements[i + 1].str;
-        }
-        out.push_back(line);
-      }
-    }
-    return out;
-  }
+  // Every node's ACL LOG entries (denials).
+  std::vector<std::string> denials() { return seqby::testing::acl_denials(cluster_.ports()); }
 
   std::set<std::uint16_t> masters_of_keys() {
     std::set<std::uint16_t> masters;
@@ -112,13 +92,6 @@ class ClusterWorker : public ::testing::Test {
       if (master) masters.insert(*master);
     }
     return masters;
-  }
-
-  // The exit status of `w` (-100 when it did not exit within 15 s).
-  int exit_status_of(WorkerProcess* w) {
-    int status = -100;
-    d().wait_until([&] { return w->exited(&status); }, 15000);
-    return status;
   }
 
   RedisScenarioDriver& d() { return *driver_; }
@@ -167,7 +140,7 @@ TEST_F(ClusterWorker, WithoutTheSlotMapOrWithAWrongPasswordTheWorkerExits3AndSay
   WorkerProcess* w = start_worker_with(seqby::testing::worker_acl_commands());
   ASSERT_NE(w, nullptr);
   ASSERT_TRUE(d().publish({PublishSpec{"A", 1, 0, false}}).ok());
-  EXPECT_EQ(exit_status_of(w), kExitRedisRefused) << w->log();
+  EXPECT_EQ(exit_status_of(d(), w), kExitRedisRefused) << w->log();
   std::vector<std::string> refused = lines_with(w->log(), "event=redis_refused link=commands ");
   ASSERT_EQ(refused.size(), 1u) << w->log();
   EXPECT_NE(refused.front().find("redis=redis://seqby-worker:***@" + seed_ +
@@ -179,7 +152,7 @@ TEST_F(ClusterWorker, WithoutTheSlotMapOrWithAWrongPasswordTheWorkerExits3AndSay
 
   WorkerProcess* wrong = start_worker_with(seqby::testing::worker_acl_commands(), "w2", "wrong");
   ASSERT_NE(wrong, nullptr);
-  EXPECT_EQ(exit_status_of(wrong), kExitRedisRefused) << wrong->log();
+  EXPECT_EQ(exit_status_of(d(), wrong), kExitRedisRefused) << wrong->log();
   refused = lines_with(wrong->log(), "event=redis_refused link=commands ");
   ASSERT_EQ(refused.size(), 1u) << wrong->log();
   EXPECT_NE(refused.front().find("redis=redis://seqby-worker:***@" + seed_ + " command=AUTH "),
@@ -325,13 +298,12 @@ TEST_F(ClusterWorker, AProcessManagerOnAClusterIsReadyAndReadsEachStreamsFigures
 // every node: it appends to partitions on every master, through the publish intents in the
 // index's slot, and no node denies it anything.
 TEST_F(ClusterWorker, UnderItsLeastPrivilegeAclSeqbyPublishReachesEveryMaster) {
-  for (const std::uint16_t port : cluster_.ports()) {
-    const Result<Reply> made = RedisCluster::run(
-        port, seqby::testing::acl_setuser("seqby-publisher", "p-pass",
-                                          seqby::testing::cluster_publisher_acl_commands(),
-                                          seqby::testing::cluster_worker_acl_keys(d().category())));
-    ASSERT_TRUE(made.ok() && made.value().str == "OK") << port;
-  }
+  ASSERT_EQ(seqby::testing::acl_on_every_node(
+                cluster_.ports(),
+                seqby::testing::acl_setuser(
+                    "seqby-publisher", "p-pass", seqby::testing::cluster_publisher_acl_commands(),
+                    seqby::testing::cluster_worker_acl_keys(d().category()))),
+            "");
   ASSERT_GE(masters_of_keys().size(), 2u) << "the keys' slots are meant to span masters";
   for (const std::string& key : kKeys) {
     const scenarios::CommandRun published = scenarios::run_command(

@@ -231,21 +231,17 @@ TEST(CliClusterWorkers, TwoWorkersServeEveryPartitionInOrderThroughASlotMigratio
 TEST(CliClusterWorkers, UnderTheLeastPrivilegeAclASlotMigrationIsServedWithNothingDenied) {
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
-  for (const std::uint16_t port : cluster.ports()) {
-    const Result<Reply> made = RedisCluster::run(
-        port, seqby::testing::acl_setuser("seqby-worker", "w-pass",
-                                          seqby::testing::cluster_worker_acl_all_commands(),
-                                          seqby::testing::cluster_worker_acl_keys(kCategory)));
-    ASSERT_TRUE(made.ok() && made.value().str == "OK") << port;
-  }
+  ASSERT_EQ(seqby::testing::acl_on_every_node(
+                cluster.ports(),
+                seqby::testing::acl_setuser("seqby-worker", "w-pass",
+                                            seqby::testing::cluster_worker_acl_all_commands(),
+                                            seqby::testing::cluster_worker_acl_keys(kCategory))),
+            "");
   run_through(
       cluster, "migration of k1's slot (least privilege)",
       [&](Reader& reader) { migrate_k1(cluster, reader); }, {}, "seqby-worker:w-pass@");
-  for (const std::uint16_t port : cluster.ports()) {
-    const Result<Reply> log = RedisCluster::run(port, {"ACL", "LOG"});
-    ASSERT_TRUE(log.ok()) << port;
-    EXPECT_TRUE(log.value().elements.empty()) << port << ": " << redis::to_string(log.value());
-  }
+  const std::vector<std::string> denied = seqby::testing::acl_denials(cluster.ports());
+  EXPECT_TRUE(denied.empty()) << ::testing::PrintToString(denied);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ using scenarios::WorkerSettings;
 using seqby::testing::RedisServer;
 using seqby::testing::RedisServerOptions;
 
+using seqby::testing::exit_status_of;
 using seqby::testing::kExitRedisRefused;
 using seqby::testing::lines_with;
 
@@ -41,13 +42,6 @@ long long field_of(const std::string& line, const std::string& name) {
   const std::size_t at = line.find(" " + name + "=");
   if (at == std::string::npos) return -1;
   return std::stoll(line.substr(at + name.size() + 2));
-}
-
-// Waits (bounded) until the worker exits by itself; its status, or -100 when it did not.
-int exit_status_of(RedisScenarioDriver& d, WorkerProcess* w) {
-  int status = -100;
-  d.wait_until([&] { return w->exited(&status); }, 15000);
-  return status;
 }
 
 TEST(WorkerRedisAccess, AWorkerThatCannotReachRedisSaysSoAndKeepsRetrying) {
