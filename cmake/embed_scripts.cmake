@@ -9,7 +9,9 @@
 # (commit_effect.lua) to every script that calls commit_effect(); and the commit carried by the
 # step (commit_next.lua, which calls the two before) to every script that calls
 # commit_next_step(). The journal's functions go to every script that calls journal() through
-# them too (fenced_steps journals nothing but runs the libraries that would).
+# them too (fenced_steps journals nothing but runs the libraries that would). The check of a
+# script's writes before its first (permitted.lua) goes to every script that calls
+# refused_write().
 #
 # The KNOWN-BROKEN variants' unfenced_read, unfenced_ack, unfenced_commit, unfenced_next and
 # unfenced_commit_next are not files: each is generated here from its fenced_* script by deleting
@@ -24,6 +26,7 @@ file(READ ${LUA_LIB}/read_one.lua read_one_lib)
 file(READ ${LUA_LIB}/next_step.lua next_step_lib)
 file(READ ${LUA_LIB}/commit_effect.lua commit_effect_lib)
 file(READ ${LUA_LIB}/commit_next.lua commit_next_lib)
+file(READ ${LUA_LIB}/permitted.lua permitted_lib)
 
 set(names "")
 foreach(path IN LISTS SCRIPTS)
@@ -45,6 +48,10 @@ foreach(path IN LISTS SCRIPTS)
   string(FIND "${text_${name}}" "read_one(" reads)
   if(NOT reads EQUAL -1)
     set(text_${name} "${read_one_lib}${text_${name}}")
+  endif()
+  string(FIND "${text_${name}}" "refused_write(" checks_writes)
+  if(NOT checks_writes EQUAL -1)
+    set(text_${name} "${permitted_lib}${text_${name}}")
   endif()
   string(FIND "${text_${name}}" "journal_of(" journals)
   string(FIND "${text_${name}}" "journal_for(" journals_for)

@@ -6,5 +6,10 @@
 -- KEYS[1] = C:__partitions__ (the index), KEYS[2] = {C:__partitions__}:__publishing__ (intents)
 -- ARGV[1] = K (the partition key)
 -- Returns the key's open intents, this one included.
+-- All or nothing under an ACL (lib/permitted.lua), as publish.lua.
+local refused = refused_write({{'SADD', KEYS[1], ARGV[1]}, {'HINCRBY', KEYS[2], ARGV[1], '1'}})
+if refused then
+  return refused
+end
 redis.call('SADD', KEYS[1], ARGV[1])
 return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)

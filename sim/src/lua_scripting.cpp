@@ -161,17 +161,16 @@ Reply to_reply(lua_State* L, int depth) {
   }
 }
 
-// Builds argv from the Lua arguments, runs the command, and pushes its converted reply (or an
-// error table). Returns true when the pushed value is an error table the caller must raise
-// (for redis.call). All C++ objects die before this returns.
-bool generic_call(lua_State* L, bool raise) {
+// The Lua arguments of a redis lib call as a command, in the scripting's argv buffer (its
+// strings keep their capacity from call to call: a command never runs a script, so calls do not
+// nest), popped from the stack. Pushes an error table and returns nullptr when there is none or
+// one is neither a string nor a number.
+Command* lua_command(lua_State* L) {
   const int argc = lua_gettop(L);
   if (argc == 0) {
     push_error_table(L, "Please specify at least one argument for this redis lib call");
-    return raise;
+    return nullptr;
   }
-  // The scripting's argv buffer: its strings keep their capacity from call to call (a command
-  // never runs a script, so calls do not nest).
   Command& argv = scripting(L).call_argv();
   argv.resize(static_cast<std::size_t>(argc));
   bool bad = false;
@@ -201,9 +200,18 @@ bool generic_call(lua_State* L, bool raise) {
   lua_pop(L, argc);
   if (bad) {
     push_error_table(L, "Lua redis lib command arguments must be strings or integers");
-    return raise;
+    return nullptr;
   }
-  const Reply reply = scripting(L).engine().execute_from_script(argv);
+  return &argv;
+}
+
+// Runs the command of the Lua arguments and pushes its converted reply (or an error table).
+// Returns true when the pushed value is an error table the caller must raise (for redis.call).
+// All C++ objects die before this returns.
+bool generic_call(lua_State* L, bool raise) {
+  const Command* argv = lua_command(L);
+  if (argv == nullptr) return raise;
+  const Reply reply = scripting(L).engine().execute_from_script(*argv);
   push_reply(L, reply, 0);
   return raise && reply.is_error();
 }
@@ -264,6 +272,20 @@ int redis_sha1hex(lua_State* L) {
 }
 
 int redis_noop(lua_State*) { return 0; }
+
+// redis.acl_check_cmd (Redis 7.0): whether the script's user may run a command, without running
+// it. The simulated server has no ACL, so every user may run every command it knows; a command
+// it does not know raises, as Redis's does.
+int redis_acl_check_cmd(lua_State* L) {
+  const Command* argv = lua_command(L);
+  if (argv == nullptr) return lua_error(L);
+  if (!scripting(L).engine().knows_command(*argv)) {
+    push_error_table(L, "Invalid command passed to redis.acl_check_cmd()");
+    return lua_error(L);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
 
 int redis_true(lua_State* L) {
   lua_pushboolean(L, 1);
@@ -513,6 +535,7 @@ void LuaScripting::open() {
                                 {"error_reply", redis_error_reply},
                                 {"status_reply", redis_status_reply},
                                 {"sha1hex", redis_sha1hex},
+                                {"acl_check_cmd", redis_acl_check_cmd},
                                 {"log", redis_noop},
                                 {"setresp", redis_noop},
                                 {"set_repl", redis_noop},

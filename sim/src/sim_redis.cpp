@@ -158,6 +158,17 @@ Reply SimRedisEngine::execute_from_script(const Command& command) {
   return dispatch(command, true);
 }
 
+bool SimRedisEngine::knows_command(const Command& a) const {
+  if (a.empty()) return false;
+  LowerName name;
+  name.append(a[0]);
+  if (a.size() >= 2 && is_container(name.view())) {
+    name.append("|");
+    name.append(a[1]);
+  }
+  return !name.too_long() && commands_.find(name.view()) != commands_.end();
+}
+
 Reply SimRedisEngine::dispatch(const Command& a, bool from_script) {
   if (a.empty()) return Reply::error("ERR unknown command '', with args beginning with: ");
   LowerName fullname;

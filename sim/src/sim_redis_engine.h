@@ -112,6 +112,9 @@ class SimRedisEngine {
   Reply execute(const Command& command);
   // A command issued by redis.call/redis.pcall inside a running script.
   Reply execute_from_script(const Command& command);
+  // Whether `command` names a command (or a container's subcommand) this server knows, as
+  // redis.acl_check_cmd looks it up; its arguments are not checked.
+  bool knows_command(const Command& command) const;
   // A command from a client that can wait (sim_redis_blocking.cpp): as execute(), except that a
   // blocking XREAD with nothing to read blocks; `wake` is kept for it and its id returned.
   BlockResult execute_blocking(const Command& command, BlockWake wake);

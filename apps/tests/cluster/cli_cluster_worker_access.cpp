@@ -317,5 +317,27 @@ TEST_F(ClusterWorker, UnderItsLeastPrivilegeAclSeqbyPublishReachesEveryMaster) {
   EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
 }
 
+// A cluster publisher whose ACL lacks HINCRBY (the publish intent) is refused at the first step
+// with nothing written: the key is not indexed, no intent is open, no entry appended, and the
+// error names the command. Without the check before the first write, the key was indexed by the
+// SADD that came before the refused HINCRBY.
+TEST_F(ClusterWorker, APublishRefusedByTheAclWritesNothing) {
+  ASSERT_EQ(seqby::testing::acl_on_every_node(
+                cluster_.ports(),
+                seqby::testing::acl_setuser(
+                    "seqby-publisher", "p-pass", seqby::testing::cluster_publisher_acl_commands(),
+                    seqby::testing::cluster_worker_acl_keys(d().category()), "hincrby")),
+            "");
+  const std::string key = kKeys.front();
+  const scenarios::CommandRun published = scenarios::run_command(
+      kSeqby, {"publish", "--redis", "redis://seqby-publisher:p-pass@" + seed_, "--cluster",
+               "--key-layout", "cluster", "--category", d().category(), "--key", key});
+  EXPECT_NE(published.exit_code, 0) << published.out;
+  EXPECT_NE(published.err.find("'hincrby'"), std::string::npos) << published.err;
+  EXPECT_EQ(d().run({"SISMEMBER", partition_index_name(d().category()), key}).integer, 0);
+  EXPECT_EQ(d().run({"HEXISTS", publishing_hash_name(d().category()), key}).integer, 0);
+  EXPECT_EQ(d().run({"EXISTS", d().partition(key).stream()}).integer, 0);
+}
+
 }  // namespace
 }  // namespace seqby::apps

@@ -236,6 +236,49 @@ TEST(WorkerRedisAccess, UnderItsLeastPrivilegeAclSeqbyPublishAppendsAndIndexes) 
   EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 }
 
+// A publisher whose ACL lacks one command of the publish (SADD: the index), or one of its keys
+// (the journal's), is refused whole: nothing appended, nothing indexed. Redis does not undo a
+// script's writes before a refused call, so publish.lua asks for each command it will run before
+// its first write (redis.acl_check_cmd), and the error names the command and its key; without
+// that the entry was appended and never indexed, and a publisher retrying after the ACL was
+// mended appended it twice.
+TEST(WorkerRedisAccess, APublishRefusedByTheAclWritesNothing) {
+  WorkerUnderAcl acl("publisher_without_sadd");
+  ASSERT_TRUE(acl.start(""));
+  RedisScenarioDriver& d = acl.d();
+  const redis::Reply made = d.run(seqby::testing::acl_setuser(
+      "seqby-publisher", "p-pass", seqby::testing::publisher_acl_commands(), {d.category() + ":*"},
+      "sadd"));
+  ASSERT_EQ(made.str, "OK") << redis::to_string(made);
+  const std::string url = "redis://seqby-publisher:p-pass@127.0.0.1:" + std::to_string(acl.port());
+  for (const char* journal : {"0", "100"}) {
+    const scenarios::CommandRun published =
+        scenarios::run_command(kSeqby, {"publish", "--redis", url, "--category", d.category(),
+                                        "--key", "A", "--journal-maxlen", journal});
+    EXPECT_NE(published.exit_code, 0) << published.out;
+    EXPECT_NE(published.err.find("'sadd'"), std::string::npos) << published.err;
+    EXPECT_NE(published.err.find(d.partition("A").index()), std::string::npos) << published.err;
+    EXPECT_EQ(d.run({"EXISTS", d.partition("A").stream()}).integer, 0) << "journal " << journal;
+    EXPECT_EQ(d.run({"SISMEMBER", d.partition("A").index(), "A"}).integer, 0);
+    EXPECT_EQ(d.run({"EXISTS", journal_stream_name(d.partition("A"))}).integer, 0);
+  }
+  // Every command granted, but keys only the stream and the index: Redis checks a script's
+  // KEYS before it runs, so the journal's key outside the ACL refuses the whole publish (what
+  // lib/permitted.lua leaves to Redis).
+  const redis::Reply narrowed = d.run(seqby::testing::acl_setuser(
+      "seqby-publisher", "p-pass", seqby::testing::publisher_acl_commands(),
+      {d.partition("B").stream(), d.partition("B").index()}));
+  ASSERT_EQ(narrowed.str, "OK") << redis::to_string(narrowed);
+  const scenarios::CommandRun journaled =
+      scenarios::run_command(kSeqby, {"publish", "--redis", url, "--category", d.category(),
+                                      "--key", "B", "--journal-maxlen", "100"});
+  EXPECT_NE(journaled.exit_code, 0) << journaled.out;
+  EXPECT_NE(journaled.err.find("NOPERM"), std::string::npos) << journaled.err;
+  EXPECT_EQ(d.run({"EXISTS", d.partition("B").stream()}).integer, 0);
+  EXPECT_EQ(d.run({"SISMEMBER", d.partition("B").index(), "B"}).integer, 0);
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
 // The least privilege of the releases before renew_many read its leases with MGET, kept through
 // a rolling upgrade: the heartbeat still renews every lease (one GET each), so the worker keeps
 // its leases well past their TTL (1000 ms) and nothing is refused.

@@ -141,6 +141,21 @@ TEST_F(SimRedisScriptingTest, MathRandomIsRedisRand48) {
   EXPECT_EQ(eval("return tostring(math.random())"), bulk("0.84048536971234"));
 }
 
+// redis.acl_check_cmd (Redis 7.0), which the publish scripts ask before their first write: the
+// simulated server has no ACL, so a command it knows is permitted, one it does not know raises as
+// on Redis, and nothing is run either way.
+TEST_F(SimRedisScriptingTest, AclCheckCmdPermitsWhatTheServerKnowsAndRunsNothing) {
+  EXPECT_EQ(eval("return redis.acl_check_cmd('SADD', 'k', 'm')"), integer(1));
+  EXPECT_EQ(eval("return redis.acl_check_cmd('xgroup', 'create', 's', 'g', '$')"), integer(1));
+  EXPECT_EQ(run({"exists", "k"}), integer(0));
+  EXPECT_EQ(run({"exists", "s"}), integer(0));
+  const std::string unknown = "return redis.acl_check_cmd('nocmd', 'k')";
+  EXPECT_EQ(eval(unknown), error("ERR Invalid command passed to redis.acl_check_cmd() script: " +
+                                 sha1_hex(unknown) + ", on @user_script:1."));
+  const std::string none = "return redis.acl_check_cmd()";
+  EXPECT_EQ(eval(none).is_error(), true);
+}
+
 TEST_F(SimRedisScriptingTest, PublishScriptRunsUnchanged) {
   const char* source = redis::script_source("publish");
   ASSERT_NE(source, nullptr);
