@@ -281,7 +281,7 @@ TEST(WorkerRedisAccess, APublishRefusedByTheAclWritesNothing) {
 
 // The least privilege of the releases before renew_many read its leases with MGET, kept through
 // a rolling upgrade: the heartbeat still renews every lease (one GET each), so the worker keeps
-// its leases well past their TTL (1000 ms) and nothing is refused.
+// its leases well past their TTL (1000 ms) and nothing is refused or denied.
 TEST(WorkerRedisAccess, UnderAnAclWithoutMgetLeasesAreStillRenewed) {
   WorkerUnderAcl acl("acl_without_mget");
   ASSERT_TRUE(acl.start("mget"));
@@ -297,6 +297,10 @@ TEST(WorkerRedisAccess, UnderAnAclWithoutMgetLeasesAreStillRenewed) {
   ASSERT_TRUE(d.publish({PublishSpec{"A", 2, 0, false}}).ok());
   EXPECT_TRUE(d.wait_until([&] { return d.last_seq("A") == 2; })) << w->log();
   EXPECT_TRUE(lines_with(w->log(), "event=redis_command_refused").empty()) << w->log();
+  // Nor denied each heartbeat: renew_many asks whether it may MGET before it does, so the
+  // server's ACL LOG holds no denial.
+  const redis::Reply denials = d.run({"ACL", "LOG"});
+  EXPECT_TRUE(denials.elements.empty()) << redis::to_string(denials);
   EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 }
 
