@@ -169,6 +169,17 @@ class ReportedLinks {
     if (!slots_) return {};
     return [this] { return slots_->stats().failovers_seen; };
   }
+  // The cluster link's redirections, slot maps and failovers into `f` (nothing on one server).
+  void cluster_figures(redis::WorkerFigures& f) const {
+    if (!slots_) return;
+    const redis::ClusterLink::Stats stats = slots_->stats();
+    f.cluster = true;
+    f.cluster_moved = stats.moved;
+    f.cluster_asked = stats.asked;
+    f.cluster_tryagain = stats.tryagain;
+    f.cluster_map_refreshes = stats.refreshes;
+    f.cluster_failovers_seen = stats.failovers_seen;
+  }
   // The line of the refusal that ends the worker, "" while there was none.
   std::string final_refusal() const {
     if (!commands_report_.final_refusal().empty()) return commands_report_.final_refusal();
@@ -558,6 +569,7 @@ int run_worker(const WorkerOptions& o) {
         f.heartbeat_rounds_ms = engine.heartbeat_rounds_ms();
         f.no_partition_units = broker.no_partition_units();
         f.command_refusals = links.refusals();
+        links.cluster_figures(f);
         if (exec_handler != nullptr) {
           const redis::ExecHandler::Stats stats = exec_handler->stats();
           f.exec = true;

@@ -436,8 +436,8 @@ bool RedisCluster::migrate_keys(std::uint16_t from, std::uint16_t to,
   return false;
 }
 
-bool RedisCluster::finish_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to,
-                                    std::size_t batch) {
+bool RedisCluster::migrate_slot_keys(std::uint16_t slot, std::uint16_t from, std::uint16_t to,
+                                     std::size_t batch) {
   const std::string s = std::to_string(slot);
   for (;;) {
     Result<redis::Reply> left =
@@ -451,6 +451,13 @@ bool RedisCluster::finish_slot_move(std::uint16_t slot, std::uint16_t from, std:
     for (const redis::Reply& key : left.value().elements) keys.push_back(key.str);
     if (!migrate_keys(from, to, keys)) return false;
   }
+  return true;
+}
+
+bool RedisCluster::finish_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to,
+                                    std::size_t batch) {
+  if (!migrate_slot_keys(slot, from, to, batch)) return false;
+  const std::string s = std::to_string(slot);
   // The new owner first, then the old one, then the others (as redis-cli does).
   std::vector<std::uint16_t> order{to, from};
   for (std::uint16_t master : masters()) {

@@ -123,6 +123,21 @@ struct WorkerMetrics::Families {
                         .Name("seqby_exec_child_faults_total")
                         .Help("Handler children that exited, wrote bad output or gave no hello")
                         .Register(r)),
+        redirections(prometheus::BuildCounter()
+                         .Name("seqby_cluster_redirections_total")
+                         .Help("Redis Cluster redirections followed (--cluster), by kind: moved "
+                               "(the slot map was stale), ask (a slot migrating: ASKING sent), "
+                               "tryagain (a migrating slot's keys split: waited out)")
+                         .Register(r)),
+        map_refreshes(prometheus::BuildCounter()
+                          .Name("seqby_cluster_slot_map_refreshes_total")
+                          .Help("Redis Cluster slot maps read and applied (--cluster)")
+                          .Register(r)),
+        failovers_seen(prometheus::BuildCounter()
+                           .Name("seqby_cluster_failovers_seen_total")
+                           .Help("Redis Cluster masters seen replaced by a replica (--cluster): "
+                                 "after one, the new master may lack the old one's last writes")
+                           .Register(r)),
         ready(prometheus::BuildGauge()
                   .Name("seqby_ready")
                   .Help("1 once connected to Redis and after the first discovery cycle (as "
@@ -151,6 +166,9 @@ struct WorkerMetrics::Families {
   Family<Counter>& no_partition;
   Family<Counter>& exec_starts;
   Family<Counter>& exec_faults;
+  Family<Counter>& redirections;
+  Family<Counter>& map_refreshes;
+  Family<Counter>& failovers_seen;
   Family<Gauge>& ready;
 };
 
@@ -352,6 +370,15 @@ void WorkerMetrics::sample_figures(const WorkerFigures& w, std::uint64_t now_ms)
   if (w.exec) {
     add_to(f_->exec_starts.Add({}), w.exec_starts, &exec_starts_seen_);
     add_to(f_->exec_faults.Add({}), w.exec_faults, &exec_faults_seen_);
+  }
+  if (w.cluster) {
+    const std::pair<const char*, std::uint64_t> redirections[] = {
+        {"moved", w.cluster_moved}, {"ask", w.cluster_asked}, {"tryagain", w.cluster_tryagain}};
+    for (const auto& [kind, count] : redirections) {
+      add_to(f_->redirections.Add({{"kind", kind}}), count, &redirections_seen_[kind]);
+    }
+    add_to(f_->map_refreshes.Add({}), w.cluster_map_refreshes, &map_refreshes_seen_);
+    add_to(f_->failovers_seen.Add({}), w.cluster_failovers_seen, &failovers_seen_);
   }
 }
 

@@ -1,7 +1,8 @@
 // WorkerMetrics (seqby/observe/worker_metrics.h) without Redis: history records become the
 // counters and the handler-duration histogram; /readyz answers 200 only while the commands link
 // is connected and after a whole discovery cycle; /healthz turns 503 when the loop is silent;
-// pending and lag gauges are bounded and leave with the streams; parse_listen_address names
+// pending and lag gauges are bounded and leave with the streams; a cluster link's redirections,
+// slot maps and failovers are counted; parse_listen_address names
 // what is wrong with an address.
 #include <gtest/gtest.h>
 
@@ -206,6 +207,32 @@ TEST(WorkerMetrics, SampledFiguresAndBoundedLagGauges) {
   text = m.scrape();
   EXPECT_EQ(sample(text, "seqby_partition_pending{category=\"billing\",key=\"k1000\"}"), 0);
   EXPECT_EQ(sample(text, "seqby_partition_pending{category=\"billing\",key=\"k1001\"}"), -1);
+}
+
+// A cluster worker's link figures (ClusterLink::Stats, cumulative) become counters of what a
+// slot migration or a failover made it meet; a worker on one server has none of them.
+TEST(WorkerMetrics, ClusterRedirectionsSlotMapsAndFailoversAreCounted) {
+  WorkerMetrics one_server(billing());
+  one_server.sample_figures(WorkerFigures{}, 1);
+  EXPECT_EQ(one_server.scrape().find("seqby_cluster_"), std::string::npos) << one_server.scrape();
+
+  WorkerMetrics m(billing());
+  WorkerFigures f;
+  f.cluster = true;
+  f.cluster_moved = 2;
+  f.cluster_asked = 1;
+  f.cluster_map_refreshes = 3;
+  m.sample_figures(f, 1);
+  f.cluster_asked = 4;  // cumulative: the counter grows by the difference
+  f.cluster_tryagain = 5;
+  f.cluster_failovers_seen = 1;
+  m.sample_figures(f, 2);
+  const std::string text = m.scrape();
+  EXPECT_EQ(sample(text, "seqby_cluster_redirections_total{kind=\"moved\"}"), 2) << text;
+  EXPECT_EQ(sample(text, "seqby_cluster_redirections_total{kind=\"ask\"}"), 4);
+  EXPECT_EQ(sample(text, "seqby_cluster_redirections_total{kind=\"tryagain\"}"), 5);
+  EXPECT_EQ(sample(text, "seqby_cluster_slot_map_refreshes_total"), 3);
+  EXPECT_EQ(sample(text, "seqby_cluster_failovers_seen_total"), 1);
 }
 
 // A worker with the cluster layout samples its streams by their cluster names (C:{K}), the

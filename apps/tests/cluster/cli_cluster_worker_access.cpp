@@ -11,8 +11,10 @@
 // figures, read from the master of its slot, and `seqby timeline --redis --cluster` draws the
 // run's journal from every master. A process manager over two categories is ready
 // and reads each of its streams' figures the same way, and `seqby publish --cluster` works under
-// the least privilege of a cluster publisher. Every wait is bounded; the
-// nodes, the worker and its metrics port are the test's own, stopped by pid.
+// the least privilege of a cluster publisher and writes nothing when refused. With a slot caught
+// mid-migration (every key moved, the slot still migrating) the worker serves through the ASKs
+// and counts them in /metrics, and without +asking it is denied until the move ends. Every wait
+// is bounded; the nodes, the worker and its metrics port are the test's own, stopped by pid.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -315,6 +317,101 @@ TEST_F(ClusterWorker, UnderItsLeastPrivilegeAclSeqbyPublishReachesEveryMaster) {
     EXPECT_EQ(d().run({"SISMEMBER", partition_index_name(d().category()), key}).integer, 1) << key;
   }
   EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
+}
+
+// A slot caught mid-migration: every key of partition K's slot has moved to the importing master
+// while the slot is still MIGRATING on the old one, so each of the worker's commands for K meets
+// ASK there and goes again to the new one after an ASKING. `commands` is the worker's ACL on every
+// node; it serves with --metrics-addr and without reaping (K's keys stay where they moved).
+class SlotMidMigration : public ClusterWorker {
+ protected:
+  // Starts the worker, has it handle K's first event, then moves every key of K's slot.
+  void begin(const std::vector<std::string>& commands) {
+    metrics_port_ = redis::free_loopback_port();
+    ASSERT_NE(metrics_port_, 0);
+    WorkerSettings settings = d().settings();
+    settings.reap_idle_ms = 0;
+    settings.extra_flags = {"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port_)};
+    d().set_settings(settings);
+    w_ = start_worker_with(commands);
+    ASSERT_NE(w_, nullptr);
+    // A key outside the index's slot: discovery goes on as before.
+    const std::uint16_t index_slot = key_hash_slot(partition_index_name(d().category()));
+    for (const std::string& key : kKeys) {
+      if (key_hash_slot(d().partition(key).stream()) != index_slot) {
+        key_ = key;
+        break;
+      }
+    }
+    ASSERT_FALSE(key_.empty());
+    ASSERT_TRUE(d().publish({PublishSpec{key_, 1, 0, false}}).ok());
+    ASSERT_TRUE(d().wait_until([&] { return d().last_seq(key_) == 1; })) << w_->log();
+    slot_ = key_hash_slot(d().partition(key_).stream());
+    from_ = cluster_.master_of_slot(slot_).value_or(0);
+    for (const std::uint16_t master : cluster_.masters()) {
+      if (master != from_) to_ = master;
+    }
+    ASSERT_NE(from_, 0);
+    ASSERT_NE(to_, 0);
+    ASSERT_TRUE(cluster_.begin_slot_move(slot_, from_, to_)) << cluster_.error();
+    ASSERT_TRUE(cluster_.migrate_slot_keys(slot_, from_, to_)) << cluster_.error();
+  }
+
+  double asks() {
+    return sample(http_get(metrics_port_, "/metrics").body,
+                  "seqby_cluster_redirections_total{kind=\"ask\"}");
+  }
+
+  WorkerProcess* w_ = nullptr;
+  std::string key_;
+  std::uint16_t slot_ = 0, from_ = 0, to_ = 0, metrics_port_ = 0;
+};
+
+// Under the cluster worker's ACL (+asking) the worker serves K through the ASKs, in order, no node
+// denies it anything, and /metrics counts the ASKs it followed; once the move ends it serves K on
+// the new master.
+TEST_F(SlotMidMigration, UnderTheClusterAclTheWorkerServesThroughAskAndCountsIt) {
+  begin(seqby::testing::cluster_worker_acl_all_commands());
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(d().publish({PublishSpec{key_, 2, 0, false}, PublishSpec{key_, 3, 0, false}}).ok());
+  EXPECT_TRUE(d().wait_until([&] { return d().last_seq(key_) == 3; })) << w_->log();
+  double followed = -1;
+  EXPECT_TRUE(d().wait_until([&] {
+    followed = asks();
+    return followed > 0;
+  })) << "seqby_cluster_redirections_total{kind=\"ask\"} "
+      << followed;
+  EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
+  ASSERT_TRUE(cluster_.finish_slot_move(slot_, from_, to_)) << cluster_.error();
+  ASSERT_TRUE(d().publish({PublishSpec{key_, 4, 0, false}}).ok());
+  EXPECT_TRUE(d().wait_until([&] { return d().last_seq(key_) == 4; })) << w_->log();
+  EXPECT_EQ(d().effects(key_).size(), 4u);
+  EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
+  EXPECT_TRUE(d().stop_all().empty()) << d().logs();
+}
+
+// Without +asking the new master refuses the worker's ASKING (a denial in its ACL LOG), so K is
+// not served while the slot migrates: what the README's +asking is for. Once the move ends, K is
+// served again.
+TEST_F(SlotMidMigration, WithoutAskingInTheAclTheWorkerIsDeniedUntilTheMoveEnds) {
+  std::vector<std::string> commands;
+  for (const std::string& command : seqby::testing::cluster_worker_acl_all_commands()) {
+    if (command != "asking") commands.push_back(command);
+  }
+  begin(commands);
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(d().publish({PublishSpec{key_, 2, 0, false}}).ok());
+  const std::string denied = std::to_string(to_) + " command asking";
+  EXPECT_TRUE(d().wait_until([&] {
+    for (const std::string& line : denials()) {
+      if (line == denied) return true;
+    }
+    return false;
+  })) << ::testing::PrintToString(denials());
+  EXPECT_EQ(d().last_seq(key_), 1) << w_->log();
+  ASSERT_TRUE(cluster_.finish_slot_move(slot_, from_, to_)) << cluster_.error();
+  EXPECT_TRUE(d().wait_until([&] { return d().last_seq(key_) == 2; })) << w_->log();
+  EXPECT_TRUE(d().stop_all().empty()) << d().logs();
 }
 
 // A cluster publisher whose ACL lacks HINCRBY (the publish intent) is refused at the first step

@@ -62,6 +62,12 @@ struct WorkerFigures {
   bool exec = false;  // the figures below are an ExecHandler's
   std::uint64_t exec_starts = 0;
   std::uint64_t exec_faults = 0;
+  bool cluster = false;  // the figures below are a cluster link's (ClusterLink::Stats)
+  std::uint64_t cluster_moved = 0;
+  std::uint64_t cluster_asked = 0;
+  std::uint64_t cluster_tryagain = 0;
+  std::uint64_t cluster_map_refreshes = 0;
+  std::uint64_t cluster_failovers_seen = 0;
 };
 
 // The answer of a health endpoint: 200 or 503, and a line saying why.
@@ -147,6 +153,8 @@ class WorkerMetrics {
   std::map<std::string, std::uint64_t> refusals_seen_;
   std::uint64_t skipped_seen_ = 0, no_partition_seen_ = 0, exec_starts_seen_ = 0,
                 exec_faults_seen_ = 0;
+  std::map<std::string, std::uint64_t> redirections_seen_;  // by kind
+  std::uint64_t map_refreshes_seen_ = 0, failovers_seen_ = 0;
   std::uint32_t samplers_running_ = 0;
   std::vector<std::string> index_names_;  // of options_.categories, in order
   std::vector<bool> index_answered_;      // this discovery cycle's index reads answered

@@ -91,6 +91,10 @@ class RedisCluster {
   // false with error() naming the step that failed.
   bool begin_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to);
   bool migrate_keys(std::uint16_t from, std::uint16_t to, const std::vector<std::string>& keys);
+  // Migrates every key `slot` still has on `from`, in batches of `batch` keys, and leaves the
+  // slot migrating: a command all of whose keys have moved then meets ASK on `from`.
+  bool migrate_slot_keys(std::uint16_t slot, std::uint16_t from, std::uint16_t to,
+                         std::size_t batch = 1000);
   bool finish_slot_move(std::uint16_t slot, std::uint16_t from, std::uint16_t to,
                         std::size_t batch = 1000);
 
