@@ -13,7 +13,8 @@
 // and reads each of its streams' figures the same way, and `seqby publish --cluster` works under
 // the least privilege of a cluster publisher and writes nothing when refused. With a slot caught
 // mid-migration (every key moved, the slot still migrating) the worker serves through the ASKs
-// and counts them in /metrics, and without +asking it is denied until the move ends. Every wait
+// and counts them in /metrics, and without +asking it is denied until the move ends; a reap left
+// half done by a dead reaper is resumed, and without +sismember denied. Every wait
 // is bounded; the nodes, the worker and its metrics port are the test's own, stopped by pid.
 #include <gtest/gtest.h>
 
@@ -133,6 +134,51 @@ TEST_F(ClusterWorker, UnderTheLeastPrivilegeAclItServesInOrderAndReapsWithNothin
   EXPECT_TRUE(lines_with(w->log(), "event=redis_command_refused").empty()) << w->log();
   EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
   EXPECT_TRUE(d().stop_all().empty()) << d().logs();
+}
+
+// A reap resumed: a reaper that died between its first step and its last left key A in the
+// reaping set (the SMOVE below plays it). Discovery still finds A there; the worker serves it and,
+// once A is cold, its reap_begin takes the key as it is (SISMEMBER: the README's +sismember) and
+// finishes the reap. Without +sismember the index's master denies it, and A stays in the
+// reaping set.
+TEST_F(ClusterWorker, AReapLeftHalfDoneIsResumedUnderTheClusterAclAndDeniedWithoutSismember) {
+  const std::string index = partition_index_name(d().category());
+  const std::string reaping = reaping_set_name(d().category());
+  for (const bool with_sismember : {true, false}) {
+    std::vector<std::string> commands;
+    for (const std::string& command : seqby::testing::cluster_worker_acl_all_commands()) {
+      if (with_sismember || command != "sismember") commands.push_back(command);
+    }
+    const std::string owner = with_sismember ? "w1" : "w2";
+    const std::string key = with_sismember ? "A" : "B";
+    WorkerProcess* w = start_worker_with(commands, owner);
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(d().publish({PublishSpec{key, 1, 0, false}}).ok());
+    const std::uint16_t index_master = cluster_.master_of_slot(key_hash_slot(index)).value_or(0);
+    const Result<redis::Reply> moved =
+        RedisCluster::run(index_master, {"SMOVE", index, reaping, key});
+    ASSERT_TRUE(moved.ok()) << moved.error().message;
+    ASSERT_EQ(moved.value().integer, 1) << redis::to_string(moved.value());
+    EXPECT_TRUE(d().wait_until([&] { return d().last_seq(key) == 1; })) << w->log();
+    if (with_sismember) {
+      EXPECT_TRUE(d().wait_until([&] {
+        return d().run({"EXISTS", d().partition(key).stream()}).integer == 0 &&
+               d().run({"SISMEMBER", reaping, key}).integer == 0 &&
+               d().run({"SISMEMBER", index, key}).integer == 0;
+      })) << w->log();
+      EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
+    } else {
+      const std::string denied = std::to_string(index_master) + " command sismember";
+      EXPECT_TRUE(d().wait_until([&] {
+        for (const std::string& line : denials()) {
+          if (line == denied) return true;
+        }
+        return false;
+      })) << ::testing::PrintToString(denials());
+      EXPECT_EQ(d().run({"SISMEMBER", reaping, key}).integer, 1);
+    }
+    EXPECT_TRUE(d().stop_all().empty()) << d().logs();
+  }
 }
 
 // The ACL of a worker on one server has no CLUSTER SLOTS: the worker cannot learn which master
