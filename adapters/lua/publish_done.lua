@@ -5,11 +5,6 @@
 -- KEYS[1] = {C:__partitions__}:__publishing__ (intents)
 -- ARGV[1] = K (the partition key)
 -- Returns the key's open intents left.
--- All or nothing under an ACL (lib/permitted.lua), as publish.lua.
-local refused = refused_write({{'HINCRBY', KEYS[1], ARGV[1], '-1'}, {'HDEL', KEYS[1], ARGV[1]}})
-if refused then
-  return refused
-end
 local left = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
 if left <= 0 then
   redis.call('HDEL', KEYS[1], ARGV[1])

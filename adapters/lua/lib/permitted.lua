@@ -1,6 +1,6 @@
 -- Writes asked for before the first (adapters/lua/lib/permitted.lua), prepended by
 -- cmake/embed_scripts.cmake to every script of adapters/lua that calls refused_write(): the
--- publish scripts that make writes of two commands, which land all or none. Redis checks an
+-- publish scripts whose writes of two commands land all or none. Redis checks an
 -- ACL's key patterns against a script's KEYS before it runs (a key outside them refuses the
 -- whole EVAL), but a command the ACL lacks only when the script calls it, and it does not undo
 -- the script's writes before that call: a publish that may XADD but not SADD would leave its
