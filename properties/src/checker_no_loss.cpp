@@ -1,7 +1,8 @@
 // no_loss, judged at the end of the history: each lane's accepted commits are exactly seqs 1..n
 // in order, n before the lowest unresolved poison event and before the first event whose publish a
-// lossy failover undid and that was not committed anyway, less the events an operator skipped or
-// dlq'd; a category with events but no group is a violation.
+// lossy failover undid (its entry, or the key's place in the index) and that was not committed
+// anyway, less the events an operator skipped or dlq'd; a category with events but no group is a
+// violation.
 #include "checker_internal.h"
 #include "seqby/core/check.h"
 
@@ -17,9 +18,11 @@ DueCommits due_commits(const HistoryIndex& index, const IndexedLane& lane) {
     // A publish a lossy failover undid, or an event acked after the failover undid its commit
     // (the ack took the entry the failover put back), is owed no commit; an owner that had it may
     // still commit it, and a numbered sink accepts nothing after it otherwise.
-    // So is a stream a lossy failover brought back after its reap, from its first uncommitted seq.
+    // So is a stream a lossy failover brought back after its reap, from its first uncommitted seq,
+    // and one whose key a lossy failover took out of the index again.
+    const IndexedStream& stream = index.streams()[lane.stream];
     if ((events[seq - 1].lost || lane.acked_uncommitted.count(seq) > 0 ||
-         (lane.stranded_from > 0 && seq >= lane.stranded_from)) &&
+         (lane.stranded_from > 0 && seq >= lane.stranded_from) || stream.unindexed_at != 0) &&
         !has_commit(lane, seq)) {
       break;
     }

@@ -2,6 +2,7 @@
 #include "seqby/properties/history_index.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "seqby/core/check.h"
 
@@ -278,13 +279,17 @@ void HistoryIndex::on_resolve(const HistoryRecord& r) {
 // every write to the keys the master served made inside it (markers.h). Writes of a unit are in
 // its slot, so the undone records of a stream, lane or unit are the newest ones it has: a suffix.
 // Not undone: an operator's skip or dlq (a resolution stays resolved), a halt record, and the
-// records of what the engines did beside Redis (reads, enters, exits: they happened).
+// records of what the engines did beside Redis (reads, enters, exits: they happened). On the
+// shard of a category's index, the window undoes the index's writes (IndexedStream::unindexed_at).
 void HistoryIndex::on_failover_marker(const HistoryRecord& r) {
   const std::optional<FailoverMarker> marker = parse_failover_marker(r);
   if (!marker) return;
   if (!marker->lossy_failover) {
-    std::set<std::string> keys(marker->keys.begin(), marker->keys.end());
-    if (!lags_.emplace(marker->shard, std::make_pair(r.index, std::move(keys))).second) {
+    LagWindow window;
+    window.begin = r.index;
+    window.keys.insert(marker->keys.begin(), marker->keys.end());
+    window.indexes.insert(marker->indexes.begin(), marker->indexes.end());
+    if (!lags_.emplace(marker->shard, std::move(window)).second) {
       note("replica_lag #" + std::to_string(r.index) + " of shard " +
            std::to_string(marker->shard) + " while one is open; ignored");
     }
@@ -296,8 +301,9 @@ void HistoryIndex::on_failover_marker(const HistoryRecord& r) {
          std::to_string(marker->shard) + " follows no replica_lag of it; ignored");
     return;
   }
-  const std::uint64_t begin = lag->second.first;
-  const std::set<std::string> keys = std::move(lag->second.second);
+  const std::uint64_t begin = lag->second.begin;
+  const std::set<std::string> keys = std::move(lag->second.keys);
+  const std::set<std::string> indexes = std::move(lag->second.indexes);
   lags_.erase(lag);
   ++lossy_failovers_;
   auto undone = [&](std::uint64_t index) { return index > begin && index < r.index; };
@@ -329,6 +335,24 @@ void HistoryIndex::on_failover_marker(const HistoryRecord& r) {
     if (removed == 0) continue;
     records_undone_ += removed;
     undone_lanes_.push_back(static_cast<int>(id));
+  }
+  // The index's writes in the window are undone too: a key it did not hold when the lag began
+  // and that a publish inside the window (re)indexed is out of the index again, its entries
+  // left on their own shard. A key indexed before the window stays indexed.
+  for (IndexedStream& stream : streams_) {
+    if (indexes.count(stream.category) == 0 || stream.unindexed_at != 0) continue;
+    std::optional<std::uint64_t> last_publish;  // before the window
+    bool indexed_inside = false;
+    for (const IndexedEvent& event : stream.events) {
+      if (event.index < begin) last_publish = event.index;
+      if (undone(event.index)) indexed_inside = true;
+    }
+    std::optional<std::uint64_t> last_reap;
+    for (const std::uint64_t reap : stream.reaps) {
+      if (reap < begin && (!last_reap || reap > *last_reap)) last_reap = reap;
+    }
+    const bool indexed_at_begin = last_publish && (!last_reap || *last_publish > *last_reap);
+    if (indexed_inside && !indexed_at_begin) stream.unindexed_at = r.index;
   }
   for (IndexedUnit& unit : units_) {
     if (keys.count(unit.key) == 0) continue;

@@ -106,11 +106,13 @@ bool is_crash_of(const HistoryRecord& record, std::string_view node) {
   return is_crash(record) && record.node == node;
 }
 
-HistoryRecord replica_lag_record(std::uint64_t shard, const std::vector<std::string>& keys) {
+HistoryRecord replica_lag_record(std::uint64_t shard, const std::vector<std::string>& keys,
+                                 const std::vector<std::string>& indexes) {
   HistoryRecord record;
   record.op = HistoryOp::fault;
   record.detail = std::string(kReplicaLag) + " shard=" + std::to_string(shard) +
-                  " keys=" + join(keys) + " begin";
+                  " keys=" + join(keys) + (indexes.empty() ? "" : " indexes=" + join(indexes)) +
+                  " begin";
   return record;
 }
 
@@ -136,6 +138,11 @@ std::optional<FailoverMarker> parse_failover_marker(const HistoryRecord& record)
   if (marker.lossy_failover) return marker;
   if (tokens.size() < 3 || !tokens[2].starts_with("keys=")) return std::nullopt;
   for (std::string_view key : split(tokens[2].substr(5), ',')) marker.keys.emplace_back(key);
+  if (tokens.size() > 3 && tokens[3].starts_with("indexes=")) {
+    for (std::string_view category : split(tokens[3].substr(8), ',')) {
+      marker.indexes.emplace_back(category);
+    }
+  }
   return marker;
 }
 

@@ -349,7 +349,8 @@ bool World::schedules_a_replacement() const {
 // until the cluster elects the replica 100-1000 ms later (node timeout), and the replica takes
 // over. The two markers around the lost writes (spelled as properties/markers.h's
 // replica_lag_record and lossy_failover_record spell them: sim does not link properties) tell the
-// checker what the failover undid, for the keys of the case the shard served.
+// checker what the failover undid, for the keys of the case the shard served and the categories
+// whose index it served.
 void World::lag_then_fail_over(std::uint32_t shard) {
   redis_.begin_replica_lag(shard);
   const std::string category = categories_of(case_).front();
@@ -362,7 +363,15 @@ void World::lag_then_fail_over(std::uint32_t shard) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::string listed;
   for (const std::string& key : keys) listed += (listed.empty() ? "" : ",") + key;
-  record_cluster_fault("replica_lag shard=" + std::to_string(shard) + " keys=" + listed + " begin");
+  // The categories whose index the shard serves: a publish that (re)indexed a key in the lag is
+  // undone there even when its entry, on another shard, stays.
+  std::string indexes;
+  for (const std::string& indexed : categories_of(case_)) {
+    if (redis_.shard_of_slot(key_hash_slot(partition_index_name(indexed))) != shard) continue;
+    indexes += (indexes.empty() ? "" : ",") + indexed;
+  }
+  record_cluster_fault("replica_lag shard=" + std::to_string(shard) + " keys=" + listed +
+                       (indexes.empty() ? "" : " indexes=" + indexes) + " begin");
   lagging_keys_ = std::move(keys);
   lag_begin_key_ = sink_->now_key();
   const std::uint64_t lag_ms = migration_rng_->uniform(50, 1'500);

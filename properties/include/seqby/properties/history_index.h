@@ -49,6 +49,10 @@ struct IndexedStream {
   std::vector<std::uint8_t> resolved_all;  // by seq - 1: skipped/dlq'd by an operator, all groups
   std::vector<int> lanes;
   std::vector<std::uint64_t> reaps;  // indices of the reap records of the stream
+  // A lossy failover of the shard serving the category's index undid the publish that indexed
+  // the key again (the first after a reap, or the first ever) while its entries, on the key's own
+  // shard, stayed: discovery may never find them. The lossy_failover record's index; 0: none.
+  std::uint64_t unindexed_at = 0;
 };
 
 // An accepted commit record that named a seq.
@@ -255,9 +259,14 @@ class HistoryIndex {
   std::set<std::string> lease_node_names_;
   std::map<std::string, std::vector<std::string>> category_groups_;
   std::vector<std::string> notes_;
-  // Replica lags not yet ended by a lossy failover: shard -> (the replica_lag record's index, the
-  // keys its master serves).
-  std::map<std::uint64_t, std::pair<std::uint64_t, std::set<std::string>>> lags_;
+  // A replica lag not yet ended by a lossy failover: the replica_lag record's index, the keys its
+  // master serves, and the categories whose index it serves.
+  struct LagWindow {
+    std::uint64_t begin = 0;
+    std::set<std::string> keys;
+    std::set<std::string> indexes;
+  };
+  std::map<std::uint64_t, LagWindow> lags_;  // by shard
   std::vector<int> undone_lanes_;
   std::uint64_t lossy_failovers_ = 0;
   std::uint64_t records_undone_ = 0;

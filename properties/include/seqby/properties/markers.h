@@ -87,13 +87,17 @@ bool is_crash(const HistoryRecord& record);
 // True for a fault record about a crash of `node`.
 bool is_crash_of(const HistoryRecord& record, std::string_view node);
 
-// A replica lag's start or a lossy failover (markers above): the shard, and the keys it serves.
+// A replica lag's start or a lossy failover (markers above): the shard, the keys it serves, and
+// the categories whose partition index it serves (their index's slot is on it; the token is left
+// off when there is none, so a lag beside no index reads as it always did).
 struct FailoverMarker {
   std::uint64_t shard = 0;
-  std::vector<std::string> keys;  // replica_lag only
-  bool lossy_failover = false;    // false: replica_lag
+  std::vector<std::string> keys;     // replica_lag only
+  std::vector<std::string> indexes;  // replica_lag only
+  bool lossy_failover = false;       // false: replica_lag
 };
-HistoryRecord replica_lag_record(std::uint64_t shard, const std::vector<std::string>& keys);
+HistoryRecord replica_lag_record(std::uint64_t shard, const std::vector<std::string>& keys,
+                                 const std::vector<std::string>& indexes = {});
 HistoryRecord lossy_failover_record(std::uint64_t shard, std::string_view master);
 // nullopt for any other record.
 std::optional<FailoverMarker> parse_failover_marker(const HistoryRecord& record);
