@@ -225,6 +225,7 @@ CheckReport check_history(const std::vector<HistoryRecord>& history, const Check
   c.records_undone = index.records_undone();
   for (const IndexedStream& stream : index.streams()) {
     for (const IndexedEvent& event : stream.events) c.publishes_lost += event.lost ? 1 : 0;
+    c.keys_unindexed += stream.unindexed_at != 0 ? 1 : 0;
   }
   for (const IndexedLane& lane : index.lanes()) {
     for (const std::int64_t seq : lane.acked_uncommitted)

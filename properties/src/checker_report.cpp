@@ -103,7 +103,7 @@ std::string render_report_text(const CheckReport& report,
     out += ", lossy failovers " + std::to_string(c.lossy_failovers) + " (records undone " +
            std::to_string(c.records_undone) + ", publishes lost " +
            std::to_string(c.publishes_lost) + ", commits lost " + std::to_string(c.commits_lost) +
-           ")";
+           ", keys unindexed " + std::to_string(c.keys_unindexed) + ")";
   }
   out += "\n";
   if (!report.violations.empty()) {
@@ -166,6 +166,7 @@ std::string render_report_json(const CheckReport& report) {
     counters["records_undone"] = c.records_undone;
     counters["publishes_lost"] = c.publishes_lost;
     counters["commits_lost"] = c.commits_lost;
+    counters["keys_unindexed"] = c.keys_unindexed;
   }
   j["counters"] = std::move(counters);
   j["notes"] = report.notes;

@@ -120,6 +120,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     out.publishes_lost += r.report.counters.publishes_lost;
     out.records_undone += r.report.counters.records_undone;
     out.commits_lost += r.report.counters.commits_lost;
+    out.keys_unindexed += r.report.counters.keys_unindexed;
     out.redirections.moved += r.redirections.moved;
     out.redirections.ask += r.redirections.ask;
     out.redirections.tryagain += r.redirections.tryagain;
@@ -176,8 +177,10 @@ std::string render_campaign_text(const CampaignResult& r) {
            " failovers (" + std::to_string(r.lossy_failovers) +
            " lossy: " + std::to_string(r.records_undone) + " writes undone, " +
            std::to_string(r.publishes_lost) + " of them publishes; " +
-           std::to_string(r.commits_lost) +
-           " commits lost: undone, then their entries acked); the nodes answered MOVED " +
+           std::to_string(r.commits_lost) + " commits lost: undone, then their entries acked; " +
+           std::to_string(r.keys_unindexed) +
+           " keys out of the index again: republished during a lag of the index's shard); the "
+           "nodes answered MOVED " +
            std::to_string(r.redirections.moved) + ", ASK " + std::to_string(r.redirections.ask) +
            ", TRYAGAIN " + std::to_string(r.redirections.tryagain) + ", NOSCRIPT " +
            std::to_string(r.redirections.noscript) + "\n";
@@ -254,6 +257,7 @@ std::string render_campaign_json(const CampaignResult& r) {
     j["writes_undone"] = r.records_undone;
     j["publishes_lost"] = r.publishes_lost;
     j["commits_lost"] = r.commits_lost;
+    j["keys_unindexed"] = r.keys_unindexed;
     j["redirections"] = {{"moved", r.redirections.moved},
                          {"ask", r.redirections.ask},
                          {"tryagain", r.redirections.tryagain},

@@ -243,6 +243,8 @@ HistoryBuilder reindexed_in_the_lag(const std::vector<std::string>& indexes, boo
 TEST(CheckerLossyFailover, AKeyTheIndexsFailoverTookOutAgainIsOwedNothingUncommitted) {
   const CheckReport report = check(reindexed_in_the_lag({"orders"}, true));
   EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.keys_unindexed, 1u);
+  EXPECT_NE(render_report_text(report).find("keys unindexed 1"), std::string::npos);
   for (const HistoryBuilder& owed :
        {reindexed_in_the_lag({}, true), reindexed_in_the_lag({"payments"}, true),
         reindexed_in_the_lag({"orders"}, false)}) {

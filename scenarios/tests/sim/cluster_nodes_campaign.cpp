@@ -128,6 +128,9 @@ TEST(ClusterNodesCampaign, TheSeedsOfTheLossesOnceUnexplainedHold) {
     const RunResult r = run_case(sim::generate_case(seed), options);
     EXPECT_TRUE(r.passed) << "seed " << seed << "\n" << r.summary;
     EXPECT_GT(r.lossy_failovers, 0u) << "seed " << seed;
+    if (seed >= 600000) {
+      EXPECT_GT(r.report.counters.keys_unindexed, 0u) << "seed " << seed;
+    }
   }
 }
 

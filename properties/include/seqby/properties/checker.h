@@ -155,6 +155,10 @@ struct CheckCounters {
   // Events whose commit a lossy failover undid and whose entry an ack then took: never
   // committed again.
   std::uint64_t commits_lost = 0;
+  // Keys a lossy failover of their category index's shard took out of the index again (their
+  // publish inside the lag had indexed them anew; IndexedStream::unindexed_at): what they held
+  // uncommitted is owed nothing.
+  std::uint64_t keys_unindexed = 0;
 };
 
 struct CheckReport {

@@ -135,6 +135,7 @@ struct CampaignResult {
   std::uint64_t publishes_lost = 0;          // in lossy failovers, as the checker counted them
   std::uint64_t records_undone = 0;          // the same, every write undone (publishes included)
   std::uint64_t commits_lost = 0;            // the same, commits undone whose entries were acked
+  std::uint64_t keys_unindexed = 0;          // the same, keys the index's failover took out again
   sim::SimRedis::Redirections redirections;  // summed over runs
   sim::FaultCounters faults;
   properties::ReachedCounts reached;          // situations the runs reached (properties/reached.h)
