@@ -18,6 +18,7 @@
 // is bounded; the nodes, the worker and its metrics port are the test's own, stopped by pid.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -87,6 +88,32 @@ class ClusterWorker : public ::testing::Test {
 
   // Every node's ACL LOG entries (denials).
   std::vector<std::string> denials() { return seqby::testing::acl_denials(cluster_.ports()); }
+  // Whether some node's ACL LOG holds `line` ("PORT reason object").
+  bool denied(const std::string& line) {
+    const std::vector<std::string> all = denials();
+    return std::find(all.begin(), all.end(), line) != all.end();
+  }
+
+  // Makes user seqby-publisher (password p-pass) on every node with a cluster publisher's
+  // commands but `without` ("" for none): "" when every node said OK, as acl_on_every_node.
+  std::string make_publisher(const std::string& without = "") {
+    return seqby::testing::acl_on_every_node(
+        cluster_.ports(),
+        seqby::testing::acl_setuser(
+            "seqby-publisher", "p-pass", seqby::testing::cluster_publisher_acl_commands(),
+            seqby::testing::cluster_worker_acl_keys(d().category()), without));
+  }
+  // `seqby publish --cluster` of one event (or `extra`'s count) to `key`, as seqby-publisher.
+  scenarios::CommandRun publish_as_publisher(const std::string& key,
+                                             const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {
+        "publish",    "--redis",      "redis://seqby-publisher:p-pass@" + seed_,
+        "--cluster",  "--key-layout", "cluster",
+        "--category", d().category(), "--key",
+        key};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return scenarios::run_command(kSeqby, args);
+  }
 
   std::set<std::uint16_t> masters_of_keys() {
     std::set<std::uint16_t> masters;
@@ -168,13 +195,9 @@ TEST_F(ClusterWorker, AReapLeftHalfDoneIsResumedUnderTheClusterAclAndDeniedWitho
       })) << w->log();
       EXPECT_TRUE(denials().empty()) << ::testing::PrintToString(denials());
     } else {
-      const std::string denied = std::to_string(index_master) + " command sismember";
-      EXPECT_TRUE(d().wait_until([&] {
-        for (const std::string& line : denials()) {
-          if (line == denied) return true;
-        }
-        return false;
-      })) << ::testing::PrintToString(denials());
+      const std::string sismember = std::to_string(index_master) + " command sismember";
+      EXPECT_TRUE(d().wait_until([&] { return denied(sismember); }))
+          << ::testing::PrintToString(denials());
       EXPECT_EQ(d().run({"SISMEMBER", reaping, key}).integer, 1);
     }
     EXPECT_TRUE(d().stop_all().empty()) << d().logs();
@@ -346,18 +369,11 @@ TEST_F(ClusterWorker, AProcessManagerOnAClusterIsReadyAndReadsEachStreamsFigures
 // every node: it appends to partitions on every master, through the publish intents in the
 // index's slot, and no node denies it anything.
 TEST_F(ClusterWorker, UnderItsLeastPrivilegeAclSeqbyPublishReachesEveryMaster) {
-  ASSERT_EQ(seqby::testing::acl_on_every_node(
-                cluster_.ports(),
-                seqby::testing::acl_setuser(
-                    "seqby-publisher", "p-pass", seqby::testing::cluster_publisher_acl_commands(),
-                    seqby::testing::cluster_worker_acl_keys(d().category()))),
-            "");
+  ASSERT_EQ(make_publisher(), "");
   ASSERT_GE(masters_of_keys().size(), 2u) << "the keys' slots are meant to span masters";
   for (const std::string& key : kKeys) {
-    const scenarios::CommandRun published = scenarios::run_command(
-        kSeqby, {"publish", "--redis", "redis://seqby-publisher:p-pass@" + seed_, "--cluster",
-                 "--key-layout", "cluster", "--category", d().category(), "--key", key, "--count",
-                 "2", "--journal-maxlen", "100"});
+    const scenarios::CommandRun published =
+        publish_as_publisher(key, {"--count", "2", "--journal-maxlen", "100"});
     ASSERT_EQ(published.exit_code, 0) << key << ": " << published.err;
     EXPECT_EQ(d().run({"XLEN", d().partition(key).stream()}).integer, 2) << key;
     EXPECT_EQ(d().run({"SISMEMBER", partition_index_name(d().category()), key}).integer, 1) << key;
@@ -447,13 +463,9 @@ TEST_F(SlotMidMigration, WithoutAskingInTheAclTheWorkerIsDeniedUntilTheMoveEnds)
   begin(commands);
   ASSERT_FALSE(HasFatalFailure());
   ASSERT_TRUE(d().publish({PublishSpec{key_, 2, 0, false}}).ok());
-  const std::string denied = std::to_string(to_) + " command asking";
-  EXPECT_TRUE(d().wait_until([&] {
-    for (const std::string& line : denials()) {
-      if (line == denied) return true;
-    }
-    return false;
-  })) << ::testing::PrintToString(denials());
+  const std::string asking = std::to_string(to_) + " command asking";
+  EXPECT_TRUE(d().wait_until([&] { return denied(asking); }))
+      << ::testing::PrintToString(denials());
   EXPECT_EQ(d().last_seq(key_), 1) << w_->log();
   ASSERT_TRUE(cluster_.finish_slot_move(slot_, from_, to_)) << cluster_.error();
   EXPECT_TRUE(d().wait_until([&] { return d().last_seq(key_) == 2; })) << w_->log();
@@ -465,16 +477,9 @@ TEST_F(SlotMidMigration, WithoutAskingInTheAclTheWorkerIsDeniedUntilTheMoveEnds)
 // error names the command. Without the check before the first write, the key was indexed by the
 // SADD that came before the refused HINCRBY.
 TEST_F(ClusterWorker, APublishRefusedByTheAclWritesNothing) {
-  ASSERT_EQ(seqby::testing::acl_on_every_node(
-                cluster_.ports(),
-                seqby::testing::acl_setuser(
-                    "seqby-publisher", "p-pass", seqby::testing::cluster_publisher_acl_commands(),
-                    seqby::testing::cluster_worker_acl_keys(d().category()), "hincrby")),
-            "");
+  ASSERT_EQ(make_publisher("hincrby"), "");
   const std::string key = kKeys.front();
-  const scenarios::CommandRun published = scenarios::run_command(
-      kSeqby, {"publish", "--redis", "redis://seqby-publisher:p-pass@" + seed_, "--cluster",
-               "--key-layout", "cluster", "--category", d().category(), "--key", key});
+  const scenarios::CommandRun published = publish_as_publisher(key);
   EXPECT_NE(published.exit_code, 0) << published.out;
   EXPECT_NE(published.err.find("'hincrby'"), std::string::npos) << published.err;
   EXPECT_EQ(d().run({"SISMEMBER", partition_index_name(d().category()), key}).integer, 0);
