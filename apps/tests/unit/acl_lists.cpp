@@ -26,12 +26,29 @@ Commands set_of(const std::vector<std::string>& commands) {
   return Commands(commands.begin(), commands.end());
 }
 
-// The commands `source` calls through redis.call and redis.pcall, as an ACL names them: lower
-// case, a container's subcommand after '|' (xgroup|create).
-Commands called_by(const std::string& source) {
+const std::regex& literal_call() {
   static const std::regex call(R"(redis\.p?call\(\s*'([A-Za-z]+)'(\s*,\s*'([A-Za-z]+)')?)");
+  return call;
+}
+
+// How many redis.call( and redis.pcall( `source` holds, whatever follows them.
+std::size_t call_sites(const std::string& source) {
+  std::size_t count = 0;
+  for (const std::string site : {"redis.call(", "redis.pcall("}) {
+    for (std::size_t at = source.find(site); at != std::string::npos;
+         at = source.find(site, at + 1)) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+// The commands `source` calls through redis.call and redis.pcall, as an ACL names them: lower
+// case, a container's subcommand after '|' (xgroup|create). Only a command named by a literal
+// is seen (call_sites tells whether every call is one).
+Commands called_by(const std::string& source) {
   Commands out;
-  for (auto it = std::sregex_iterator(source.begin(), source.end(), call);
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), literal_call());
        it != std::sregex_iterator(); ++it) {
     std::string name = (*it)[1].str();
     std::transform(name.begin(), name.end(), name.begin(), ::tolower);
@@ -113,6 +130,12 @@ TEST(AclLists, EveryCommandAScriptCallsIsInTheListOfWhoeverRunsIt) {
                                                                     : nullptr;
     if (allowed == nullptr) continue;  // an operator's or a known-broken variant's
     EXPECT_EQ(missing(script.source, *allowed), Commands{}) << script.name << ".lua";
+    const std::string source = script.source;
+    const auto literal = static_cast<std::size_t>(
+        std::distance(std::sregex_iterator(source.begin(), source.end(), literal_call()),
+                      std::sregex_iterator()));
+    EXPECT_EQ(literal, call_sites(source))
+        << script.name << ".lua calls a command this scan cannot read (not a quoted literal)";
     ++checked;
   }
   // The scan sees the calls at all: the worker's renewal reads leases and extends them, and its
@@ -122,6 +145,9 @@ TEST(AclLists, EveryCommandAScriptCallsIsInTheListOfWhoeverRunsIt) {
             (Commands{"get", "mget", "pexpire", "xadd"}));
   EXPECT_EQ(called_by("redis.call('XGROUP', 'CREATE', k) redis.pcall('xinfo','groups', k)"),
             (Commands{"xgroup|create", "xinfo|groups"}));
+  const std::string unreadable = "redis.call(name, k) redis.pcall('GET', k)";
+  EXPECT_EQ(call_sites(unreadable), 2u);
+  EXPECT_EQ(called_by(unreadable), Commands{"get"});
 }
 
 TEST(AclLists, TheReadmeGrantsExactlyTheListsTheTestsProve) {
