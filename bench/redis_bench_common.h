@@ -73,6 +73,16 @@ inline std::string load_average() {
   return one + " " + five + " " + fifteen;
 }
 
+// The malloc this program runs on (cmake's seqby_link_tcmalloc: tcmalloc_minimal, as the seqby
+// command and so `seqby worker`, unless built with -DSEQBY_TCMALLOC=OFF), said in the header of
+// the benches whose client figures it moves.
+inline void print_malloc_line() {
+#ifdef SEQBY_MALLOC_NAME
+  std::printf("# malloc: %s (the seqby command's; -DSEQBY_TCMALLOC=OFF for glibc's)\n",
+              SEQBY_MALLOC_NAME);
+#endif
+}
+
 inline std::uint64_t steady_now_us() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())

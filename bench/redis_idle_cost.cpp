@@ -245,6 +245,7 @@ void print_header(const Options& o) {
       static_cast<unsigned long long>(o.engine.lease_ttl_ms),
       static_cast<unsigned long long>(o.engine.discovery_interval_ms),
       static_cast<unsigned long long>(o.window_s), static_cast<unsigned long long>(o.settle_s));
+  print_malloc_line();
   std::printf(
       "# wake links: one per wake channel (HiredisWakeLinks), at most %u streams per "
       "blocking read\n",

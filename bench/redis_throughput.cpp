@@ -538,6 +538,7 @@ int run(int argc, char** argv) {
       "# plain (raw hiredis, one connection per consumer): XREADGROUP COUNT 1 | COUNT %u, "
       "then per event HSET + XACK, one round trip each | pipelined per batch\n",
       o.plain_count);
+  print_malloc_line();
   std::printf(
       "# per event: cmds/ev commands the clients sent; calls/ev commands the server ran "
       "(inside scripts too); cli_us CPU of the two client threads; srv_us redis-server "

@@ -239,6 +239,7 @@ void print_header(const Options& o) {
       kProgram, static_cast<unsigned long long>(o.samples),
       static_cast<unsigned long long>(o.poll_interval_ms > 0 ? o.poll_interval_ms
                                                              : EngineOptions().poll_interval_ms));
+  print_malloc_line();
   std::printf(
       "# wake links: one per wake channel (HiredisWakeLinks), at most %llu streams per "
       "blocking read\n",

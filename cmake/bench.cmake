@@ -8,6 +8,7 @@ if(benchmark_FOUND)
     add_executable(bench_${name} ${src})
     target_link_libraries(bench_${name} PRIVATE seqby_scenarios benchmark::benchmark)
     seqby_warnings(bench_${name})
+    seqby_link_tcmalloc(bench_${name})
     # The unit test of their command lines runs them (bench/tests/unit/bench_command_lines.cpp).
     if(TARGET unit_bench_command_lines)
       add_dependencies(unit_bench_command_lines bench_${name})
