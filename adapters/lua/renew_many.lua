@@ -4,7 +4,9 @@
 -- ARGV[1] = ttl in milliseconds, ARGV[2] = the journal's MAXLEN ~ ('0': no journal),
 -- ARGV[3] = node (owner id), ARGV[4] = group, then per lease: the token O:N, and when
 -- journaling also its category, key and generation (1 or 4 values per lease)
--- Returns one integer per lease, in order: 1 renewed, 0 refused (the lease is not ours).
+-- Returns one character per lease, in order, as one string: '1' renewed, '0' refused (the lease is
+-- not ours). One bulk reply, where an integer per lease was a reply element each for the server
+-- to write and the client to parse.
 -- Journal (lib/journal.lua): renew, or lose (the refusal), in each lease unit's journal.
 local journaling = ARGV[2] ~= '0'
 local stride = journaling and 4 or 1
@@ -36,10 +38,10 @@ for i = 1, n do
   if held[i] == token then
     redis.call('PEXPIRE', KEYS[i], ARGV[1])
     journal(J, 'renew', '')
-    out[i] = 1
+    out[i] = '1'
   else
     journal(J, 'lose', '', 'FENCED lease not held by ' .. token)
-    out[i] = 0
+    out[i] = '0'
   end
 end
-return out
+return table.concat(out)

@@ -244,13 +244,13 @@ Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
 }
 
 Result<RenewMany::Out> RenewMany::decode_reply(const Reply& reply) {
-  Result<std::vector<std::int64_t>> flags = decode<std::vector<std::int64_t>>(reply, name);
+  Result<std::string> flags = decode<std::string>(reply, name);
   if (!flags.ok()) return flags.error();
   Out out;
   out.reserve(flags.value().size());
-  for (const std::int64_t flag : flags.value()) {
-    if (flag != 0 && flag != 1) return shape_error(name, reply, "array of integer 0 or 1");
-    out.push_back(flag == 1);
+  for (const char flag : flags.value()) {
+    if (flag != '0' && flag != '1') return shape_error(name, reply, "string of '0' and '1'");
+    out.push_back(flag == '1');
   }
   return out;
 }

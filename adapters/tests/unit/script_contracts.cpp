@@ -178,6 +178,22 @@ TEST(ScriptContracts, RepliesAreReadByTypeAndAWrongShapeNamesTheScript) {
   EXPECT_FALSE(script::Acquire::decode_reply(Reply::nil()).value().has_value());
 }
 
+TEST(ScriptContracts, RenewManyAnswersACharacterPerLeaseAndRefusesAnyOther) {
+  const Result<std::vector<bool>> renewed = script::RenewMany::decode_reply(Reply::bulk("101"));
+  ASSERT_TRUE(renewed.ok());
+  EXPECT_EQ(renewed.value(), (std::vector<bool>{true, false, true}));
+
+  // The previous release's reply (an integer per lease) and a stray character are protocol
+  // errors that name the script, not leases read as refused.
+  for (const Reply& reply :
+       {Reply::array({Reply::of_int(1), Reply::of_int(0)}), Reply::bulk("1x0")}) {
+    const Result<std::vector<bool>> odd = script::RenewMany::decode_reply(reply);
+    ASSERT_FALSE(odd.ok()) << to_string(reply);
+    EXPECT_EQ(odd.code(), Errc::protocol);
+    EXPECT_NE(odd.error().message.find("renew_many"), std::string::npos) << odd.error().message;
+  }
+}
+
 TEST(ScriptContracts, OperatorRefusalsMapToTheirErrc) {
   const Result<bool> unknown =
       script::AdminSkip::decode_reply(Reply::error("NOENTRY no entry 9-9 in order:k"));

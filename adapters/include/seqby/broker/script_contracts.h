@@ -388,7 +388,7 @@ struct RenewMany {
   static constexpr auto keys = std::tuple{&Args::keys};
   static constexpr auto argv =
       std::tuple{&Args::ttl_ms, &Args::journal_maxlen, &Args::node, &Args::group, &Args::leases};
-  using Out = std::vector<bool>;  // per lease: renewed
+  using Out = std::vector<bool>;  // per lease: renewed (the reply: a '1' or '0' per lease)
   static Result<Out> decode_reply(const Reply& reply);
 };
 
