@@ -85,30 +85,55 @@ Task<void> Membership::discover_once() {
   co_await steps_.take_share(*this, keys);
 }
 
+// A unit gone from every index was reaped (a process manager's correlation value: on each of its
+// streams, which needs its group to have acked everything there), or lost its index entry while
+// its stream kept its entries (a failover to a replica that lacked the publish's SADD, an
+// operator's SREM). Reaped: release it. This is the worker of an instance whose discovery read the
+// unit before the reap and acquired it after (its lease was deleted with the stream, so the
+// acquire got a fresh one, and its group made the stream again, empty): left alone it holds a
+// partition nobody publishes to for good, and counts it in its share (cluster seed 514: the last
+// event of another key starved). Lost: its entries would wait for the next publish to the key, so
+// the holder puts it back (Broker::reindex) and keeps serving it.
+Task<bool> Membership::keep_unindexed(const PartitionWorker& worker) {
+  if (!worker.active() || !worker.leased()) co_return false;
+  const Lease lease = worker.lease();
+  const Result<bool> live = co_await env_.broker.reindex(lease);
+  if (!live.ok() || !live.value()) co_return false;
+  env_.record(HistoryOp::warn, &lease, "",
+              "in no index while its stream holds entries (the index lost it): put back");
+  co_return true;
+}
+
 void Membership::launch(std::shared_ptr<PartitionWorker> worker) {
   SEQBY_CHECK(!workers_.stopping());
   workers_.launch(std::move(worker));
 }
 
 Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
+  // A held unit gone from every index: reaped, or its index entry lost (keep_unindexed). The
+  // workers and `keys` are both in key order: one walk, not a search per worker.
+  std::vector<std::shared_ptr<PartitionWorker>> unindexed;
+  auto indexed = keys.begin();
+  for (const auto& [key, worker] : workers_.workers()) {
+    while (indexed != keys.end() && *indexed < key) ++indexed;
+    if (indexed == keys.end() || *indexed != key) unindexed.push_back(worker);
+  }
+  std::uint64_t partitions = keys.size();  // and the units put back, which it did not list
+  for (const std::shared_ptr<PartitionWorker>& worker : unindexed) {
+    const bool kept = co_await keep_unindexed(*worker);  // not inside the if (g++ 12)
+    if (kept) {
+      ++partitions;
+    } else {
+      worker->request_stop();
+    }
+  }
   const std::uint64_t members = co_await live_member_count();
-  std::uint64_t target = (keys.size() + members - 1) / members;  // ceil(P / N)
+  std::uint64_t target = (partitions + members - 1) / members;  // ceil(P / N)
   if (env_.options.partitions_max > 0 && target > env_.options.partitions_max) {
     target = env_.options.partitions_max;
   }
-
   std::uint64_t count = 0;
-  auto indexed = keys.begin();
   for (const auto& [key, worker] : workers_.workers()) {
-    // A unit gone from every index was reaped (a process manager's correlation value: on each of
-    // its streams, which needs its group to have acked everything there): release it. The
-    // reaping worker ends itself; this is the worker of an instance whose discovery read the
-    // unit before the reap and acquired it after (its lease was deleted with the stream, so the
-    // acquire got a fresh one): left alone it holds a partition nobody publishes to for good,
-    // and counts it in its share (cluster seed 514: the last event of another key starved).
-    // The workers and `keys` are both in key order: one walk, not a search per worker.
-    while (indexed != keys.end() && *indexed < key) ++indexed;
-    if (indexed == keys.end() || *indexed != key) worker->request_stop();
     if (worker->active()) ++count;
   }
   if (count > target) {

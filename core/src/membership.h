@@ -62,6 +62,10 @@ class Membership final : public UnitShare {
                      std::uint64_t sent_ms);
   // The lease an acquire of (partition, scope) granted is well formed (the broker's contract).
   void check_granted(const PartitionRef& partition, const std::string& scope, const Lease& lease);
+  // Whether the holder keeps `worker`, whose unit discovery found in no index: only when its
+  // lease is held and a stream of it holds entries, and then its key is back in the index
+  // (warned).
+  Task<bool> keep_unindexed(const PartitionWorker& worker);
   void warn_partition_count(std::size_t count);
   void skip_member(const std::string& category, const std::string& key, const std::string& why);
 

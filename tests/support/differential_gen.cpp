@@ -393,6 +393,11 @@ class Generator {
         keys->push_back(rng_.chance(0.7) ? lease : key(kStrings));
         argv->push_back(hot(kTokens));
       }
+    } else if (name == "reindex") {
+      // A stream, or a missing key or a string in its place; its index given (one server) or not.
+      *keys = {lease, rng_.chance(0.7) ? stream : key(kStrings)};
+      if (rng_.chance(0.6)) keys->push_back(key(kSets));
+      *argv = {hot(kTokens), "1", one_of(kValues)};
     } else if (name == "acquire_many") {
       const std::uint64_t n = rng_.uniform(1, 3);
       for (std::uint64_t i = 0; i < n; ++i) keys->push_back(i == 0 ? lease : key(kStrings));

@@ -50,4 +50,40 @@ Task<Result<bool>> RedisBroker::reap(const Lease& lease, std::uint64_t idle_ms) 
   co_return script::decode_reply<script::Reap>(reply);
 }
 
+Task<Result<bool>> RedisBroker::reindex(const Lease& lease) {
+  const PartitionRef unit = lease.unit();
+  script::Reindex::Args args;
+  args.lease = lease.key();
+  args.streams = unit_streams(unit);
+  args.count = args.streams.size();
+  args.token = lease.token();
+  args.key = unit.key;
+  std::vector<std::string> indexes;
+  for (const std::string& category : unit_categories(unit)) {
+    indexes.push_back(partition_index_name(category));
+  }
+  const bool one_server = options_.key_layout == KeyLayout::flat;
+  if (one_server) args.indexes = indexes;
+  ScriptCall call = script::encode<script::Reindex>(std::move(args));
+  Result<Reply> reply = co_await run_script(script::Reindex::name, std::move(call));
+  Result<std::vector<bool>> held = script::decode_reply<script::Reindex>(reply);
+  if (!held.ok()) co_return held.error();
+  if (held.value().size() != indexes.size()) {
+    co_return make_error(Errc::protocol, "reindex: " + std::to_string(held.value().size()) +
+                                             " answers for " + std::to_string(indexes.size()) +
+                                             " streams");
+  }
+  const bool any = std::find(held.value().begin(), held.value().end(), true) != held.value().end();
+  if (one_server) co_return any;
+  // The cluster key layout: each index is in a slot of its own, after the check under the lease.
+  for (std::size_t i = 0; i < indexes.size(); ++i) {
+    if (!held.value()[i]) continue;
+    Command add{"SADD", indexes[i], unit.key};
+    Result<Reply> added = co_await link_.execute(std::move(add));
+    Result<std::int64_t> count = decode<std::int64_t>(added, "SADD");
+    if (!count.ok()) co_return count.error();
+  }
+  co_return any;
+}
+
 }  // namespace seqby::redis

@@ -252,13 +252,16 @@ std::uint64_t RedisBroker::failovers_seen() const {
 
 std::size_t RedisBroker::wake_channels() const { return wake_links_source_ ? kWakeChannelsMax : 1; }
 
-// A partition's own stream; a process manager's stream per category when they are known.
-std::vector<std::string> RedisBroker::unit_streams(const PartitionRef& unit) const {
+// A partition's own category; a process manager's categories when they are known.
+std::vector<std::string> RedisBroker::unit_categories(const PartitionRef& unit) const {
   const std::string pm_prefix = pm_lease_category("");
-  if (unit.category.compare(0, pm_prefix.size(), pm_prefix) != 0) return {unit.stream()};
+  if (unit.category.compare(0, pm_prefix.size(), pm_prefix) != 0) return {unit.category};
+  return options_.pm_categories;
+}
+
+std::vector<std::string> RedisBroker::unit_streams(const PartitionRef& unit) const {
   std::vector<std::string> streams;
-  streams.reserve(options_.pm_categories.size());
-  for (const std::string& category : options_.pm_categories) {
+  for (const std::string& category : unit_categories(unit)) {
     streams.push_back(partition_stream_name(category, unit.key, unit.layout));
   }
   return streams;

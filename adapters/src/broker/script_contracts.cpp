@@ -243,10 +243,13 @@ Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
   return decode_next(name, reply.elements, reply);
 }
 
-Result<RenewMany::Out> RenewMany::decode_reply(const Reply& reply) {
+namespace {
+
+// A script's answer of one '1' or '0' per item, in order, as one string (renew_many, reindex).
+Result<std::vector<bool>> decode_flags(std::string_view name, const Reply& reply) {
   Result<std::string> flags = decode<std::string>(reply, name);
   if (!flags.ok()) return flags.error();
-  Out out;
+  std::vector<bool> out;
   out.reserve(flags.value().size());
   for (const char flag : flags.value()) {
     if (flag != '0' && flag != '1') return shape_error(name, reply, "string of '0' and '1'");
@@ -254,6 +257,14 @@ Result<RenewMany::Out> RenewMany::decode_reply(const Reply& reply) {
   }
   return out;
 }
+
+}  // namespace
+
+Result<RenewMany::Out> RenewMany::decode_reply(const Reply& reply) {
+  return decode_flags(name, reply);
+}
+
+Result<Reindex::Out> Reindex::decode_reply(const Reply& reply) { return decode_flags(name, reply); }
 
 Result<AcquireMany::Out> AcquireMany::decode_reply(const Reply& reply) {
   Result<std::vector<AnyReply>> tried = decode<std::vector<AnyReply>>(reply, name);
@@ -478,6 +489,7 @@ std::span<const std::string_view> contract_names() {
                                                 Publish::name,
                                                 Reap::name,
                                                 Reclaim::name,
+                                                Reindex::name,
                                                 RecordHalt::name,
                                                 Release::name,
                                                 Renew::name,

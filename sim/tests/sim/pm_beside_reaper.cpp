@@ -309,14 +309,55 @@ TEST(PmBesideReaper, AHandlerGroupReleasesAPartitionGoneFromEveryIndexAndServesT
   w.scheduler.run_until([&] { return w.committed_by(kBilling, {"G"}); }, 30'000);
   ASSERT_TRUE(w.committed_by(kBilling, {"G"}));
 
-  // What the race leaves: billing holds G's lease, and G is in no index.
+  // What the race leaves: billing holds G's lease, and G is in no index and has no entries (its
+  // stream was reaped; billing's group makes it again, empty).
   ASSERT_EQ(w.redis.execute({"SREM", PartitionRef{kCategory, "G"}.index(), "G"}).integer, 1);
+  ASSERT_EQ(w.redis.execute({"DEL", PartitionRef{kCategory, "G"}.stream()}).integer, 1);
   const std::size_t gone = w.history.records().size();
   w.publish({"K"}, 3, 1, 5);
   w.scheduler.run_until([&] { return w.committed_by(kBilling, {"K"}); }, 30'000);
   EXPECT_EQ(w.effects("K", kBilling), w.published["K"]) << "K was never served: G kept the slot";
   EXPECT_NE(w.first(HistoryOp::release, kBillingOwner, "G", gone), nullptr)
       << "billing never released G";
+}
+
+// A partition whose index entry was lost while its stream kept its entries (a failover to a replica
+// that had not yet received the publish's SADD, an operator's SREM) is not reaped: its holder puts
+// it back into the index and keeps serving it (Broker::reindex). Released, as a reaped one is, its
+// later entries would wait for nobody: an entry appended with no index entry of its own (a plain
+// XADD here; after such a failover, the entries whose SADD came before the replica's copy) is found
+// by no discovery.
+TEST(PmBesideReaper, AHandlerGroupPutsBackAPartitionItsIndexLostAndKeepsServingIt) {
+  World w;
+  EngineOptions options = common_options(kBillingOwner);
+  options.category = kCategory;
+  options.group = kBilling;
+  options.partitions_max = 1;
+  const std::uint64_t discovery_ms = options.discovery_interval_ms;
+  w.add(std::move(options)).engine.start();
+  w.publish({"G"}, 3, 1, 5);
+  w.scheduler.run_until([&] { return w.committed_by(kBilling, {"G"}); }, 30'000);
+  ASSERT_TRUE(w.committed_by(kBilling, {"G"}));
+
+  const PartitionRef g{kCategory, "G"};
+  ASSERT_EQ(w.redis.execute({"SREM", g.index(), "G"}).integer, 1);
+  const std::size_t lost = w.history.records().size();
+  w.scheduler.run_until(w.scheduler.now_ms() + 3 * discovery_ms);
+  EXPECT_EQ(w.redis.execute({"SISMEMBER", g.index(), "G"}).integer, 1)
+      << "billing did not put G back into the index";
+  EXPECT_EQ(w.first(HistoryOp::release, kBillingOwner, "G", lost), nullptr)
+      << "billing released G, whose stream still holds its entries";
+  const HistoryRecord* warned = w.first(HistoryOp::warn, kBillingOwner, "G", lost);
+  ASSERT_NE(warned, nullptr) << "putting G back was not said";
+  EXPECT_NE(warned->detail.find("put back"), std::string::npos) << warned->detail;
+
+  const redis::Reply appended = w.redis.execute(
+      {"XADD", g.stream(), "*", "type", "created", "data", R"({"key":"G","seq":4})"});
+  ASSERT_EQ(appended.kind, redis::Reply::Kind::bulk);
+  w.published["G"].push_back(appended.str);
+  w.scheduler.run_until([&] { return w.committed_by(kBilling, {"G"}); }, 30'000);
+  EXPECT_EQ(w.effects("G", kBilling), w.published["G"])
+      << "G's entry after the loss was not served";
 }
 
 // A value that comes and goes while the process manager is down is not reaped under it: fulfil

@@ -141,6 +141,10 @@ class RedisBroker final : public Broker {
                            std::string_view reason, std::uint64_t delivery_count) override;
   Task<Result<std::optional<std::string>>> pending_head(const PartitionRef& partition,
                                                         std::string_view group) override;
+  // One reindex.lua (lease, streams, indexes) on one server; under the cluster key layout
+  // reindex.lua without the indexes in the unit's slot, then an SADD in each index's slot for
+  // each stream it found.
+  Task<Result<bool>> reindex(const Lease& lease) override;
   Task<Result<bool>> reap(const Lease& lease, std::uint64_t idle_ms) override;
   using Broker::fenced_next;
   Task<Result<NextReply>> fenced_next(const Lease& lease, std::string_view group, ReadFrom from,
@@ -245,8 +249,9 @@ class RedisBroker final : public Broker {
   std::size_t script_index(std::string_view name);
   std::vector<LoadedScript> scripts_;
   bool script_load_refused_ = false;
-  // The streams acquire_many looks at for `unit`: its own stream C:K, or a process manager's
-  // C:X of each of pm_categories (none when they are not given).
+  // The categories of `unit`: its own C, or a process manager's pm_categories (none when they
+  // are not given); and the streams acquire_many looks at for it, C:K of each.
+  std::vector<std::string> unit_categories(const PartitionRef& unit) const;
   std::vector<std::string> unit_streams(const PartitionRef& unit) const;
   void no_partition(const PartitionRef& unit, const std::string& why);
   std::set<std::string> no_partition_seen_;  // "category\nkey" of units told of

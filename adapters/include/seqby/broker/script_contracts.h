@@ -278,6 +278,24 @@ struct CheckLease {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
+// The holder's repair of a unit the index lost (reindex.lua): which of its streams exist, each
+// stream's key put back into its category's index when the indexes are given (one server).
+struct Reindex {
+  static constexpr std::string_view name = "reindex";
+  struct Args {
+    std::string lease;                 // KEYS[1]
+    std::vector<std::string> streams;  // KEYS[2..1+n]
+    std::vector<std::string> indexes;  // KEYS[2+n..1+2n]: one per stream, or none (cluster)
+    std::string token;                 // ARGV[1] O:N
+    std::uint64_t count = 0;           // ARGV[2] n
+    std::string key;                   // ARGV[3] the unit's key
+  };
+  static constexpr auto keys = std::tuple{&Args::lease, &Args::streams, &Args::indexes};
+  static constexpr auto argv = std::tuple{&Args::token, &Args::count, &Args::key};
+  using Out = std::vector<bool>;  // per stream: it exists (a '1' or '0' each), or FENCED
+  static Result<Out> decode_reply(const Reply& reply);
+};
+
 struct Reclaim {
   static constexpr std::string_view name = "reclaim";
   struct Args {

@@ -266,6 +266,12 @@ class Broker {
   // and nothing was appended for `idle_ms`, atomically with respect to a concurrent publish.
   // Returns whether it did. The generation counter is kept.
   virtual Task<Result<bool>> reap(const Lease& lease, std::uint64_t idle_ms) = 0;
+  // Fenced: puts the unit of `lease`, which discovery found in no index, back into the index of
+  // each of its categories whose stream holds entries (a failover to a replica that lacked the
+  // publish's index entry, an operator's SREM: a reap takes the key out only with its stream).
+  // Returns whether any stream holds entries (false: the unit was reaped, release it);
+  // Errc::fenced when the lease is not held.
+  virtual Task<Result<bool>> reindex(const Lease& lease) = 0;
 };
 
 }  // namespace seqby
