@@ -99,8 +99,7 @@ Task<bool> Membership::keep_unindexed(const PartitionWorker& worker) {
   const Lease lease = worker.lease();
   const Result<bool> live = co_await env_.broker.reindex(lease);
   if (!live.ok() || !live.value()) co_return false;
-  env_.record(HistoryOp::warn, &lease, "",
-              "in no index while its stream holds entries (the index lost it): put back");
+  env_.record(HistoryOp::warn, &lease, "", std::string(kPutBackWarning));
   co_return true;
 }
 

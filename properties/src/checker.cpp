@@ -223,6 +223,7 @@ CheckReport check_history(const std::vector<HistoryRecord>& history, const Check
   c.nodes_with_lease = index.lease_nodes().size();
   c.lossy_failovers = index.lossy_failovers();
   c.records_undone = index.records_undone();
+  c.keys_put_back = index.keys_put_back();
   for (const IndexedStream& stream : index.streams()) {
     for (const IndexedEvent& event : stream.events) c.publishes_lost += event.lost ? 1 : 0;
     c.keys_unindexed += stream.unindexed_at != 0 ? 1 : 0;

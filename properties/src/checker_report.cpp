@@ -103,7 +103,8 @@ std::string render_report_text(const CheckReport& report,
     out += ", lossy failovers " + std::to_string(c.lossy_failovers) + " (records undone " +
            std::to_string(c.records_undone) + ", publishes lost " +
            std::to_string(c.publishes_lost) + ", commits lost " + std::to_string(c.commits_lost) +
-           ", keys unindexed " + std::to_string(c.keys_unindexed) + ")";
+           ", keys unindexed " + std::to_string(c.keys_unindexed) + ", keys put back " +
+           std::to_string(c.keys_put_back) + ")";
   }
   out += "\n";
   if (!report.violations.empty()) {
@@ -167,6 +168,7 @@ std::string render_report_json(const CheckReport& report) {
     counters["publishes_lost"] = c.publishes_lost;
     counters["commits_lost"] = c.commits_lost;
     counters["keys_unindexed"] = c.keys_unindexed;
+    counters["keys_put_back"] = c.keys_put_back;
   }
   j["counters"] = std::move(counters);
   j["notes"] = report.notes;

@@ -109,8 +109,10 @@ const IndexedStep& HistoryIndex::add() {
     case HistoryOp::lose:
     case HistoryOp::read_fenced:
     case HistoryOp::ack_fenced:
-    case HistoryOp::reclaim:
     case HistoryOp::warn:
+      keys_put_back_ += r.detail == kPutBackWarning ? 1 : 0;
+      break;
+    case HistoryOp::reclaim:
     case HistoryOp::resume:
     case HistoryOp::drop:
       break;

@@ -121,6 +121,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     out.records_undone += r.report.counters.records_undone;
     out.commits_lost += r.report.counters.commits_lost;
     out.keys_unindexed += r.report.counters.keys_unindexed;
+    out.keys_put_back += r.report.counters.keys_put_back;
     out.redirections.moved += r.redirections.moved;
     out.redirections.ask += r.redirections.ask;
     out.redirections.tryagain += r.redirections.tryagain;
@@ -179,8 +180,9 @@ std::string render_campaign_text(const CampaignResult& r) {
            std::to_string(r.publishes_lost) + " of them publishes; " +
            std::to_string(r.commits_lost) + " commits lost: undone, then their entries acked; " +
            std::to_string(r.keys_unindexed) +
-           " keys out of the index again: republished during a lag of the index's shard); the "
-           "nodes answered MOVED " +
+           " keys out of the index again: republished during a lag of the index's shard; " +
+           std::to_string(r.keys_put_back) +
+           " keys put back into it by their holder); the nodes answered MOVED " +
            std::to_string(r.redirections.moved) + ", ASK " + std::to_string(r.redirections.ask) +
            ", TRYAGAIN " + std::to_string(r.redirections.tryagain) + ", NOSCRIPT " +
            std::to_string(r.redirections.noscript) + "\n";
@@ -258,6 +260,7 @@ std::string render_campaign_json(const CampaignResult& r) {
     j["publishes_lost"] = r.publishes_lost;
     j["commits_lost"] = r.commits_lost;
     j["keys_unindexed"] = r.keys_unindexed;
+    j["keys_put_back"] = r.keys_put_back;
     j["redirections"] = {{"moved", r.redirections.moved},
                          {"ask", r.redirections.ask},
                          {"tryagain", r.redirections.tryagain},

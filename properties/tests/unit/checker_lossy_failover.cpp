@@ -261,6 +261,28 @@ TEST(CheckerLossyFailover, AKeyTheIndexsFailoverTookOutAgainIsOwedNothingUncommi
   EXPECT_TRUE(check(committed).ok()) << render_report_text(check(committed));
 }
 
+// A holder that found A in no index while A's stream held entries put it back (Broker::reindex):
+// its warn is counted, and what it then commits is checked as any commit.
+TEST(CheckerLossyFailover, AKeyItsHolderPutBackIsCounted) {
+  HistoryBuilder h = reindexed_in_the_lag({"orders"}, true);
+  h.acquire(kW2);
+  HistoryRecord put_back;
+  put_back.op = HistoryOp::warn;
+  put_back.node = kW2.node;
+  put_back.category = kW2.category;
+  put_back.key = kW2.key;
+  put_back.group = kW2.group;
+  put_back.generation = kW2.generation;
+  put_back.detail = std::string(kPutBackWarning);
+  h.add(put_back);
+  h.process(kW2, "2-0", 2);
+  const CheckReport report = check(h);
+  EXPECT_TRUE(report.ok()) << render_report_text(report);
+  EXPECT_EQ(report.counters.keys_put_back, 1u);
+  EXPECT_NE(render_report_text(report).find("keys put back 1"), std::string::npos);
+  EXPECT_EQ(check(reindexed_in_the_lag({"orders"}, true)).counters.keys_put_back, 0u);
+}
+
 TEST(CheckerLossyFailover, OnlyTheKeysOfTheLaggingMasterAreUndone) {
   HistoryBuilder h;
   h.publish("orders", "B", "1-0");

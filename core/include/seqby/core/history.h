@@ -37,6 +37,11 @@ enum class HistoryOp : std::uint8_t {
   drop,             // old-generation consumers with nothing pending were deleted (detail: which)
 };
 
+// The detail of the warn a holder records when it puts back into the index a unit the index lost
+// while its stream held entries (Broker::reindex); the checker counts them.
+inline constexpr std::string_view kPutBackWarning =
+    "in no index while its stream holds entries (the index lost it): put back";
+
 const char* history_op_name(HistoryOp op);
 // Returns false when `name` is not an op name.
 bool parse_history_op(std::string_view name, HistoryOp* out);

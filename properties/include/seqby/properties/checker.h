@@ -159,6 +159,9 @@ struct CheckCounters {
   // publish inside the lag had indexed them anew; IndexedStream::unindexed_at): what they held
   // uncommitted is owed nothing.
   std::uint64_t keys_unindexed = 0;
+  // Units their holder put back into an index that had lost them (Broker::reindex), whatever
+  // took them out.
+  std::uint64_t keys_put_back = 0;
 };
 
 struct CheckReport {

@@ -185,6 +185,8 @@ class HistoryIndex {
   // Lossy failovers met so far, and the records they undid (publishes, leases, commits, acks).
   std::uint64_t lossy_failovers() const { return lossy_failovers_; }
   std::uint64_t records_undone() const { return records_undone_; }
+  // Units their holder put back into an index that had lost them (kPutBackWarning).
+  std::uint64_t keys_put_back() const { return keys_put_back_; }
   // Oddities of the history met while adding, in history order (the first few only).
   const std::vector<std::string>& notes() const { return notes_; }
 
@@ -269,6 +271,7 @@ class HistoryIndex {
   std::map<std::uint64_t, LagWindow> lags_;  // by shard
   std::vector<int> undone_lanes_;
   std::uint64_t lossy_failovers_ = 0;
+  std::uint64_t keys_put_back_ = 0;
   std::uint64_t records_undone_ = 0;
 
   std::unordered_map<std::string, int> stream_ids_;

@@ -136,6 +136,7 @@ struct CampaignResult {
   std::uint64_t records_undone = 0;          // the same, every write undone (publishes included)
   std::uint64_t commits_lost = 0;            // the same, commits undone whose entries were acked
   std::uint64_t keys_unindexed = 0;          // the same, keys the index's failover took out again
+  std::uint64_t keys_put_back = 0;           // the same, units their holder put back (reindex)
   sim::SimRedis::Redirections redirections;  // summed over runs
   sim::FaultCounters faults;
   properties::ReachedCounts reached;          // situations the runs reached (properties/reached.h)
