@@ -78,7 +78,7 @@ inline std::string load_average() {
 // the benches whose client figures it moves.
 inline void print_malloc_line() {
 #ifdef SEQBY_MALLOC_NAME
-  std::printf("# malloc: %s (the seqby command's; -DSEQBY_TCMALLOC=OFF for glibc's)\n",
+  std::printf("# malloc: %s, as the seqby command's (cmake -DSEQBY_TCMALLOC=ON|OFF)\n",
               SEQBY_MALLOC_NAME);
 #endif
 }
