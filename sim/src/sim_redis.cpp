@@ -309,6 +309,7 @@ void SimRedis::end_slot_migration() { engine_->end_slot_migration(); }
 void SimRedis::promote_replica(std::uint32_t shard) { engine_->promote_replica(shard); }
 void SimRedis::begin_replica_lag(std::uint32_t shard) { engine_->begin_replica_lag(shard); }
 void SimRedis::lose_lagged_writes(std::uint32_t shard) { engine_->lose_lagged_writes(shard); }
+bool SimRedis::replica_lagging() const { return engine_->replica_lagging(); }
 SimRedis::Redirections SimRedis::redirections() const { return engine_->redirections(); }
 
 }  // namespace seqby::sim

@@ -141,6 +141,7 @@ class SimRedisEngine {
   void promote_replica(std::uint32_t shard);
   void begin_replica_lag(std::uint32_t shard);
   void lose_lagged_writes(std::uint32_t shard);
+  bool replica_lagging() const { return lag_.has_value(); }
   SimRedis::Redirections redirections() const { return redirections_; }
 
   using Handler = Reply (SimRedisEngine::*)(const Command&);

@@ -43,7 +43,7 @@ class HistoryBuilder {
     return add(r);
   }
 
-  std::uint64_t lease_op(HistoryOp op, const Lease& l) {
+  std::uint64_t lease_op(HistoryOp op, const Lease& l, const std::string& detail = "") {
     HistoryRecord r;
     r.op = op;
     r.node = l.node;
@@ -51,6 +51,7 @@ class HistoryBuilder {
     r.key = l.key;
     r.group = l.group;
     r.generation = l.generation;
+    r.detail = detail;
     return add(r);
   }
   std::uint64_t acquire(const Lease& l) { return lease_op(HistoryOp::acquire, l); }

@@ -266,15 +266,7 @@ TEST(CheckerLossyFailover, AKeyTheIndexsFailoverTookOutAgainIsOwedNothingUncommi
 TEST(CheckerLossyFailover, AKeyItsHolderPutBackIsCounted) {
   HistoryBuilder h = reindexed_in_the_lag({"orders"}, true);
   h.acquire(kW2);
-  HistoryRecord put_back;
-  put_back.op = HistoryOp::warn;
-  put_back.node = kW2.node;
-  put_back.category = kW2.category;
-  put_back.key = kW2.key;
-  put_back.group = kW2.group;
-  put_back.generation = kW2.generation;
-  put_back.detail = std::string(kPutBackWarning);
-  h.add(put_back);
+  h.lease_op(HistoryOp::warn, kW2, std::string(kPutBackWarning));
   h.process(kW2, "2-0", 2);
   const CheckReport report = check(h);
   EXPECT_TRUE(report.ok()) << render_report_text(report);

@@ -135,7 +135,9 @@ TEST(ClusterNodesCampaign, TheSeedsOfTheLossesOnceUnexplainedHold) {
     if (seed == 600990 || seed == 601794) {
       EXPECT_GT(r.report.counters.keys_unindexed, 0u) << "seed " << seed;
     }
-    if (seed == 600990) EXPECT_GT(r.report.counters.keys_put_back, 0u) << "seed " << seed;
+    if (seed == 600990) {
+      EXPECT_GT(r.report.counters.keys_put_back, 0u) << "seed " << seed;
+    }
   }
 }
 

@@ -130,6 +130,8 @@ class SimRedis {
   // the shard in between is gone. One lag at a time, never during a slot migration.
   void begin_replica_lag(std::uint32_t shard);
   void lose_lagged_writes(std::uint32_t shard);
+  // A lag began and its lose_lagged_writes has not come yet.
+  bool replica_lagging() const;
   // What the nodes answered instead of running a command (a script's own command included).
   struct Redirections {
     std::uint64_t moved = 0;

@@ -204,9 +204,6 @@ class World {
   std::uint64_t lossy_failovers_ = 0;
   std::vector<std::string> lagging_keys_;  // the case's keys on the lagging shard (sorted)
   std::uint64_t lag_begin_key_ = 0;        // the history's sort key at the lag's start
-  // A replica lag began and its lossy failover has not come yet: the liveness phase does not end
-  // on commits the failover may still undo.
-  bool lag_under_way_ = false;
   // Schedules the next slot migration (WorldOptions::cluster_shards), one key per step.
   void schedule_slot_migration(std::uint64_t at_ms);
   void migrate_step();
