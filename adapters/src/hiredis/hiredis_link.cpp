@@ -23,7 +23,14 @@ class HiredisLink::Impl {
  public:
   // One execute() call. Resolved exactly once; `link` is valid while it is unresolved.
   struct Op {
-    Command command;
+    // The command: its own, or command `prepared_index` of `prepared` (execute_prepared), which
+    // is sent in its kept wire form.
+    Command own_command;
+    std::shared_ptr<const PreparedCommands> prepared;
+    std::size_t prepared_index = 0;
+    const Command& command() const {
+      return prepared ? prepared->commands()[prepared_index] : own_command;
+    }
     Impl* link = nullptr;
     std::optional<Result<Reply>> result;
     std::coroutine_handle<> waiter;
@@ -118,12 +125,24 @@ class HiredisLink::Impl {
   }
 
   OpPtr start(Command command, bool asking) {
-    SEQBY_CHECK(runtime_.on_loop());
     auto op = std::make_shared<Op>();
-    op->command = std::move(command);
+    op->own_command = std::move(command);
+    return start(op, asking);
+  }
+
+  // Command `index` of `prepared`, sent in its wire form.
+  OpPtr start(std::shared_ptr<const PreparedCommands> prepared, std::size_t index) {
+    auto op = std::make_shared<Op>();
+    op->prepared = std::move(prepared);
+    op->prepared_index = index;
+    return start(op, /*asking=*/false);
+  }
+
+  OpPtr start(const OpPtr& op, bool asking) {
+    SEQBY_CHECK(runtime_.on_loop());
     op->link = this;
     op->asking = asking;
-    if (op->command.empty()) {
+    if (op->command().empty()) {
       op->result = make_error(Errc::invalid, "empty command");
       return op;
     }
@@ -204,7 +223,7 @@ class HiredisLink::Impl {
         } else if (!command.sent || !done->sent || command.sent_epoch != done->sent_epoch) {
           // The connection was replaced between them: this WAIT says nothing of the command.
           settle(share, make_error(Errc::closed, "the connection was lost between " +
-                                                     hiredis::describe(command.command) +
+                                                     hiredis::describe(command.command()) +
                                                      " and its WAIT"));
         } else {
           settle(share, *done->result);
@@ -243,12 +262,12 @@ class HiredisLink::Impl {
     const std::string limit = std::to_string(config_.command_timeout_ms) + " ms";
     if (!op->sent) {
       resolve(op, make_error(Errc::closed, "no connection to " + url_ + " within " + limit + " (" +
-                                               hiredis::describe(op->command) + " not sent)" +
+                                               hiredis::describe(op->command()) + " not sent)" +
                                                (last_error_.empty() ? "" : ": " + last_error_)));
       return;
     }
     ++stats_.timeouts;
-    resolve(op, make_error(Errc::timeout, hiredis::describe(op->command) + " on " + url_ +
+    resolve(op, make_error(Errc::timeout, hiredis::describe(op->command()) + " on " + url_ +
                                               ": no reply within " + limit));
     // Later replies can no longer be trusted to pair up with their commands.
     drop(make_error(Errc::closed, "connection to " + url_ +
@@ -404,8 +423,8 @@ class HiredisLink::Impl {
     --self->in_flight_;
     if (op->result) return;  // timed out already
     if (reply == nullptr) {
-      self->resolve(op,
-                    self->context_error(ac, hiredis::describe(op->command) + " on " + self->url_));
+      self->resolve(
+          op, self->context_error(ac, hiredis::describe(op->command()) + " on " + self->url_));
       return;
     }
     self->resolve(op, hiredis::convert_reply(static_cast<const redisReply*>(reply)));
@@ -464,19 +483,27 @@ class HiredisLink::Impl {
 
   void send(const OpPtr& op) {
     SEQBY_CHECK(state_ == State::ready && context_);
-    hiredis::Argv argv(op->command);
     // ASKING holds for the connection's next command only: queued in the same turn, nothing
     // can come between them. Its reply (+OK) is discarded by hiredis (no callback).
     if (op->asking && redisAsyncCommand(context_.get(), nullptr, nullptr, "ASKING") != REDIS_OK) {
-      resolve(op,
-              make_error(Errc::closed, "ASKING before " + hiredis::describe(op->command) + " on " +
-                                           url_ + ": the connection is going down (not sent)"));
+      resolve(op, make_error(Errc::closed, "ASKING before " + hiredis::describe(op->command()) +
+                                               " on " + url_ +
+                                               ": the connection is going down (not sent)"));
       return;
     }
     auto box = std::make_unique<OpPtr>(op);
-    if (redisAsyncCommandArgv(context_.get(), &Impl::on_reply, box.get(), argv.argc(),
-                              argv.pointers.data(), argv.lengths.data()) != REDIS_OK) {
-      resolve(op, make_error(Errc::closed, hiredis::describe(op->command) + " on " + url_ +
+    int queued = REDIS_ERR;
+    if (op->prepared) {
+      const std::string& wire = op->prepared->wire(op->prepared_index);
+      queued = redisAsyncFormattedCommand(context_.get(), &Impl::on_reply, box.get(), wire.data(),
+                                          wire.size());
+    } else {
+      hiredis::Argv argv(op->own_command);
+      queued = redisAsyncCommandArgv(context_.get(), &Impl::on_reply, box.get(), argv.argc(),
+                                     argv.pointers.data(), argv.lengths.data());
+    }
+    if (queued != REDIS_OK) {
+      resolve(op, make_error(Errc::closed, hiredis::describe(op->command()) + " on " + url_ +
                                                ": the connection is going down (not sent)"));
       return;
     }
@@ -537,14 +564,20 @@ Task<Result<Reply>> HiredisLink::execute_asking(Command command) {
 }
 
 Task<std::vector<Result<Reply>>> HiredisLink::execute_many(std::vector<Command> commands) {
+  std::vector<Result<Reply>> out =
+      co_await execute_prepared(std::make_shared<const PreparedCommands>(std::move(commands)));
+  co_return out;
+}
+
+Task<std::vector<Result<Reply>>> HiredisLink::execute_prepared(
+    std::shared_ptr<const PreparedCommands> prepared) {
   Impl::Started started;
-  started.ops.reserve(commands.size());
-  for (Command& command : commands) {
-    started.ops.push_back(impl_->start(std::move(command), /*asking=*/false));
+  started.ops.reserve(prepared->commands().size());
+  for (std::size_t i = 0; i < prepared->commands().size(); ++i) {
+    started.ops.push_back(impl_->start(prepared, i));
   }
   std::vector<Result<Reply>> out;
   out.reserve(started.ops.size());
-  // After a resumption only the ops are touched: the link may be gone by then.
   for (const Impl::OpPtr& op : started.ops) {
     Impl::OpAwaiter awaiter{op};
     Result<Reply> reply = co_await awaiter;

@@ -158,16 +158,34 @@ Task<Result<Reply>> ReportingLink::execute(Command command) {
 
 // Each error reply reported as execute reports it (a script named by its sha, as learned).
 Task<std::vector<Result<Reply>>> ReportingLink::execute_many(std::vector<Command> commands) {
+  std::vector<std::string> whats = whats_of(commands);
+  std::vector<Result<Reply>> replies = co_await inner_.execute_many(std::move(commands));
+  report_each(whats, replies);
+  co_return replies;
+}
+
+Task<std::vector<Result<Reply>>> ReportingLink::execute_prepared(
+    std::shared_ptr<const PreparedCommands> prepared) {
+  std::vector<std::string> whats = whats_of(prepared->commands());
+  std::vector<Result<Reply>> replies = co_await inner_.execute_prepared(std::move(prepared));
+  report_each(whats, replies);
+  co_return replies;
+}
+
+std::vector<std::string> ReportingLink::whats_of(const std::vector<Command>& commands) const {
   std::vector<std::string> whats;
   whats.reserve(commands.size());
   for (const Command& command : commands) whats.push_back(what_of(command));
-  std::vector<Result<Reply>> replies = co_await inner_.execute_many(std::move(commands));
+  return whats;
+}
+
+void ReportingLink::report_each(const std::vector<std::string>& whats,
+                                const std::vector<Result<Reply>>& replies) {
   for (std::size_t i = 0; i < replies.size() && i < whats.size(); ++i) {
     if (!replies[i].ok()) continue;
     const Reply& answer = replies[i].value();
     if (answer.is_error() && !expected_error(answer.str)) report(whats[i], answer.str);
   }
-  co_return replies;
 }
 
 // A script is named by the sha an earlier SCRIPT LOAD through execute taught what_of.

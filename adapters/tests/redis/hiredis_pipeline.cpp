@@ -1,7 +1,8 @@
 // Many tasks sharing one HiredisLink: their commands are pipelined on one connection and each
 // gets its own reply. Two instances, each with its own loop thread and link, run side by side.
 // One task's execute_many sends every command before the first reply is back, and gets the
-// replies in order.
+// replies in order. Prepared commands (execute_prepared, written in their kept wire form) reach
+// the server byte for byte, and the same ones sent again are answered again.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -146,6 +147,40 @@ TEST(HiredisPipeline, ExecuteManySendsEveryCommandAtOnceAndAnswersInOrder) {
   EXPECT_EQ(replies[kCommands + 1].value(), Reply::bulk(std::to_string(kCommands)));
   // All of them were in flight at once: sent before the first reply came back.
   EXPECT_GE(link.stats().in_flight_max, static_cast<std::uint64_t>(kCommands + 2));
+}
+
+TEST(HiredisPipeline, PreparedCommandsSentTwiceReachTheServerByteForByteEachTime) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  auto config = parse_redis_url(server.url());
+  ASSERT_TRUE(config.ok());
+  const std::string tag = unique_tag("prepared");
+  const std::string odd = std::string("a\r\nb\0c", 7);  // CR LF and a NUL inside a value
+  const std::string big(200'000, 'x');
+  RealRuntime runtime;
+  HiredisLink link(runtime, config.value());
+  auto prepared = std::make_shared<const PreparedCommands>(
+      std::vector<Command>{{"SET", tag + ":empty", ""},
+                           {"SET", tag + ":odd", odd},
+                           {"SET", tag + ":big", big},
+                           {"INCR", tag + ":odd"},  // an error reply, one among the others
+                           {"INCR", tag + ":n"},
+                           {"MGET", tag + ":empty", tag + ":odd", tag + ":big"}});
+  for (int round = 1; round <= 2; ++round) {
+    std::vector<Result<Reply>> replies = runtime.block_on(link.execute_prepared(prepared));
+    ASSERT_EQ(replies.size(), 6u);
+    for (const Result<Reply>& reply : replies) ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(replies[0].value(), Reply::status("OK")) << "round " << round;
+    EXPECT_TRUE(replies[3].value().is_error()) << "round " << round;
+    EXPECT_EQ(replies[4].value(), Reply::of_int(round)) << "round " << round;
+    const Reply& values = replies[5].value();
+    ASSERT_EQ(values.kind, Reply::Kind::array);
+    ASSERT_EQ(values.elements.size(), 3u);
+    EXPECT_EQ(values.elements[0], Reply::bulk(""));
+    EXPECT_EQ(values.elements[1], Reply::bulk(odd));
+    EXPECT_EQ(values.elements[2].str.size(), big.size());
+    EXPECT_EQ(values.elements[2], Reply::bulk(big));
+  }
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 // only transport failures (timeout, closed) are Result errors.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,23 @@ struct ReplicatedReply {
   std::string wait_error;  // why replicas is -1, or WAIT's error reply
 };
 
+// Commands made once and sent as often as their maker likes (the heartbeat's renewals of a set
+// of leases that did not change since the last round): a pipelining link writes each in its
+// wire form, made on the first send and kept, instead of formatting it again.
+class PreparedCommands {
+ public:
+  explicit PreparedCommands(std::vector<Command> commands) : commands_(std::move(commands)) {}
+  const std::vector<Command>& commands() const { return commands_; }
+  // Command `i` as the Redis protocol (RESP) sends it: "*N\r\n" then "$len\r\narg\r\n" per
+  // argument. Made on the first call for `i`, then kept. REQUIRES: i < commands().size();
+  // one thread.
+  const std::string& wire(std::size_t i) const;
+
+ private:
+  std::vector<Command> commands_;
+  mutable std::vector<std::string> wire_;  // filled by wire(), "" until made
+};
+
 class RedisLink {
  public:
   virtual ~RedisLink() = default;
@@ -65,6 +84,11 @@ class RedisLink {
   // transport failure (timeout, closed) the commands not yet sent are not sent and answer that
   // same error; a pipelining link may have sent them (each may or may not have run).
   virtual Task<std::vector<Result<Reply>>> execute_many(std::vector<Command> commands);
+
+  // execute_many of `prepared`'s commands, which the link may send in their kept wire form
+  // (HiredisLink does). This default sends a copy through execute_many.
+  virtual Task<std::vector<Result<Reply>>> execute_prepared(
+      std::shared_ptr<const PreparedCommands> prepared);
 
   // Sends `command`, then `WAIT replicas timeout_ms` on the same connection with nothing awaited
   // between them, so that WAIT counts the replicas that have the command's writes (WAIT counts

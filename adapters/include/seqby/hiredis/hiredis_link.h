@@ -78,6 +78,9 @@ class HiredisLink final : public ClusterNodeLink {
   // Every command queued in one turn (pipelined), then their replies awaited in order; each has
   // its own deadline, as execute's.
   Task<std::vector<Result<Reply>>> execute_many(std::vector<Command> commands) override;
+  // Pipelined as execute_many, each command written in its kept wire form.
+  Task<std::vector<Result<Reply>>> execute_prepared(
+      std::shared_ptr<const PreparedCommands> prepared) override;
   // `command` then WAIT on this one connection, queued in one turn (RedisLink's contract).
   Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
                                                    std::uint64_t timeout_ms) override;

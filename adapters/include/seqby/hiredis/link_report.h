@@ -69,6 +69,9 @@ class ReportingLink final : public RedisLink {
   Task<Result<Reply>> execute(Command command) override;
   // The inner link's execute_many (pipelined when it pipelines), each error reply reported.
   Task<std::vector<Result<Reply>>> execute_many(std::vector<Command> commands) override;
+  // The same of `prepared` (its wire form kept when the inner link keeps it).
+  Task<std::vector<Result<Reply>>> execute_prepared(
+      std::shared_ptr<const PreparedCommands> prepared) override;
   Task<Result<ReplicatedReply>> execute_replicated(Command command, std::uint32_t replicas,
                                                    std::uint64_t timeout_ms) override;
 
@@ -83,7 +86,11 @@ class ReportingLink final : public RedisLink {
   // "script=NAME" for a script call (NAME learned from SCRIPT LOAD or the embedded sources),
   // else "command=VERB".
   std::string what_of(const Command& command) const;
+  std::vector<std::string> whats_of(const std::vector<Command>& commands) const;
   void report(const std::string& what, const std::string& error);
+  // Reports each error reply of `replies` as the command `whats` names at its index.
+  void report_each(const std::vector<std::string>& whats,
+                   const std::vector<Result<Reply>>& replies);
 
   struct Kind {
     bool logged = false;
