@@ -111,6 +111,12 @@ Task<std::vector<Status>> Broker::renew_many(const std::vector<Lease>& leases,
   co_return out;
 }
 
+Task<std::vector<Status>> Broker::renew_kept(std::shared_ptr<const std::vector<Lease>> leases,
+                                             std::uint64_t ttl_ms) {
+  std::vector<Status> out = co_await renew_many(*leases, ttl_ms);
+  co_return out;
+}
+
 Task<Result<std::vector<std::optional<Lease>>>> Broker::acquire_many(
     const std::vector<PartitionRef>& partitions, std::string_view scope, std::string_view owner_id,
     std::uint64_t ttl_ms, std::size_t want) {

@@ -32,33 +32,59 @@ Task<void> Heartbeat::announce() {
 }
 
 Task<void> Heartbeat::renew_held() {
+  if (steps_.leases_by_batch()) {
+    co_await renew_all();
+    co_return;
+  }
   std::vector<std::shared_ptr<PartitionWorker>> snapshot;
   for (const auto& [key, worker] : workers_.workers()) {
     if (worker->holds() && worker->leased()) snapshot.push_back(worker);
   }
-  if (steps_.leases_by_batch()) {
-    co_await renew_all(snapshot);
-  } else {
-    for (const auto& worker : snapshot) co_await renew_one(worker);
-  }
+  for (const auto& worker : snapshot) co_await renew_one(worker);
 }
 
-Task<void> Heartbeat::renew_all(const std::vector<std::shared_ptr<PartitionWorker>>& workers) {
-  if (workers.empty()) co_return;
-  bool same = leases_.size() == workers.size();
-  for (std::size_t i = 0; same && i < workers.size(); ++i) same = leases_[i] == workers[i]->lease();
+Task<void> Heartbeat::renew_all() {
+  // A worker's lease never changes, so while the set is the same (WorkerSet::changes) so are the
+  // leases of the workers that still hold theirs: the round then copies and compares no lease.
+  bool same = members_changes_ == workers_.changes();
   if (!same) {
-    leases_.clear();
-    leases_.reserve(workers.size());
-    for (const auto& worker : workers) leases_.push_back(worker->lease());
+    members_.clear();
+    members_.reserve(workers_.workers().size());
+    for (const auto& [key, worker] : workers_.workers()) members_.push_back(worker);
+    members_changes_ = workers_.changes();
   }
-  // Only this loop changes leases_, and not while renew_many reads it.
-  const std::vector<Lease>& leases = leases_;
+  std::size_t n = 0;
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    const PartitionWorker& worker = *members_[m];
+    if (!worker.holds() || !worker.leased()) continue;
+    if (n == renewing_.size()) {
+      renewing_.push_back(m);
+      same = false;
+    } else if (renewing_[n] != m) {
+      renewing_[n] = m;
+      same = false;
+    }
+    ++n;
+  }
+  if (n != renewing_.size()) {
+    renewing_.resize(n);
+    same = false;
+  }
+  if (renewing_.empty()) co_return;
+  if (!same || !leases_) {
+    auto leases = std::make_shared<std::vector<Lease>>();
+    leases->reserve(renewing_.size());
+    for (const std::size_t m : renewing_) leases->push_back(members_[m]->lease());
+    leases_ = std::move(leases);
+  }
+  // Only this loop changes members_, renewing_ and leases_, and not while renew_kept reads them.
   const std::uint64_t sent_ms = env_.runtime.clock().now_ms();
   const std::vector<Status> renewed =
-      co_await env_.broker.renew_many(leases, env_.options.lease_ttl_ms);
-  SEQBY_CHECK(renewed.size() == workers.size());
-  for (std::size_t i = 0; i < workers.size(); ++i) this->renewed(workers[i], renewed[i], sent_ms);
+      co_await env_.broker.renew_kept(leases_, env_.options.lease_ttl_ms);
+  SEQBY_CHECK(renewed.size() == renewing_.size());
+  for (std::size_t i = 0; i < renewing_.size(); ++i) {
+    this->renewed(members_[renewing_[i]], renewed[i], sent_ms);
+  }
 }
 
 Task<void> Heartbeat::renew_one(const std::shared_ptr<PartitionWorker>& worker) {

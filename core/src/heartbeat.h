@@ -43,7 +43,7 @@ class Heartbeat {
   // The lease of every worker that holds one, as renew_all or renew_one renew it.
   Task<void> renew_held();
   // Every held lease in O(1) round trips (Broker::renew_many), or one after another.
-  Task<void> renew_all(const std::vector<std::shared_ptr<PartitionWorker>>& workers);
+  Task<void> renew_all();
   Task<void> renew_one(const std::shared_ptr<PartitionWorker>& worker);
   // What a renew of `worker`'s lease sent at `sent_ms` came to: renewed, refused, or no answer.
   void renewed(const std::shared_ptr<PartitionWorker>& worker, const Status& renewed,
@@ -52,9 +52,14 @@ class Heartbeat {
   const EngineEnv& env_;
   const EngineSteps& steps_;
   const WorkerSet& workers_;
-  // The leases renew_all sent last round, kept while the workers it renews hold the very same
-  // leases (compared, not copied: copying ten thousand leases was a tenth of a round).
-  std::vector<Lease> leases_;
+  // renew_all's state, kept from round to round so that a round over an unchanged set copies
+  // and compares no lease: the set's workers as of WorkerSet::changes() == members_changes_ (in
+  // the set's order), which of them it renews (indices into members_), and their leases as sent
+  // (Broker::renew_kept: the same pointer while they are the same).
+  std::vector<std::shared_ptr<PartitionWorker>> members_;
+  std::uint64_t members_changes_ = 0;
+  std::vector<std::size_t> renewing_;
+  std::shared_ptr<const std::vector<Lease>> leases_;
   std::deque<std::uint64_t> recent_rounds_ms_;
 };
 

@@ -8,6 +8,7 @@ void WorkerSet::launch(std::shared_ptr<PartitionWorker> worker) {
   const std::string& key = worker->lease().partition.key;
   SEQBY_CHECK(!serves(key));  // one worker per unit: one event in flight per unit
   workers_[key] = worker;
+  ++changes_;
   ++alive_;
   env_.runtime.spawn("worker", run(std::move(worker)));
 }
@@ -21,7 +22,10 @@ Task<void> WorkerSet::run(std::shared_ptr<PartitionWorker> worker) {
   co_await worker->run();
   // After the release: the unit is free to be taken again.
   auto it = workers_.find(worker->lease().partition.key);
-  if (it != workers_.end() && it->second == worker) workers_.erase(it);
+  if (it != workers_.end() && it->second == worker) {
+    workers_.erase(it);
+    ++changes_;
+  }
   SEQBY_CHECK(alive_ > 0);
   --alive_;
 }

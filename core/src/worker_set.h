@@ -30,6 +30,9 @@ class WorkerSet {
 
   bool serves(const std::string& key) const { return workers_.count(key) != 0; }
   const Map& workers() const { return workers_; }
+  // Counts every unit added to or removed from the set: while it stays the same, workers() holds
+  // the very same workers in the same order.
+  std::uint64_t changes() const { return changes_; }
   // Worker tasks still running.
   std::uint32_t alive() const { return alive_; }
 
@@ -42,6 +45,7 @@ class WorkerSet {
 
   const EngineEnv& env_;
   Map workers_;
+  std::uint64_t changes_ = 0;
   std::uint32_t alive_ = 0;
   bool stopping_ = false;
 };

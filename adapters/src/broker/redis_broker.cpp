@@ -196,8 +196,9 @@ Task<Result<Reply>> RedisBroker::run_script(std::string_view name, ScriptCall ca
 }
 
 Task<std::vector<Result<Reply>>> RedisBroker::run_scripts(std::string_view name,
-                                                          std::vector<ScriptCall> calls,
+                                                          std::shared_ptr<Scripts> scripts,
                                                           RedisLink& via) {
+  const std::vector<ScriptCall>& calls = scripts->calls;
   std::vector<Result<Reply>> out;
   out.reserve(calls.size());
   const std::size_t index = script_index(name);
@@ -215,22 +216,26 @@ Task<std::vector<Result<Reply>>> RedisBroker::run_scripts(std::string_view name,
     const auto send = [this, name, &via](ScriptCall call) {
       return run_script(name, std::move(call), /*durable=*/false, via);
     };
-    std::vector<Result<Reply>> replies = co_await one_after_another(std::move(calls), send);
+    std::vector<Result<Reply>> replies = co_await one_after_another(calls, send);
     co_return replies;
   }
-  std::vector<Command> commands;
-  commands.reserve(calls.size());
-  for (const ScriptCall& call : calls) {
-    commands.push_back(eval_command("EVALSHA", scripts_[index].sha, call));
+  if (!scripts->commands || scripts->sha != scripts_[index].sha) {
+    std::vector<Command> commands;
+    commands.reserve(calls.size());
+    for (const ScriptCall& call : calls) {
+      commands.push_back(eval_command("EVALSHA", scripts_[index].sha, call));
+    }
+    scripts->commands = std::make_shared<const PreparedCommands>(std::move(commands));
+    scripts->sha = scripts_[index].sha;
   }
-  std::vector<Result<Reply>> replies = co_await via.execute_many(std::move(commands));
+  std::vector<Result<Reply>> replies = co_await via.execute_prepared(scripts->commands);
   out = std::move(replies);
   SEQBY_CHECK(out.size() == calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i) {
     // The server lost its script cache: that call did not run; run_script loads it again.
     if (out[i].ok() && out[i].value().is_error_with("NOSCRIPT")) {
       scripts_[index].sha.clear();
-      Result<Reply> again = co_await run_script(name, std::move(calls[i]), /*durable=*/false, via);
+      Result<Reply> again = co_await run_script(name, calls[i], /*durable=*/false, via);
       out[i] = std::move(again);
     }
   }

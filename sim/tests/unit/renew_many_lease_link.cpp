@@ -3,11 +3,15 @@
 // link, a lease another owner took is refused alone (its batch's others and the other batch's
 // are renewed), a server that lost its script cache between two rounds is answered as if it had
 // not, after a batch whose transport failed the next is not sent, and a batch that got no answer
-// fails only its own leases (the batches answered before it are renewed, and said so). RedisBroker
-// on SimRedis, call by call.
+// fails only its own leases (the batches answered before it are renewed, and said so). The same
+// leases renewed round after round through renew_kept (the heartbeat's way: scripts kept while
+// the set is the same pointer) are answered as renew_many answers them: a lease taken meanwhile
+// refused, a new TTL applied, a lost script cache run again. RedisBroker on SimRedis, call by
+// call.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -107,6 +111,56 @@ TEST_F(RenewManyLeaseLink, ABatchThatGotNoAnswerFailsOnlyItsOwnLeases) {
   for (std::size_t i = 0; i < leases.size(); ++i) {
     EXPECT_EQ(renewed[i], i < RedisBroker::kLeaseBatchMax ? "renewed" : "timeout") << "lease " << i;
   }
+}
+
+TEST_F(RenewManyLeaseLink, KeptLeasesAreRenewedRoundAfterRoundAndOneTakenMeanwhileIsRefused) {
+  const auto kept = std::make_shared<const std::vector<Lease>>(leases);
+  const std::vector<std::string> all_renewed(leases.size(), "renewed");
+  ASSERT_EQ(renew_outcomes(run_now(broker.renew_kept(kept, 3000))), all_renewed);
+  const std::size_t stolen = 7;
+  ASSERT_FALSE(redis.execute({"SET", leases[stolen].key(), "b:9"}).is_error());
+  const std::size_t calls_before = leases_link.script_calls;
+  const std::vector<std::string> renewed = renew_outcomes(run_now(broker.renew_kept(kept, 3000)));
+  ASSERT_EQ(renewed.size(), leases.size());
+  for (std::size_t i = 0; i < leases.size(); ++i) {
+    EXPECT_EQ(renewed[i], i != stolen ? "renewed" : "fenced") << "lease " << i;
+  }
+  EXPECT_EQ(leases_link.script_calls, calls_before + 2) << "one renew_many script per batch";
+  EXPECT_EQ(redis.execute({"GET", leases[stolen].key()}), Reply::bulk("b:9"));
+  // Another set (the stolen lease dropped) is renewed as itself, not as the kept one.
+  std::vector<Lease> fewer = leases;
+  fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(stolen));
+  EXPECT_EQ(renew_outcomes(run_now(
+                broker.renew_kept(std::make_shared<const std::vector<Lease>>(fewer), 3000))),
+            std::vector<std::string>(fewer.size(), "renewed"));
+}
+
+TEST_F(RenewManyLeaseLink, KeptLeasesGivenAnotherTtlAreRenewedForIt) {
+  const auto kept = std::make_shared<const std::vector<Lease>>(leases);
+  const std::vector<std::string> all_renewed(leases.size(), "renewed");
+  const auto ttl_of = [this](std::size_t i) {
+    return redis.execute({"PTTL", leases[i].key()}).integer;
+  };
+  ASSERT_EQ(renew_outcomes(run_now(broker.renew_kept(kept, 3000))), all_renewed);
+  EXPECT_LE(ttl_of(0), 3000);
+  EXPECT_LE(ttl_of(leases.size() - 1), 3000);
+  ASSERT_EQ(renew_outcomes(run_now(broker.renew_kept(kept, 60'000))), all_renewed);
+  EXPECT_GT(ttl_of(0), 3000) << "the kept scripts' TTL was sent again";
+  EXPECT_GT(ttl_of(leases.size() - 1), 3000);
+}
+
+TEST_F(RenewManyLeaseLink, KeptLeasesAreRenewedAfterTheServerLostItsScriptCache) {
+  const auto kept = std::make_shared<const std::vector<Lease>>(leases);
+  const std::vector<std::string> all_renewed(leases.size(), "renewed");
+  ASSERT_EQ(renew_outcomes(run_now(broker.renew_kept(kept, 3000))), all_renewed);
+  ASSERT_FALSE(redis.execute({"SCRIPT", "FLUSH"}).is_error());
+  const std::size_t loads_before = leases_link.loads;
+  EXPECT_EQ(renew_outcomes(run_now(broker.renew_kept(kept, 3000))), all_renewed);
+  EXPECT_GT(leases_link.loads, loads_before) << "the script was not loaded again";
+  // Loaded again, the kept commands run as they are.
+  const std::size_t calls_before = leases_link.script_calls;
+  EXPECT_EQ(renew_outcomes(run_now(broker.renew_kept(kept, 3000))), all_renewed);
+  EXPECT_EQ(leases_link.script_calls, calls_before + 2);
 }
 
 }  // namespace

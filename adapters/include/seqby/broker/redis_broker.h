@@ -158,6 +158,10 @@ class RedisBroker final : public Broker {
   std::size_t steps_per_call_max() const override;
   Task<std::vector<Status>> renew_many(const std::vector<Lease>& leases,
                                        std::uint64_t ttl_ms) override;
+  // renew_many, whose scripts (and their EVALSHA commands, formatted once) are kept while the
+  // caller passes the same set and TTL.
+  Task<std::vector<Status>> renew_kept(std::shared_ptr<const std::vector<Lease>> leases,
+                                       std::uint64_t ttl_ms) override;
   Task<Result<std::vector<std::optional<Lease>>>> acquire_many(
       const std::vector<PartitionRef>& partitions, std::string_view scope,
       std::string_view owner_id, std::uint64_t ttl_ms, std::size_t want) override;
@@ -216,11 +220,25 @@ class RedisBroker final : public Broker {
   // The same over `via` (link_ or the lease link).
   Task<Result<Reply>> run_script(std::string_view name, ScriptCall call, bool durable,
                                  RedisLink& via);
-  // Runs `name` once per call over `via` (not durable), the calls pipelined when there are
-  // several (RedisLink::execute_many: EVALSHA each, a NOSCRIPT one run again by run_script);
-  // one call is run_script's. One result per call, in order.
-  Task<std::vector<Result<Reply>>> run_scripts(std::string_view name, std::vector<ScriptCall> calls,
-                                               RedisLink& via);
+  // The calls of one script for run_scripts, and the EVALSHA commands it made of them for the
+  // script's sha `sha` (kept: a caller that runs the same calls again, renew_kept, sends them as
+  // they are).
+  struct Scripts {
+    std::vector<ScriptCall> calls;
+    std::vector<std::size_t> leases_per_call;  // renew_many's: the leases each call renews
+    std::string sha;
+    std::shared_ptr<const PreparedCommands> commands;
+  };
+  // Runs `name` once per call of `scripts` over `via` (not durable), the calls pipelined when
+  // there are several (RedisLink::execute_prepared: EVALSHA each, a NOSCRIPT one run again by
+  // run_script); one call is run_script's. One result per call, in order.
+  Task<std::vector<Result<Reply>>> run_scripts(std::string_view name,
+                                               std::shared_ptr<Scripts> scripts, RedisLink& via);
+  // renew_many's scripts for `leases` (batches of kLeaseBatchMax, by slot on a cluster), and
+  // what their replies say of each lease.
+  std::shared_ptr<Scripts> renewal_scripts(const std::vector<Lease>& leases,
+                                           std::uint64_t ttl_ms) const;
+  Task<std::vector<Status>> renew_by(std::shared_ptr<Scripts> scripts);
   Task<Result<Reply>> eval(const char* source, const ScriptCall& call, std::string_view sha,
                            std::string_view name, bool durable, RedisLink& via);
   // The link renew_many goes over: the lease link when there is one, else link_.
@@ -230,6 +248,13 @@ class RedisBroker final : public Broker {
 
   RedisLink& link_;
   RedisLink* lease_link_ = nullptr;
+  // renew_kept's last set of leases, its TTL and its scripts.
+  struct KeptRenewal {
+    std::shared_ptr<const std::vector<Lease>> leases;
+    std::uint64_t ttl_ms = 0;
+    std::shared_ptr<Scripts> scripts;
+  };
+  KeptRenewal kept_renewal_;
   RedisBrokerOptions options_;
   // The link of wake channel N (nullptr: none); filled from wake_links_source_ when first used.
   std::vector<RedisLink*> wake_links_;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -220,6 +221,11 @@ class Broker {
   // leases it serves. REQUIRES: every lease is of one owner. Default: renew one by one; after a
   // renewal that got no answer the rest answer that error unsent.
   virtual Task<std::vector<Status>> renew_many(const std::vector<Lease>& leases,
+                                               std::uint64_t ttl_ms);
+  // renew_many of `*leases`, a set the caller does not change while it passes the same pointer
+  // (the heartbeat's, from one round to the next): a broker may keep what it made of it for the
+  // next call. Default: renew_many.
+  virtual Task<std::vector<Status>> renew_kept(std::shared_ptr<const std::vector<Lease>> leases,
                                                std::uint64_t ttl_ms);
   // Acquires the leases of `partitions` as acquire() does, in order, until `want` were granted:
   // per partition tried (a prefix of `partitions`), its new lease or nullopt (another owner
