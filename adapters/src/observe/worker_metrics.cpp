@@ -235,23 +235,31 @@ void WorkerMetrics::add_to(Counter& counter, std::uint64_t now_total, std::uint6
   *seen = std::max(*seen, now_total);
 }
 
+prometheus::Counter& WorkerMetrics::by_op(std::array<prometheus::Counter*, kHistoryOpCount>& cache,
+                                          HistoryOp op, Family<Counter>& family, const char* label,
+                                          const char* value) {
+  prometheus::Counter*& counter = cache[static_cast<std::size_t>(op)];
+  if (counter == nullptr) counter = &family.Add({{label, value}});
+  return *counter;
+}
+
 void WorkerMetrics::on_record(const HistoryRecord& r, std::uint64_t now_us) {
-  f_->records.Add({{"op", history_op_name(r.op)}}).Increment();
+  by_op(records_by_op_, r.op, f_->records, "op", history_op_name(r.op)).Increment();
   switch (r.op) {
     case HistoryOp::acquire:
     case HistoryOp::renew:
     case HistoryOp::lose:
     case HistoryOp::release:
-      f_->leases.Add({{"event", history_op_name(r.op)}}).Increment();
+      by_op(leases_by_op_, r.op, f_->leases, "event", history_op_name(r.op)).Increment();
       break;
     case HistoryOp::read_fenced:
-      f_->fenced.Add({{"op", "read"}}).Increment();
+      by_op(fenced_by_op_, r.op, f_->fenced, "op", "read").Increment();
       break;
     case HistoryOp::ack_fenced:
-      f_->fenced.Add({{"op", "ack"}}).Increment();
+      by_op(fenced_by_op_, r.op, f_->fenced, "op", "ack").Increment();
       break;
     case HistoryOp::commit_fenced:
-      f_->fenced.Add({{"op", "commit"}}).Increment();
+      by_op(fenced_by_op_, r.op, f_->fenced, "op", "commit").Increment();
       break;
     case HistoryOp::halt:
       f_->halts.Add({}).Increment();

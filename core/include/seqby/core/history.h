@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,6 +37,8 @@ enum class HistoryOp : std::uint8_t {
   resume,           // a halted partition's head was resolved by an operator; the owner goes on
   drop,             // old-generation consumers with nothing pending were deleted (detail: which)
 };
+// How many ops there are (the last one's value + 1).
+inline constexpr std::size_t kHistoryOpCount = static_cast<std::size_t>(HistoryOp::drop) + 1;
 
 // The detail of the warn a holder records when it puts back into the index a unit the index lost
 // while its stream held entries (Broker::reindex); the checker counts them.
