@@ -2,6 +2,7 @@
 // partitions are woken"): the one fenced script per event, leases renewed and acquired by the
 // batch, and the blocking read that wakes idle partitions.
 #include <algorithm>
+#include <numeric>
 
 #include "redis_broker_detail.h"
 #include "seqby/broker/redis_broker.h"
@@ -165,6 +166,7 @@ Task<std::vector<Status>> RedisBroker::renew_by(std::shared_ptr<Scripts> scripts
   const std::vector<std::size_t>& batch_sizes = scripts->leases_per_call;
   SEQBY_CHECK(replies.size() == batch_sizes.size());
   std::vector<Status> out;
+  out.reserve(std::accumulate(batch_sizes.begin(), batch_sizes.end(), std::size_t{0}));
   for (std::size_t b = 0; b < replies.size(); ++b) {
     Result<S::Out> renewed = script::decode_reply<S>(replies[b]);
     if (renewed.ok() && renewed.value().size() != batch_sizes[b]) {

@@ -578,6 +578,7 @@ Task<std::vector<Result<Reply>>> HiredisLink::execute_prepared(
   }
   std::vector<Result<Reply>> out;
   out.reserve(started.ops.size());
+  // After a resumption only the ops are touched: the link may be gone by then.
   for (const Impl::OpPtr& op : started.ops) {
     Impl::OpAwaiter awaiter{op};
     Result<Reply> reply = co_await awaiter;
