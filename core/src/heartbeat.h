@@ -1,8 +1,10 @@
 // Heartbeat: the lease renewal of one engine instance (ADR decision 5). Every
 // heartbeat_interval_ms (or at once after a round that took longer) it announces the instance as
 // a live member of its group and, at the same time, renews the lease of every unit it holds, all
-// of them in one batched step (renew_many). A refused renew, or no renew confirmed within a whole
-// lease_ttl_ms, loses the unit at once (its worker stops before its next step).
+// of them in one batched step (Broker::renew_kept: while the held set is the same, the same set
+// of leases, which the broker need not make into commands again). A refused renew, or no renew
+// confirmed within a whole lease_ttl_ms, loses the unit at once (its worker stops before its next
+// step).
 #pragma once
 
 #include <cstdint>
