@@ -1,6 +1,8 @@
 // RecordHandler: the `record` test handler of `seqby worker` (a seqby::testing fixture).
 #include "seqby/testing/record_handler.h"
 
+#include <algorithm>
+
 #include "seqby/core/json_flat.h"
 
 namespace seqby::testing {
@@ -123,11 +125,29 @@ Task<HandlerResult> RecordHandler::handle(const Event& event, HandlerContext& co
   // outcome is the engine's exit detail.
   redis::script::HandlerExit::Args exit_args{
       marker, token, event.id, result.ok ? "ok" : "failed: " + result.reason, journal_of(context)};
-  redis::ScriptCall exit_call = redis::script::encode<redis::script::HandlerExit>(exit_args);
-  Result<redis::Reply> exit_reply =
-      co_await broker_.run_script(redis::script::HandlerExit::name, std::move(exit_call));
-  (void)exit_reply;  // a lost reply leaves at most our own marker, which the next enter replaces
+  co_await exit_until_answered(exit_args);
   co_return result;
+}
+
+// The exit's journal record must be written before the engine goes on to the unit's next event,
+// or the journal shows this execution still open beside the next one: a false exclusion (`seqby
+// chaos --seed 1` once: redis-server was killed between a commit and its exit, the exit's
+// command never ran, and the engine's next step went through after the restart). So an exit
+// whose reply was lost to the transport is sent again. A second exit record, when the first did
+// run, matches no open enter and the checker only notes it; a lost reply leaves at most our own
+// marker, which the next enter replaces. After kExitAttemptsMax sends the outage has outlived
+// the lease (any later step of this owner is fenced), and the exit is left unrecorded.
+Task<void> RecordHandler::exit_until_answered(const redis::script::HandlerExit::Args& args) {
+  std::uint64_t backoff_ms = kExitBackoffMs;
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    Result<redis::Reply> reply = co_await broker_.run_script(
+        redis::script::HandlerExit::name, redis::script::encode<redis::script::HandlerExit>(args));
+    const bool lost =
+        !reply.ok() && (reply.error().code == Errc::timeout || reply.error().code == Errc::closed);
+    if (!lost || attempt == kExitAttemptsMax) co_return;
+    co_await runtime_.sleep_ms(backoff_ms);
+    backoff_ms = std::min(2 * backoff_ms, kExitBackoffMaxMs);
+  }
 }
 
 }  // namespace seqby::testing

@@ -16,7 +16,8 @@
 // of the name). A marker of another owner means another instance is inside the same unit: it
 // records `warn` with detail "inprogress_overlap holder=VALUE" (in the journal, by the script)
 // and goes on (the tests assert it never happens). A marker of its own owner (a lost exit
-// reply) is replaced, never reported. It is a test fixture for real-Redis runs, not a
+// reply) is replaced, never reported. An exit whose reply is lost is sent again, so its record
+// is in the journal before the engine's next step. It is a test fixture for real-Redis runs, not a
 // production handler.
 #pragma once
 
@@ -54,6 +55,13 @@ class RecordHandler final : public Handler {
  private:
   // The journal tail of a step of `context` about `event_id`.
   redis::script::JournalTail journal_of(const HandlerContext& context) const;
+  // handler_exit.lua, sent again while its reply is lost to the transport (at most
+  // kExitAttemptsMax sends, kExitBackoffMs doubling up to kExitBackoffMaxMs between them: about
+  // 4 s of waits in all, past any lease TTL a test runs).
+  Task<void> exit_until_answered(const redis::script::HandlerExit::Args& args);
+  static constexpr std::uint32_t kExitAttemptsMax = 10;
+  static constexpr std::uint64_t kExitBackoffMs = 20;
+  static constexpr std::uint64_t kExitBackoffMaxMs = 1000;
 
   Runtime& runtime_;
   redis::RedisBroker& broker_;
