@@ -169,10 +169,10 @@ void parse_steps(const redis::Command& c, const redis::Reply& reply, KeyLayout l
   if (!call.has_value()) return;
   std::optional<std::vector<S::Step>> steps = S::steps_of(*call);
   if (!steps.has_value()) return;
-  std::vector<bool> with_commit;
-  with_commit.reserve(steps->size());
-  for (const S::Step& step : *steps) with_commit.push_back(step.with_commit);
-  const S::Out replies = S::decode_reply(reply, with_commit);
+  std::vector<S::Asked> asked;
+  asked.reserve(steps->size());
+  for (const S::Step& step : *steps) asked.push_back(S::asked(step));
+  const S::Out replies = S::decode_reply(reply, asked);
   for (std::size_t i = 0; i < steps->size(); ++i) {
     if (!replies[i].ok()) continue;
     S::Step& step = (*steps)[i];

@@ -8,8 +8,22 @@
 -- last_token, `effects` the hash of seq -> effect (opaque text, stored verbatim).
 -- Returns {'accepted'|'duplicate'|'out_of_order', last seq after the call, committer token}.
 -- Journals (lib/journal.lua) commit or commit_rejected (duplicate or out_of_order, the last seq).
+-- fenced_steps' steady step decides through the two functions below it, and answers in short.
+
+-- The sink's last accepted seq (0 before the first commit).
+local function last_seq(sink)
+  return tonumber(redis.call('HGET', sink, 'last_seq') or '0')
+end
+
+-- The writes of an accepted commit of `seq_text` by `token`, journaled as commit.
+local function write_commit(J, sink, effects, token, seq_text, effect)
+  redis.call('HSET', sink, 'last_seq', seq_text, 'last_token', token)
+  redis.call('HSET', effects, seq_text, effect)
+  journal(J, 'commit', '', nil, seq_text)
+end
+
 local function commit_effect(J, sink, effects, token, seq_text, effect)
-  local last = tonumber(redis.call('HGET', sink, 'last_seq') or '0')
+  local last = last_seq(sink)
   local seq = tonumber(seq_text)
   if seq <= last then
     local by = ''
@@ -23,9 +37,7 @@ local function commit_effect(J, sink, effects, token, seq_text, effect)
     journal(J, 'commit_rejected', '', 'out_of_order last=' .. last, seq_text)
     return {'out_of_order', last, ''}
   end
-  redis.call('HSET', sink, 'last_seq', seq_text, 'last_token', token)
-  redis.call('HSET', effects, seq_text, effect)
-  journal(J, 'commit', '', nil, seq_text)
+  write_commit(J, sink, effects, token, seq_text, effect)
   return {'accepted', seq, token}
 end
 

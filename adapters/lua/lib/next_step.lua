@@ -5,19 +5,39 @@
 -- `count_text` new entries) or, for `held` (an entry an earlier read delivered and held; '' for
 -- none), says it may be entered. Returns fenced_next's reply (fenced_next.lua says its shape) or
 -- an error reply to pass on. Journals (lib/journal.lua) the ack, then the read.
-local function next_step(J, stream, group, token, from, ack_id, count_text, held)
+-- fenced_steps' steady step asks through the two functions below it too.
+
+-- `count_text` (ARGV[5]) as a count of entries, or nil when it is not a count >= 1.
+local function read_count(count_text)
   local count = tonumber(count_text or '1')
   if not count or count < 1 or count ~= math.floor(count) then
+    return nil
+  end
+  return count
+end
+
+-- The ack of `ack_id`: XACK's count (0: it was acknowledged before), journaled, or the error
+-- reply (NOGROUP) to pass on.
+local function ack_entry(J, stream, group, ack_id)
+  local acked = redis.pcall('XACK', stream, group, ack_id)
+  if type(acked) ~= 'table' then
+    journal(J, 'ack', ack_id, acked == 0 and 'again' or '')
+  end
+  return acked
+end
+
+local function next_step(J, stream, group, token, from, ack_id, count_text, held)
+  local count = read_count(count_text)
+  if not count then
     return redis.error_reply('ERR fenced_next: ARGV[5] is not a count >= 1: ' .. tostring(count_text))
   end
   held = held or ''
   local acked = -1
   if ack_id ~= '' then
-    acked = redis.pcall('XACK', stream, group, ack_id)
+    acked = ack_entry(J, stream, group, ack_id)
     if type(acked) == 'table' then
       return acked
     end
-    journal(J, 'ack', ack_id, acked == 0 and 'again' or '')
   end
   if held ~= '' then
     -- Delivered by a read of new entries ('>'), so delivered once.

@@ -77,27 +77,27 @@ Task<std::vector<Result<NextReply>>> RedisBroker::fenced_steps(const std::vector
   const bool journaled = options_.journal_maxlen > 0;
   args.keys.reserve(steps.size() * S::keys_per_step(journaled));
   args.steps.reserve(steps.size() * S::args_per_step(journaled));
-  std::vector<bool> with_commit;
-  with_commit.reserve(steps.size());
+  std::vector<S::Asked> asked;
+  asked.reserve(steps.size());
+  bool durable = false;  // when a step commits, as fenced_commit_next is
   for (const StepCall& step : steps) {
     SEQBY_CHECK(step.ask.count >= 1);
     const Lease& lease = *step.lease;
     const EffectCommit* commit = step.ask.commit;
     SEQBY_CHECK(commit == nullptr || !step.ack_id.empty());
-    S::add(&args,
-           script::FencedCommitNext::Args{
-               lease.key(), lease.partition.stream(), sink_key_name(lease.partition, step.group),
-               effects_hash_name(lease.partition, step.group), lease.token(),
-               std::string(step.group), step.from, std::string(step.ack_id), step.ask.count,
-               std::string(step.ask.held_id), commit != nullptr ? commit->seq : 0,
-               commit != nullptr ? commit->effect : std::string(), journal_of(lease)},
-           commit != nullptr);
-    with_commit.push_back(commit != nullptr);
+    asked.push_back(S::add(
+        &args,
+        script::FencedCommitNext::Args{
+            lease.key(), lease.partition.stream(), sink_key_name(lease.partition, step.group),
+            effects_hash_name(lease.partition, step.group), lease.token(), std::string(step.group),
+            step.from, std::string(step.ack_id), step.ask.count, std::string(step.ask.held_id),
+            commit != nullptr ? commit->seq : 0, commit != nullptr ? commit->effect : std::string(),
+            journal_of(lease)},
+        commit != nullptr));
+    durable = durable || commit != nullptr;
   }
-  // Durable when a step commits, as fenced_commit_next is.
-  const bool durable = std::find(with_commit.begin(), with_commit.end(), true) != with_commit.end();
   Result<Reply> reply = co_await run_script(S::name, script::encode<S>(std::move(args)), durable);
-  co_return S::decode_reply(reply, with_commit);
+  co_return S::decode_reply(reply, asked);
 }
 
 std::shared_ptr<RedisBroker::Scripts> RedisBroker::renewal_scripts(const std::vector<Lease>& leases,

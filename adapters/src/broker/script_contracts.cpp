@@ -339,8 +339,10 @@ Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply)
   return out;
 }
 
-void FencedSteps::add(Args* args, FencedCommitNext::Args step, bool with_commit) {
+FencedSteps::Asked FencedSteps::add(Args* args, FencedCommitNext::Args step, bool with_commit) {
   const bool journaled = step.journal.on();
+  Asked asked{with_commit, !step.ack_id.empty() && !step.held_id.empty(),
+              with_commit ? step.seq : 0, with_commit ? step.token : std::string()};
   ScriptCall call = encode<FencedCommitNext>(std::move(step));
   SEQBY_CHECK(call.keys.size() == keys_per_step(journaled) &&
               call.args.size() == args_per_step(journaled));
@@ -352,6 +354,7 @@ void FencedSteps::add(Args* args, FencedCommitNext::Args step, bool with_commit)
   }
   std::move(call.keys.begin(), call.keys.end(), std::back_inserter(args->keys));
   std::move(call.args.begin(), call.args.end(), std::back_inserter(args->steps));
+  return asked;
 }
 
 std::optional<std::vector<FencedSteps::Step>> FencedSteps::steps_of(const ScriptCallView& call) {
@@ -388,28 +391,60 @@ std::optional<std::vector<FencedSteps::Step>> FencedSteps::steps_of(const Script
   return out;
 }
 
+FencedSteps::Asked FencedSteps::asked(const Step& step) {
+  if (!step.with_commit) {
+    return Asked{false, !step.next.ack_id.empty() && !step.next.held_id.empty(), 0, ""};
+  }
+  const FencedCommitNext::Args& one = step.commit_next;
+  return Asked{true, !one.ack_id.empty() && !one.held_id.empty(), one.seq, one.token};
+}
+
+namespace {
+
+// A step answered by its ack's count alone (fenced_steps.lua steady_step): the reply it stands
+// for. `reply` is what a shape error shows.
+Result<NextReply> decode_steady(const Reply& count, const FencedSteps::Asked& asked,
+                                const Reply& reply) {
+  if (!asked.ack_and_held || count.integer < 0 || count.integer > 1) {
+    return shape_error(FencedSteps::name, reply,
+                       "a step's reply, or 0 or 1 for a step that asked an ack and a held entry");
+  }
+  NextReply out;
+  out.ack_asked = true;
+  out.acked = count.integer == 1;
+  out.held_checked = true;
+  if (asked.with_commit) out.commit = CommitReply{CommitOutcome::accepted, asked.seq, asked.token};
+  return out;
+}
+
+}  // namespace
+
 FencedSteps::Out FencedSteps::decode_reply(const Result<Reply>& reply,
-                                           const std::vector<bool>& with_commit) {
+                                           const std::vector<Asked>& asked) {
   Out out;
-  out.reserve(with_commit.size());
+  out.reserve(asked.size());
   std::optional<Error> whole;
   if (!reply.ok()) {
     whole = reply.error();
   } else if (reply.value().is_error()) {
     whole = error_from_reply(reply.value());
   } else if (reply.value().kind != Reply::Kind::array ||
-             reply.value().elements.size() != with_commit.size()) {
+             reply.value().elements.size() != asked.size()) {
     whole = shape_error(name, reply.value(),
-                        "one reply per step (" + std::to_string(with_commit.size()) + ")");
+                        "one reply per step (" + std::to_string(asked.size()) + ")");
   }
-  for (std::size_t i = 0; i < with_commit.size(); ++i) {
+  for (std::size_t i = 0; i < asked.size(); ++i) {
     if (whole.has_value()) {
       out.emplace_back(*whole);
       continue;
     }
     const Reply& one = reply.value().elements[i];
-    out.push_back(with_commit[i] ? FencedCommitNext::decode_reply(one)
-                                 : FencedNext::decode_reply(one));
+    if (one.kind == Reply::Kind::integer) {
+      out.push_back(decode_steady(one, asked[i], reply.value()));
+    } else {
+      out.push_back(asked[i].with_commit ? FencedCommitNext::decode_reply(one)
+                                         : FencedNext::decode_reply(one));
+    }
   }
   return out;
 }

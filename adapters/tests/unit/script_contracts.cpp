@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "seqby/broker/scripts.h"
 
@@ -41,16 +43,17 @@ TEST(ScriptContracts, FencedCommitEncodesInTheScriptsOrderAndDecodesBack) {
 TEST(ScriptContracts, FencedStepsCarriesEachStepAsItsOwnScriptWouldAndAnswersEachApart) {
   using S = script::FencedSteps;
   S::Args args;
-  S::add(
+  std::vector<S::Asked> asked;
+  asked.push_back(S::add(
       &args,
       script::FencedCommitNext::Args{"o:a:__lease__", "o:a", "o:a:__sink__:g", "o:a:__effects__:g",
                                      "w1:3", "g", ReadFrom::new_entries, "1-0", 32, "", 7, "1-0"},
-      /*with_commit=*/true);
-  S::add(
+      /*with_commit=*/true));
+  asked.push_back(S::add(
       &args,
       script::FencedCommitNext::Args{"o:b:__lease__", "o:b", "o:b:__sink__:g", "o:b:__effects__:g",
                                      "w1:4", "g", ReadFrom::pending, "", 1, "2-0", 9, "ignored"},
-      /*with_commit=*/false);
+      /*with_commit=*/false));
   const Command command = eval_command("EVALSHA", "abc", script::encode<S>(args));
   EXPECT_EQ(command, (Command{"EVALSHA",
                               "abc",
@@ -90,26 +93,91 @@ TEST(ScriptContracts, FencedStepsCarriesEachStepAsItsOwnScriptWouldAndAnswersEac
   EXPECT_EQ((*steps)[1].next.held_id, "2-0");
   EXPECT_FALSE(S::steps_of(ScriptCallView{std::span(command).subspan(3, 3), {}}).has_value());
 
-  // One reply per step: the first step's commit and held check, the second refused alone.
+  // What each step asked, the same read back from the call.
+  ASSERT_EQ(asked.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const S::Asked back = S::asked((*steps)[i]);
+    EXPECT_EQ(back.with_commit, asked[i].with_commit);
+    EXPECT_EQ(back.ack_and_held, asked[i].ack_and_held);
+    EXPECT_EQ(back.seq, asked[i].seq);
+    EXPECT_EQ(back.token, asked[i].token);
+  }
+  EXPECT_TRUE(asked[0].with_commit);
+  EXPECT_EQ(asked[0].seq, 7);
+  EXPECT_EQ(asked[0].token, "w1:3");
+  EXPECT_FALSE(asked[0].ack_and_held);  // no held entry
+  EXPECT_FALSE(asked[1].with_commit);
+  EXPECT_FALSE(asked[1].ack_and_held);  // no ack
+
+  // One reply per step: the first step's commit and read, the second refused alone.
   const Reply reply =
       Reply::array({Reply::array({Reply::bulk("accepted"), Reply::of_int(7), Reply::bulk("w1:3"),
-                                  Reply::of_int(1), Reply::bulk(""), Reply::bulk("2-0")}),
+                                  Reply::of_int(1), Reply::bulk(""), Reply::bulk("2-0"),
+                                  Reply::bulk("t"), Reply::bulk("d"), Reply::of_int(1)}),
                     Reply::error("FENCED lease not held by w1:4")});
-  const S::Out out = S::decode_reply(reply, {true, false});
+  const S::Out out = S::decode_reply(reply, asked);
   ASSERT_EQ(out.size(), 2u);
   ASSERT_TRUE(out[0].ok()) << out[0].error().message;
   EXPECT_EQ(out[0].value().commit->outcome, CommitOutcome::accepted);
   EXPECT_TRUE(out[0].value().acked);
-  EXPECT_TRUE(out[0].value().held_checked);
+  ASSERT_TRUE(out[0].value().entry.has_value());
+  EXPECT_EQ(out[0].value().entry->id, "2-0");
   ASSERT_FALSE(out[1].ok());
   EXPECT_EQ(out[1].error().code, Errc::fenced);
 
   // The whole script's error, or a reply of another length, is every step's.
   for (const Reply& whole : {Reply::error("NOSCRIPT x"), Reply::array({Reply::of_int(1)})}) {
-    const S::Out each = S::decode_reply(whole, {true, false});
+    const S::Out each = S::decode_reply(whole, asked);
     ASSERT_EQ(each.size(), 2u);
     EXPECT_FALSE(each[0].ok());
     EXPECT_FALSE(each[1].ok());
+  }
+}
+
+// A step in the steady state is answered by its ack's count alone (fenced_steps.lua steady_step):
+// read, it is exactly the whole reply it stands for; a count for a step that could not be in
+// that state, or another integer, is a shape error of its own.
+TEST(ScriptContracts, FencedStepsSteadyStepAnsweredInShortReadsAsItsWholeReply) {
+  using S = script::FencedSteps;
+  const S::Asked commit{true, true, 7, "w1:3"};
+  const S::Asked next{false, true, 0, ""};
+  const Reply whole =
+      Reply::array({Reply::array({Reply::bulk("accepted"), Reply::of_int(7), Reply::bulk("w1:3"),
+                                  Reply::of_int(1), Reply::bulk(""), Reply::bulk("2-0")}),
+                    Reply::array({Reply::of_int(0), Reply::bulk(""), Reply::bulk("3-0")})});
+  const Reply in_short = Reply::array({Reply::of_int(1), Reply::of_int(0)});
+  const S::Out long_form = S::decode_reply(whole, {commit, next});
+  const S::Out short_form = S::decode_reply(in_short, {commit, next});
+  ASSERT_EQ(short_form.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(long_form[i].ok()) << long_form[i].error().message;
+    ASSERT_TRUE(short_form[i].ok()) << short_form[i].error().message;
+    const NextReply& a = long_form[i].value();
+    const NextReply& b = short_form[i].value();
+    EXPECT_EQ(a.ack_asked, b.ack_asked);
+    EXPECT_EQ(a.acked, b.acked);
+    EXPECT_EQ(a.held_checked, b.held_checked);
+    EXPECT_EQ(a.last_id, b.last_id);
+    EXPECT_EQ(a.entry.has_value(), b.entry.has_value());
+    EXPECT_EQ(a.held.size(), b.held.size());
+    EXPECT_EQ(a.step_failed.has_value(), b.step_failed.has_value());
+    ASSERT_EQ(a.commit.has_value(), b.commit.has_value());
+    if (a.commit.has_value()) {
+      EXPECT_EQ(a.commit->outcome, b.commit->outcome);
+      EXPECT_EQ(a.commit->last_seq, b.commit->last_seq);
+      EXPECT_EQ(a.commit->committed_by, b.commit->committed_by);
+    }
+  }
+  EXPECT_TRUE(short_form[0].value().acked);
+  EXPECT_FALSE(short_form[1].value().acked);
+  EXPECT_EQ(short_form[0].value().commit->committed_by, "w1:3");
+
+  const S::Asked no_held{true, false, 7, "w1:3"};
+  for (const auto& [count, asked] :
+       {std::pair{1, no_held}, std::pair{2, commit}, std::pair{-1, next}}) {
+    const S::Out out = S::decode_reply(Reply::array({Reply::of_int(count)}), {asked});
+    ASSERT_FALSE(out[0].ok()) << count;
+    EXPECT_EQ(out[0].error().code, Errc::protocol);
   }
 }
 

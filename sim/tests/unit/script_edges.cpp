@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seqby/broker/redis_broker.h"
@@ -149,6 +150,89 @@ TEST_F(ScriptEdges, ACommitThatStoodIsToldBesideTheStepThatFailedAfterIt) {
   EXPECT_FALSE(stepped.value().ack_asked);
   EXPECT_FALSE(stepped.value().entry.has_value());
   EXPECT_EQ(hash(sink_key_name(partition, kGroup)).at("last_seq"), "1");
+}
+
+// fenced_steps answers a step in the steady state (the entry just handled acknowledged, a held
+// entry entered, its commit accepted) by the ack's count alone, and every other step in full:
+// a commit out of order writes and acknowledges nothing, a duplicate is told with its committer,
+// as fenced_commit_next tells them (it kills mutate/catalog.txt steady-step-skips-the-order-check).
+TEST_F(ScriptEdges, FencedStepsAnswersASteadyStepInShortAndAnyOtherInFull) {
+  RedisBroker broker{link};
+  const PartitionRef other{"order", "k1"};
+  std::vector<std::string> ids;
+  for (const PartitionRef& p : {partition, other}) {
+    ASSERT_TRUE(run_now(broker.ensure_group(p, kGroup)).ok());
+    for (int i = 0; i < 2; ++i) {
+      ids.push_back(run_now(broker.publish(p, "created", "{\"seq\":1}")).value());
+    }
+  }
+  const Lease a = acquire(broker, partition, "a");
+  const Lease b = acquire(broker, other, "a");
+  NextAsk two;
+  two.count = 2;
+  for (const Lease* lease : {&a, &b}) {
+    auto read = run_now(broker.fenced_next(*lease, kGroup, ReadFrom::new_entries, "", two));
+    ASSERT_TRUE(read.ok() && read.value().entry.has_value() && read.value().held.size() == 1);
+  }
+  using S = script::FencedSteps;
+  // Each partition: the commit of its first entry's effect with the ack of it, and its held
+  // second entry entered. a commits seq 1 (the next); b seq 3 (out of order).
+  const auto step = [&](const Lease& lease, std::int64_t seq, const std::string& acked,
+                        const std::string& held) {
+    return script::FencedCommitNext::Args{lease.key(),
+                                          lease.partition.stream(),
+                                          sink_key_name(lease.partition, kGroup),
+                                          effects_hash_name(lease.partition, kGroup),
+                                          lease.token(),
+                                          kGroup,
+                                          ReadFrom::new_entries,
+                                          acked,
+                                          32,
+                                          held,
+                                          seq,
+                                          "effect " + std::to_string(seq)};
+  };
+  const auto run_steps = [&](std::int64_t seq_a, std::int64_t seq_b) {
+    S::Args args;
+    std::vector<S::Asked> asked;
+    asked.push_back(S::add(&args, step(a, seq_a, ids[0], ids[1]), true));
+    asked.push_back(S::add(&args, step(b, seq_b, ids[2], ids[3]), true));
+    Result<Reply> reply = run_now(broker.run_script(S::name, script::encode<S>(std::move(args))));
+    SEQBY_CHECK(reply.ok() && reply.value().kind == Reply::Kind::array &&
+                reply.value().elements.size() == 2);
+    return std::pair{reply.value(), S::decode_reply(reply, asked)};
+  };
+
+  const auto [first, first_read] = run_steps(1, 3);
+  EXPECT_EQ(first.elements[0].kind, Reply::Kind::integer);
+  EXPECT_EQ(first.elements[0].integer, 1);
+  ASSERT_TRUE(first_read[0].ok());
+  EXPECT_EQ(first_read[0].value().commit->outcome, CommitOutcome::accepted);
+  EXPECT_TRUE(first_read[0].value().acked);
+  EXPECT_TRUE(first_read[0].value().held_checked);
+  EXPECT_EQ(hash(effects_hash_name(partition, kGroup)).at("1"), "effect 1");
+  ASSERT_EQ(first.elements[1].kind, Reply::Kind::array);  // out of order: told in full
+  ASSERT_TRUE(first_read[1].ok());
+  EXPECT_EQ(first_read[1].value().commit->outcome, CommitOutcome::out_of_order);
+  EXPECT_FALSE(first_read[1].value().ack_asked);
+  EXPECT_TRUE(hash(sink_key_name(other, kGroup)).empty());
+  EXPECT_TRUE(hash(effects_hash_name(other, kGroup)).empty());
+  const Reply pending = redis.execute({"XPENDING", other.stream(), kGroup});
+  EXPECT_EQ(pending.elements.at(0).integer, 2) << "b's first entry was acknowledged";
+
+  // a's step sent again (its reply lost): a duplicate, told in full with its committer, and the
+  // ack again (0). b's commit of seq 1 now: answered in short.
+  const auto [again, again_read] = run_steps(1, 1);
+  ASSERT_EQ(again.elements[0].kind, Reply::Kind::array);
+  ASSERT_TRUE(again_read[0].ok());
+  EXPECT_EQ(again_read[0].value().commit->outcome, CommitOutcome::duplicate);
+  EXPECT_EQ(again_read[0].value().commit->committed_by, a.token());
+  EXPECT_TRUE(again_read[0].value().ack_asked);
+  EXPECT_FALSE(again_read[0].value().acked);
+  EXPECT_EQ(again.elements[1].kind, Reply::Kind::integer);
+  ASSERT_TRUE(again_read[1].ok());
+  EXPECT_EQ(again_read[1].value().commit->outcome, CommitOutcome::accepted);
+  EXPECT_EQ(hash(sink_key_name(other, kGroup)).at("last_seq"), "1");
 }
 
 }  // namespace

@@ -518,8 +518,10 @@ struct FencedSteps {
   };
   static constexpr auto keys = std::tuple{&Args::keys};
   static constexpr auto argv = std::tuple{&Args::steps};
+  struct Asked;
   // One step's call: `step` (its journal tail too, when on), its commit when `with_commit`.
-  static void add(Args* args, FencedCommitNext::Args step, bool with_commit);
+  // Returns what the step asked, to read its reply by.
+  static Asked add(Args* args, FencedCommitNext::Args step, bool with_commit);
   // The steps of a call, in order: fenced_commit_next's Args for a step with a commit (seq set),
   // else fenced_next's (and `with_commit` false); nullopt when the call does not fit.
   struct Step {
@@ -528,10 +530,22 @@ struct FencedSteps {
     FencedNext::Args next;               // !with_commit
   };
   static std::optional<std::vector<Step>> steps_of(const ScriptCallView& call);
-  // Per step, fenced_commit_next's reply decoded (`with_commit[i]`) or fenced_next's; an error
-  // reply of the whole script (or a reply of another length) is that error for every step.
+  // What one step asked, as much as its reply needs to be read. A step in the steady state (an
+  // ack and a held entry asked; with a commit, the commit accepted) is answered by its ack's
+  // count alone, 0 or 1 (fenced_steps.lua steady_step), which stands for fenced_commit_next's
+  // [accepted, seq, token, count, "", held] or fenced_next's [count, "", held].
+  struct Asked {
+    bool with_commit = false;
+    bool ack_and_held = false;  // an entry to acknowledge and a held entry to enter
+    std::int64_t seq = 0;       // with_commit
+    std::string token;          // with_commit: O:N, the committer an accepted commit names
+  };
+  static Asked asked(const Step& step);  // of a call read back (steps_of)
+  // Per step, fenced_commit_next's reply decoded (`asked[i].with_commit`) or fenced_next's, or
+  // the steady state's count; an error reply of the whole script (or a reply of another length)
+  // is that error for every step.
   using Out = std::vector<Result<NextReply>>;
-  static Out decode_reply(const Result<Reply>& reply, const std::vector<bool>& with_commit);
+  static Out decode_reply(const Result<Reply>& reply, const std::vector<Asked>& asked);
 };
 
 struct RecordHalt {
