@@ -57,9 +57,9 @@ std::vector<Stage> stages() {
        "return {'accepted', ARGV[7], ARGV[1], 1, '', ARGV[6]}"},
       {"+ the libraries prepended (their local functions made on every call)",
        cut_before(full, "local J = journal_of(")},
-      {"+ the lease check (GET)", cut_before(full, "local committed = commit_effect(")},
+      {"+ the lease check (GET)", cut_before(full, "local steady = steady_step(")},
       {"+ the commit (HGET, HSET sink, HSET effects)",
-       cut_before(full, "local stepped = next_step(")},
+       cut_before(full, "local acked = ack_entry(J, stream, group, ack_id)")},
       {"+ the ack and the entry (XACK; XREADGROUP 1 step in 32): the whole step", full},
   };
 }
@@ -110,8 +110,13 @@ double run_stage(BlockingRedis& redis, const Stage& stage) {
                        stream + ":__effects__:g", kToken, kGroup, ">", last[p], kReadBatch, next,
                        std::to_string(seq), "effect"})
               .value();
-      // {outcome, last, by, acked, '', held} or {outcome, last, by, acked, '', id, type, data,
-      // delivery, id, ...}: the entry entered next, and the rest held.
+      // The steady step's ack count alone (the held entry entered), or {outcome, last, by, acked,
+      // '', held} or {outcome, last, by, acked, '', id, type, data, delivery, id, ...}: the entry
+      // entered next, and the rest held.
+      if (reply.kind == Reply::Kind::integer) {
+        last[p] = next;
+        continue;
+      }
       const auto& e = reply.elements;
       last[p] = e.size() > 5 ? e[5].str : "";
       for (std::size_t i = 9; e.size() > 6 && i < e.size(); i += 4) held[p].push_back(e[i].str);

@@ -155,10 +155,10 @@ void commit_next_of(redis::script::FencedCommitNext::Args& args, const NextReply
 void parse_commit_next(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
                        std::vector<ServerDecision>* out) {
   using S = redis::script::FencedCommitNext;
-  const Result<S::Out> stepped = S::decode_reply(reply);
-  if (!stepped.ok()) return;
   std::optional<S::Args> args = redis::script::decode_args<S>(c);
-  if (args.has_value()) commit_next_of(*args, stepped.value(), layout, out);
+  if (!args.has_value()) return;
+  const Result<S::Out> stepped = S::decode_reply(reply, S::asked(*args));
+  if (stepped.ok()) commit_next_of(*args, stepped.value(), layout, out);
 }
 
 // A fenced_steps the server answered: each step's decisions, as its own script's, in step order.

@@ -21,3 +21,34 @@ local function commit_next_step(J, stream, sink, effects, token, group, from, ac
   return committed
 end
 
+-- The steady state of a step: the entry just handled acknowledged, a held entry entered, and
+-- with a commit (`seq` not ''), that commit accepted. Its reply says nothing the caller did not
+-- send but the ack's count, so it is that integer (0 or 1) rather than fenced_commit_next's six
+-- values or fenced_next's three: making that table and converting it cost the server a sixth of
+-- a batched step (bench/real_redis.md "The steady step answered in short"). The same writes and
+-- journal records as commit_next_step's (or next_step's), in the same order. Returns nil, having
+-- written nothing, for a step in any other state (no ack or held entry, a bad count, a commit
+-- that is not the next in order); after a commit that stood, an ack refused (NOGROUP) gets
+-- commit_next_step's reply. Called after the lease check by fenced_commit_next and, per step,
+-- fenced_steps.
+local function steady_step(J, stream, sink, effects, token, group, ack_id, count_text, held, seq,
+                           effect)
+  if ack_id == '' or held == '' or not read_count(count_text) then
+    return nil
+  end
+  if seq ~= '' then
+    if tonumber(seq) ~= last_seq(sink) + 1 then
+      return nil
+    end
+    write_commit(J, sink, effects, token, seq, effect)
+  end
+  local acked = ack_entry(J, stream, group, ack_id)
+  if type(acked) == 'table' then
+    if seq ~= '' then
+      return {'accepted', tonumber(seq), token, acked}
+    end
+    return acked
+  end
+  journal(J, 'read', held, 'delivery=1')
+  return acked
+end

@@ -309,6 +309,36 @@ Result<FencedCommit::Out> FencedCommit::decode_reply(const Reply& reply) {
   return out;
 }
 
+namespace {
+
+// A step answered by its ack's count alone (lib/commit_next.lua steady_step): the reply it
+// stands for. `reply` is what a shape error shows, as `name`'s.
+Result<NextReply> decode_steady(std::string_view name, const Reply& count, const StepAsked& asked,
+                                const Reply& reply) {
+  if (!asked.ack_and_held || count.integer < 0 || count.integer > 1) {
+    return shape_error(name, reply,
+                       "a step's reply, or 0 or 1 for a step that asked an ack and a held entry");
+  }
+  NextReply out;
+  out.ack_asked = true;
+  out.acked = count.integer == 1;
+  out.held_checked = true;
+  if (asked.with_commit) out.commit = CommitReply{CommitOutcome::accepted, asked.seq, asked.token};
+  return out;
+}
+
+}  // namespace
+
+StepAsked FencedCommitNext::asked(const Args& args) {
+  return StepAsked{true, !args.ack_id.empty() && !args.held_id.empty(), args.seq, args.token};
+}
+
+Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply,
+                                                             const StepAsked& asked) {
+  if (reply.kind == Reply::Kind::integer) return decode_steady(name, reply, asked, reply);
+  return decode_reply(reply);
+}
+
 Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply) {
   if (reply.is_error()) return error_from_reply(reply);
   if (reply.kind != Reply::Kind::array || reply.elements.size() < 3) {
@@ -339,10 +369,10 @@ Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply)
   return out;
 }
 
-FencedSteps::Asked FencedSteps::add(Args* args, FencedCommitNext::Args step, bool with_commit) {
+StepAsked FencedSteps::add(Args* args, FencedCommitNext::Args step, bool with_commit) {
   const bool journaled = step.journal.on();
-  Asked asked{with_commit, !step.ack_id.empty() && !step.held_id.empty(),
-              with_commit ? step.seq : 0, with_commit ? step.token : std::string()};
+  StepAsked asked = FencedCommitNext::asked(step);
+  if (!with_commit) asked = StepAsked{false, asked.ack_and_held, 0, ""};
   ScriptCall call = encode<FencedCommitNext>(std::move(step));
   SEQBY_CHECK(call.keys.size() == keys_per_step(journaled) &&
               call.args.size() == args_per_step(journaled));
@@ -395,29 +425,8 @@ FencedSteps::Asked FencedSteps::asked(const Step& step) {
   if (!step.with_commit) {
     return Asked{false, !step.next.ack_id.empty() && !step.next.held_id.empty(), 0, ""};
   }
-  const FencedCommitNext::Args& one = step.commit_next;
-  return Asked{true, !one.ack_id.empty() && !one.held_id.empty(), one.seq, one.token};
+  return FencedCommitNext::asked(step.commit_next);
 }
-
-namespace {
-
-// A step answered by its ack's count alone (fenced_steps.lua steady_step): the reply it stands
-// for. `reply` is what a shape error shows.
-Result<NextReply> decode_steady(const Reply& count, const FencedSteps::Asked& asked,
-                                const Reply& reply) {
-  if (!asked.ack_and_held || count.integer < 0 || count.integer > 1) {
-    return shape_error(FencedSteps::name, reply,
-                       "a step's reply, or 0 or 1 for a step that asked an ack and a held entry");
-  }
-  NextReply out;
-  out.ack_asked = true;
-  out.acked = count.integer == 1;
-  out.held_checked = true;
-  if (asked.with_commit) out.commit = CommitReply{CommitOutcome::accepted, asked.seq, asked.token};
-  return out;
-}
-
-}  // namespace
 
 FencedSteps::Out FencedSteps::decode_reply(const Result<Reply>& reply,
                                            const std::vector<Asked>& asked) {
@@ -440,7 +449,7 @@ FencedSteps::Out FencedSteps::decode_reply(const Result<Reply>& reply,
     }
     const Reply& one = reply.value().elements[i];
     if (one.kind == Reply::Kind::integer) {
-      out.push_back(decode_steady(one, asked[i], reply.value()));
+      out.push_back(decode_steady(name, one, asked[i], reply.value()));
     } else {
       out.push_back(asked[i].with_commit ? FencedCommitNext::decode_reply(one)
                                          : FencedNext::decode_reply(one));

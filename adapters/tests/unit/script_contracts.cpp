@@ -172,6 +172,15 @@ TEST(ScriptContracts, FencedStepsSteadyStepAnsweredInShortReadsAsItsWholeReply) 
   EXPECT_FALSE(short_form[1].value().acked);
   EXPECT_EQ(short_form[0].value().commit->committed_by, "w1:3");
 
+  // fenced_commit_next's own reply, in short, reads the same.
+  const Result<NextReply> one = script::FencedCommitNext::decode_reply(Reply::of_int(1), commit);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one.value().commit->outcome, CommitOutcome::accepted);
+  EXPECT_EQ(one.value().commit->last_seq, 7);
+  EXPECT_TRUE(one.value().acked && one.value().held_checked);
+  EXPECT_FALSE(script::FencedCommitNext::decode_reply(Reply::of_int(1)).ok())
+      << "read without what it asked, a count is no reply";
+
   const S::Asked no_held{true, false, 7, "w1:3"};
   for (const auto& [count, asked] :
        {std::pair{1, no_held}, std::pair{2, commit}, std::pair{-1, next}}) {

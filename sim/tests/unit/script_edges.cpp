@@ -235,5 +235,49 @@ TEST_F(ScriptEdges, FencedStepsAnswersASteadyStepInShortAndAnyOtherInFull) {
   EXPECT_EQ(hash(sink_key_name(other, kGroup)).at("last_seq"), "1");
 }
 
+// fenced_commit_next, the script per event when the handler commits with the step, answers its
+// steady state in short too, and a step sent again (its reply lost) in full: a duplicate by its
+// own token, the ack again.
+TEST_F(ScriptEdges, FencedCommitNextAnswersASteadyStepInShortAndItsRetryInFull) {
+  RedisBroker broker{link};
+  ASSERT_TRUE(run_now(broker.ensure_group(partition, kGroup)).ok());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    ids.push_back(run_now(broker.publish(partition, "created", "{\"seq\":1}")).value());
+  }
+  const Lease a = acquire(broker, partition, "a");
+  NextAsk two;
+  two.count = 2;
+  auto read = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, "", two));
+  ASSERT_TRUE(read.ok() && read.value().held.size() == 1);
+
+  using S = script::FencedCommitNext;
+  const S::Args step{a.key(),
+                     partition.stream(),
+                     sink_key_name(partition, kGroup),
+                     effects_hash_name(partition, kGroup),
+                     a.token(),
+                     kGroup,
+                     ReadFrom::new_entries,
+                     ids[0],
+                     32,
+                     ids[1],
+                     1,
+                     "effect 1"};
+  for (const bool again : {false, true}) {
+    Result<Reply> reply = run_now(broker.run_script(S::name, script::encode<S>(step)));
+    ASSERT_TRUE(reply.ok());
+    EXPECT_EQ(reply.value().kind, again ? Reply::Kind::array : Reply::Kind::integer) << again;
+    const Result<NextReply> stepped = S::decode_reply(reply.value(), S::asked(step));
+    ASSERT_TRUE(stepped.ok()) << stepped.error().message;
+    EXPECT_EQ(stepped.value().commit->outcome,
+              again ? CommitOutcome::duplicate : CommitOutcome::accepted);
+    EXPECT_EQ(stepped.value().commit->committed_by, a.token());
+    EXPECT_EQ(stepped.value().acked, !again);
+    EXPECT_TRUE(stepped.value().held_checked);
+  }
+  EXPECT_EQ(hash(effects_hash_name(partition, kGroup)).at("1"), "effect 1");
+}
+
 }  // namespace
 }  // namespace seqby::redis

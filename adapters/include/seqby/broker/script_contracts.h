@@ -473,6 +473,18 @@ struct FencedCommit {
 
 // The one fenced script per event where the handler commits through the fenced effect sink
 // (fenced_commit_next.lua): fenced_commit's commit, then fenced_next's step, under one lease check.
+// What a step asked, as much as its reply needs to be read (fenced_commit_next, and each step of
+// fenced_steps). A step in the steady state (an ack and a held entry asked; with a commit, the
+// commit accepted) is answered by its ack's count alone, 0 or 1 (lib/commit_next.lua
+// steady_step), which stands for fenced_commit_next's [accepted, seq, token, count, "", held] or
+// fenced_next's [count, "", held].
+struct StepAsked {
+  bool with_commit = false;
+  bool ack_and_held = false;  // an entry to acknowledge and a held entry to enter
+  std::int64_t seq = 0;       // with_commit
+  std::string token;          // with_commit: O:N, the committer an accepted commit names
+};
+
 struct FencedCommitNext {
   static constexpr std::string_view name = "fenced_commit_next";
   static constexpr std::string_view unfenced_name = "unfenced_commit_next";
@@ -497,7 +509,10 @@ struct FencedCommitNext {
   // With `commit` set; FENCED is Errc::fenced; a step that failed after its commit stood (the
   // script's reply [outcome, last, by, error]) is NextReply::step_failed.
   using Out = NextReply;
-  static Result<Out> decode_reply(const Reply& reply);
+  static Result<Out> decode_reply(const Reply& reply);  // a reply in full
+  // What `args` asks (with a commit), and its reply, in full or in short, read as `asked` says.
+  static StepAsked asked(const Args& args);
+  static Result<Out> decode_reply(const Reply& reply, const StepAsked& asked);
 };
 
 // The steps of many partitions in one script (fenced_steps.lua): per step, the KEYS and ARGV of
@@ -518,10 +533,9 @@ struct FencedSteps {
   };
   static constexpr auto keys = std::tuple{&Args::keys};
   static constexpr auto argv = std::tuple{&Args::steps};
-  struct Asked;
   // One step's call: `step` (its journal tail too, when on), its commit when `with_commit`.
   // Returns what the step asked, to read its reply by.
-  static Asked add(Args* args, FencedCommitNext::Args step, bool with_commit);
+  static StepAsked add(Args* args, FencedCommitNext::Args step, bool with_commit);
   // The steps of a call, in order: fenced_commit_next's Args for a step with a commit (seq set),
   // else fenced_next's (and `with_commit` false); nullopt when the call does not fit.
   struct Step {
@@ -530,16 +544,7 @@ struct FencedSteps {
     FencedNext::Args next;               // !with_commit
   };
   static std::optional<std::vector<Step>> steps_of(const ScriptCallView& call);
-  // What one step asked, as much as its reply needs to be read. A step in the steady state (an
-  // ack and a held entry asked; with a commit, the commit accepted) is answered by its ack's
-  // count alone, 0 or 1 (fenced_steps.lua steady_step), which stands for fenced_commit_next's
-  // [accepted, seq, token, count, "", held] or fenced_next's [count, "", held].
-  struct Asked {
-    bool with_commit = false;
-    bool ack_and_held = false;  // an entry to acknowledge and a held entry to enter
-    std::int64_t seq = 0;       // with_commit
-    std::string token;          // with_commit: O:N, the committer an accepted commit names
-  };
+  using Asked = StepAsked;
   static Asked asked(const Step& step);  // of a call read back (steps_of)
   // Per step, fenced_commit_next's reply decoded (`asked[i].with_commit`) or fenced_next's, or
   // the steady state's count; an error reply of the whole script (or a reply of another length)
