@@ -1,7 +1,8 @@
 // bench_redis_step_cost: where the redis-server time of the engine's one fenced script per event
 // goes (fenced_commit_next.lua, the commit carried by the step; issue 14). The very script the
-// engine loads is cut short at four points (the first just after the libraries that
-// cmake/embed_scripts.cmake prepends), and each cut, the whole script and a script that
+// engine loads is cut short at three points (just after the libraries that
+// cmake/embed_scripts.cmake prepends, after the lease check, and in the steady step before its
+// ack: lib/commit_next.lua steady_step), and each cut, the whole script and a script that
 // returns at once with the same KEYS and ARGV run the steady state of 8 partitions of 4,000
 // events each: commit seq n, ack entry n, enter entry n+1 (held from a read of up to 32 new
 // entries, read_batch_max's default, so one step in 32 reads). Per step: the server's execution
@@ -36,9 +37,10 @@ struct Stage {
   std::string source;
 };
 
-// `source` cut just before the first occurrence of `marker` with an early `return` of a reply
-// of the whole script's shape for a held entry (so the driver goes on the same way). Exits 2
-// naming the marker when the script no longer holds it (the bench must follow the script).
+// `source` cut just before the first occurrence of `marker` with an early `return` of the steady
+// step's short reply (1: acknowledged, the held entry entered), so every stage answers as the
+// whole step does in the steady state and a stage adds only its work. Exits 2 naming the marker
+// when the script no longer holds it (the bench must follow the script).
 std::string cut_before(const std::string& source, const std::string& marker) {
   const std::size_t at = source.find(marker);
   if (at == std::string::npos) {
@@ -46,21 +48,19 @@ std::string cut_before(const std::string& source, const std::string& marker) {
                  marker.c_str());
     std::exit(2);
   }
-  return source.substr(0, at) + "do return {'accepted', ARGV[7], ARGV[1], 1, '', ARGV[6]} end\n" +
-         source.substr(at);
+  return source.substr(0, at) + "do return 1 end\n" + source.substr(at);
 }
 
 std::vector<Stage> stages() {
   const std::string full = script_source("fenced_commit_next");
   return {
-      {"EVALSHA alone (same KEYS and ARGV, returns at once)",
-       "return {'accepted', ARGV[7], ARGV[1], 1, '', ARGV[6]}"},
+      {"EVALSHA alone (same KEYS and ARGV, returns at once)", "return 1"},
       {"+ the libraries prepended (their local functions made on every call)",
        cut_before(full, "local J = journal_of(")},
       {"+ the lease check (GET)", cut_before(full, "local steady = steady_step(")},
-      {"+ the commit (HGET, HSET sink, HSET effects)",
+      {"+ the commit (HGET, HSET sink, HSET effects; and whole, the 1 step in 32 that reads 32)",
        cut_before(full, "local acked = ack_entry(J, stream, group, ack_id)")},
-      {"+ the ack and the entry (XACK; XREADGROUP 1 step in 32): the whole step", full},
+      {"+ the ack (XACK) and the held entry entered: the whole step", full},
   };
 }
 
