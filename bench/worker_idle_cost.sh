@@ -4,7 +4,9 @@
 # each an empty stream with its group at 0 and a member of the index, one worker that takes them
 # all, and nothing published. After SETTLE_S seconds (default 15) it prints redis-server's CPU
 # (user + sys, % of a core) and every command's calls and execution time per second over
-# WINDOW_S seconds (default 5, INFO commandstats; inside scripts too), the length of every stream
+# WINDOW_S seconds (default 20, INFO commandstats; inside scripts too: a blocked wake read is
+# counted when it returns, and it blocks up to 10 s, kWakeBlockMsMax, so a window shorter than
+# that may count none of them), the length of every stream
 # named seqby:history*, then stops the worker by its pid (SIGTERM) and prints its exit status.
 # Run it under scripts/with-redis (a private server):
 #   scripts/with-redis bench/worker_idle_cost.sh build/seqby 10000
@@ -15,8 +17,14 @@ seqby=${1:?usage: worker_idle_cost.sh SEQBY [N] [WORKER FLAGS...]}
 partitions=${2:-10000}
 shift $(($# >= 2 ? 2 : 1))
 settle_s=${SETTLE_S:-15}
-window_s=${WINDOW_S:-5}
+window_s=${WINDOW_S:-20}
 [[ -x "$seqby" ]] || { echo "worker_idle_cost: '$seqby' is not an executable" >&2; exit 2; }
+for value in "$settle_s" "$window_s"; do
+  [[ "$value" =~ ^[1-9][0-9]*$ ]] || {
+    echo "worker_idle_cost: SETTLE_S and WINDOW_S must be whole numbers of seconds >= 1, not '$value'" >&2
+    exit 2
+  }
+done
 [[ "$partitions" =~ ^[1-9][0-9]*$ ]] || {
   echo "worker_idle_cost: N must be a whole number >= 1, not '$partitions'" >&2
   exit 2
