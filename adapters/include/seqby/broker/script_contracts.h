@@ -471,8 +471,6 @@ struct FencedCommit {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
-// The one fenced script per event where the handler commits through the fenced effect sink
-// (fenced_commit_next.lua): fenced_commit's commit, then fenced_next's step, under one lease check.
 // What a step asked, as much as its reply needs to be read (fenced_commit_next, and each step of
 // fenced_steps). A step in the steady state (an ack and a held entry asked; with a commit, the
 // commit accepted) is answered by its ack's count alone, 0 or 1 (lib/commit_next.lua
@@ -485,6 +483,8 @@ struct StepAsked {
   std::string token;          // with_commit: O:N, the committer an accepted commit names
 };
 
+// The one fenced script per event where the handler commits through the fenced effect sink
+// (fenced_commit_next.lua): fenced_commit's commit, then fenced_next's step, under one lease check.
 struct FencedCommitNext {
   static constexpr std::string_view name = "fenced_commit_next";
   static constexpr std::string_view unfenced_name = "unfenced_commit_next";
