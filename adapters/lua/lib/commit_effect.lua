@@ -8,7 +8,7 @@
 -- last_token, `effects` the hash of seq -> effect (opaque text, stored verbatim).
 -- Returns {'accepted'|'duplicate'|'out_of_order', last seq after the call, committer token}.
 -- Journals (lib/journal.lua) commit or commit_rejected (duplicate or out_of_order, the last seq).
--- fenced_steps' steady step decides through the two functions below it, and answers in short.
+-- lib/commit_next.lua's steady_step decides through the two functions below it too.
 
 -- The sink's last accepted seq (0 before the first commit).
 local function last_seq(sink)

@@ -5,7 +5,7 @@
 -- `count_text` new entries) or, for `held` (an entry an earlier read delivered and held; '' for
 -- none), says it may be entered. Returns fenced_next's reply (fenced_next.lua says its shape) or
 -- an error reply to pass on. Journals (lib/journal.lua) the ack, then the read.
--- fenced_steps' steady step asks through the two functions below it too.
+-- lib/commit_next.lua's steady_step checks its count and acks through the two functions below.
 
 -- `count_text` (ARGV[5]) as a count of entries, or nil when it is not a count >= 1.
 local function read_count(count_text)
