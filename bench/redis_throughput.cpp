@@ -7,8 +7,12 @@
 // (HandlerResult::commit_with_step: one fenced script per event). Plain: two consumers of one group
 // over one stream, each on its own thread and raw hiredis connection, doing the same trivial work
 // (one HSET per event, then XACK), in three shapes: COUNT 1, COUNT n with a round trip per
-// command, COUNT n with the batch's commands pipelined. All get the same pre-published events;
-// the clock runs from start until every event is committed (acked). The fenced engine runs
+// command, COUNT n with the batch's commands pipelined. And a fourth that is no design, a
+// ceiling: the pipelined consumer sending, per event, the five commands of the fenced step as
+// plain commands (GET of the key's lease, HGET and HSET of its sink, HSET of the effect, XACK),
+// neither atomic nor fenced: what those five operations cost the server with no script around
+// them, so what any design that makes them per event could reach. All get the same pre-published
+// events; the clock runs from start until every event is committed (acked). The fenced engine runs
 // twice, without and with the decision journal (every deciding script also appends its record),
 // so the journal's cost per event is a ratio taken in the same run. Prints a table and the
 // medians over repetitions; asserts nothing.
@@ -292,6 +296,9 @@ enum class PlainMode : std::uint8_t {
   single,           // XREADGROUP COUNT 1, then HSET and XACK: three round trips per event
   batch,            // XREADGROUP COUNT n, then HSET and XACK per event: two round trips per event
   batch_pipelined,  // XREADGROUP COUNT n, then every HSET and XACK of the batch pipelined
+  // XREADGROUP COUNT n, then per event the fenced step's five operations as plain commands (GET
+  // lease, HGET sink, HSET sink, HSET effects, XACK), the batch's pipelined: a ceiling, no design
+  five_ops_pipelined,
 };
 
 struct ReplyFree {
@@ -326,6 +333,14 @@ ReplyPtr next_reply(redisContext* context) {
 ReplyPtr command_argv(redisContext* context, const std::vector<std::string>& args) {
   append_argv(context, args);
   return next_reply(context);
+}
+
+// The five-operation ceiling's per-key lease and sink (PlainMode::five_ops_pipelined).
+std::string lease_key_of(const std::string& stream, const std::string& key) {
+  return stream + ":lease:" + key;
+}
+std::string sink_key_of(const std::string& stream, const std::string& key) {
+  return stream + ":sink:" + key;
 }
 
 struct PlainConsumer {
@@ -384,7 +399,15 @@ void run_plain_consumer(const RedisConfig& config, const std::string& stream,
       const std::vector<std::string> hset{"HSET", effects, field, id};
       const std::vector<std::string> xack{"XACK", stream, group, id};
       self->commands += 2;
-      if (mode == PlainMode::batch_pipelined) {
+      if (mode == PlainMode::five_ops_pipelined) {
+        const std::string key = key_of(data);
+        append_argv(c, {"GET", lease_key_of(stream, key)});
+        append_argv(c, {"HGET", sink_key_of(stream, key), "last_seq"});
+        append_argv(c, {"HSET", sink_key_of(stream, key), "last_seq", std::to_string(seq_of(data)),
+                        "last_token", self->consumer});
+        self->commands += 3;
+      }
+      if (mode == PlainMode::batch_pipelined || mode == PlainMode::five_ops_pipelined) {
         append_argv(c, hset);
         append_argv(c, xack);
         continue;
@@ -394,8 +417,9 @@ void run_plain_consumer(const RedisConfig& config, const std::string& stream,
       if (!stored || !done) self->failed = true;
       acked->fetch_add(1, std::memory_order_relaxed);
     }
-    if (mode == PlainMode::batch_pipelined) {
-      for (std::size_t r = 0; r < 2 * entries->elements; ++r) {
+    if (mode == PlainMode::batch_pipelined || mode == PlainMode::five_ops_pipelined) {
+      const std::size_t per_event = mode == PlainMode::five_ops_pipelined ? 5 : 2;
+      for (std::size_t r = 0; r < per_event * entries->elements; ++r) {
         if (!next_reply(c)) self->failed = true;
       }
       acked->fetch_add(entries->elements, std::memory_order_relaxed);
@@ -418,6 +442,9 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
       setup.push_back(Command{"XADD", stream, "*", "type", "Ticked", "data",
                               event_data(partition_key(p), seq)});
     }
+  }
+  for (std::uint32_t p = 0; mode == PlainMode::five_ops_pipelined && p < o.partitions; ++p) {
+    setup.push_back(Command{"SET", lease_key_of(stream, partition_key(p)), "c:1"});
   }
   RealRuntime setup_runtime;
   HiredisLink setup_link(setup_runtime, config);
@@ -459,6 +486,8 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
 }
 
 // --- report -------------------------------------------------------------------------------
+
+constexpr const char* kCeilingName = "plain, 5 step ops piped";  // PlainMode::five_ops_pipelined
 
 void print_row(std::uint32_t rep, const char* variant, const RunFigures& f) {
   const double per_event = f.events == 0 ? 0 : 1.0 / f.events;
@@ -563,6 +592,9 @@ int run(int argc, char** argv) {
   std::vector<double> batched_rates;         // commit with the step, steps batched
   std::vector<double> batched_ratios;        // steps batched / commit with the step
   std::vector<double> batched_piped_ratios;  // steps batched / plain piped
+  std::vector<double> ceiling_rates;         // the five operations as plain commands, piped
+  std::vector<double> ceiling_piped_ratios;  // the five operations / plain piped
+  std::vector<double> batched_ceiling_ratios;  // steps batched / the five operations
   if (!o.exec.empty()) {
     // What a process boundary costs: the same engine, a handler that does nothing, in-process
     // and through ExecHandler's children.
@@ -626,9 +658,11 @@ int run(int argc, char** argv) {
     const RunFigures single = run_plain(*config, o, prefix, PlainMode::single);
     const RunFigures batch = run_plain(*config, o, prefix, PlainMode::batch);
     const RunFigures pipelined = run_plain(*config, o, prefix, PlainMode::batch_pipelined);
+    const RunFigures ceiling = run_plain(*config, o, prefix, PlainMode::five_ops_pipelined);
     print_row(rep, "plain COUNT 1", single);
     print_row(rep, batch_name.c_str(), batch);
     print_row(rep, pipelined_name.c_str(), pipelined);
+    print_row(rep, kCeilingName, ceiling);
     print_row(rep, "fenced engine", fenced);
     print_row(rep, "fenced + journal", journaled);
     print_row(rep, "fenced, 1-entry reads", single_reads);
@@ -645,6 +679,13 @@ int run(int argc, char** argv) {
         pipelined.rate() > 0 ? steps_batched.rate() / pipelined.rate() : 0.0;
     batched_piped_ratios.push_back(batched_piped);
     std::printf("%3u  ratio steps batched/%s: %.2fx\n", rep, pipelined_name.c_str(), batched_piped);
+    const double ceiling_piped = pipelined.rate() > 0 ? ceiling.rate() / pipelined.rate() : 0.0;
+    const double batched_ceiling = ceiling.rate() > 0 ? steps_batched.rate() / ceiling.rate() : 0.0;
+    ceiling_rates.push_back(ceiling.rate());
+    ceiling_piped_ratios.push_back(ceiling_piped);
+    batched_ceiling_ratios.push_back(batched_ceiling);
+    std::printf("%3u  ratio %s/%s: %.2fx; steps batched/%s: %.2fx\n", rep, kCeilingName,
+                pipelined_name.c_str(), ceiling_piped, kCeilingName, batched_ceiling);
     const auto ratio = [&](const RunFigures& plain) {
       return plain.rate() > 0 ? fenced.rate() / plain.rate() : 0.0;
     };
@@ -692,6 +733,9 @@ int run(int argc, char** argv) {
   std::printf("  %-24s %9.0f events/s   /commit with step %.2fx   /%s %.2fx\n",
               "fenced, steps batched", median(batched_rates), median(batched_ratios),
               pipelined_name.c_str(), median(batched_piped_ratios));
+  std::printf("  %-24s %9.0f events/s   /%s %.2fx   steps batched/it %.2fx\n", kCeilingName,
+              median(ceiling_rates), pipelined_name.c_str(), median(ceiling_piped_ratios),
+              median(batched_ceiling_ratios));
   std::printf("  load average at the end: %s\n", load_average().c_str());
   return 0;
 }
