@@ -9,38 +9,12 @@
 #include <vector>
 
 #include "../../src/retry.h"
+#include "noting_runtime.h"
 
 namespace seqby {
 namespace {
 
-// A runtime whose sleeps only note their duration and return at once.
-class NotingRuntime final : public Runtime {
- public:
-  class FixedClock final : public Clock {
-   public:
-    std::uint64_t now_ms() override { return 0; }
-  };
-
-  Clock& clock() override { return clock_; }
-  Task<void> sleep_ms(std::uint64_t duration_ms) override {
-    sleeps_ms.push_back(duration_ms);
-    co_return;
-  }
-  Task<bool> wait_alarm(Alarm&, std::uint64_t) override {
-    ADD_FAILURE() << "nothing waits on an alarm here";
-    co_return false;
-  }
-  void spawn(std::string, Task<void>) override { FAIL() << "nothing is spawned here"; }
-  Task<void> run_blocking(std::function<void()> work) override {
-    work();
-    co_return;
-  }
-
-  std::vector<std::uint64_t> sleeps_ms;
-
- private:
-  FixedClock clock_;
-};
+using testing::NotingRuntime;
 
 // Runs a task that never really suspends to its end and returns its value.
 template <typename T>

@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "noting_runtime.h"
 #include "seqby/broker/redis_broker.h"
 #include "seqby/broker/script_contracts.h"
 #include "seqby/broker/scripts.h"
@@ -27,31 +27,6 @@ namespace {
 
 constexpr const char* kGroup = "billing";
 constexpr std::uint64_t kJournalMaxlen = 1000;
-
-// A runtime whose sleeps only note their duration and return at once.
-class NotingRuntime final : public Runtime {
- public:
-  explicit NotingRuntime(Clock& clock) : clock_(clock) {}
-  Clock& clock() override { return clock_; }
-  Task<void> sleep_ms(std::uint64_t duration_ms) override {
-    sleeps_ms.push_back(duration_ms);
-    co_return;
-  }
-  Task<bool> wait_alarm(Alarm&, std::uint64_t) override {
-    ADD_FAILURE() << "nothing waits on an alarm here";
-    co_return false;
-  }
-  void spawn(std::string, Task<void>) override { ADD_FAILURE() << "nothing is spawned here"; }
-  Task<void> run_blocking(std::function<void()> work) override {
-    work();
-    co_return;
-  }
-
-  std::vector<std::uint64_t> sleeps_ms;
-
- private:
-  Clock& clock_;
-};
 
 // How a handler_exit command is lost: never run (the server died before it), or run with its
 // reply lost (the connection dropped after it).
