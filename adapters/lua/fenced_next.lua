@@ -10,7 +10,8 @@
 -- one read delivers at most (the pending read '0' reads one), ARGV[6] = a held entry's id to
 -- check for instead of reading ('' for none)
 -- Returns {acked, '', id, type, data, delivery_count, ...} (an entry per four values, the first
--- to enter now, the rest held), {acked, '', held_id} when the held entry may be entered, or
+-- to enter now, the rest held), acked alone when the held entry ARGV[6] may be entered after
+-- the ack of ARGV[4] (the steady state: lib/next_step.lua enter_held), or
 -- {acked, last_id} when there is nothing to read: acked is -1 when no ack was asked, else
 -- XACK's count (0: acknowledged already); last_id is, for a read of new entries ('>'), the
 -- stream's last entry id ('0-0' when empty; '' for '0'), after which an idle worker waits for new
@@ -21,5 +22,8 @@
 local J = journal_of(2, 6)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return fenced(J, 'read_fenced')
+end
+if steady_shape(ARGV[4], ARGV[5], ARGV[6]) then
+  return enter_held(J, KEYS[2], ARGV[2], ARGV[4], ARGV[6])
 end
 return next_step(J, KEYS[2], ARGV[2], ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6])

@@ -116,10 +116,10 @@ bool next_ack_of(redis::script::FencedNext::Args& args, const NextReply& next, K
 bool parse_next_ack(const redis::Command& c, const redis::Reply& reply, KeyLayout layout,
                     ServerDecision* out) {
   using S = redis::script::FencedNext;
-  const Result<S::Out> next = S::decode_reply(reply);
-  if (!next.ok()) return false;
   std::optional<S::Args> args = redis::script::decode_args<S>(c);
-  return args.has_value() && next_ack_of(*args, next.value(), layout, out);
+  if (!args.has_value()) return false;
+  const Result<S::Out> next = S::decode_reply(reply, S::asked(*args));
+  return next.ok() && next_ack_of(*args, next.value(), layout, out);
 }
 
 // A fenced_commit_next step the server answered: its accepted commit, then the ack of the entry

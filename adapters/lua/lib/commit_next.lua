@@ -26,14 +26,15 @@ end
 -- send but the ack's count, so it is that integer (0 or 1) rather than fenced_commit_next's six
 -- values or fenced_next's three: making that table and converting it cost the server a sixth of
 -- a batched step (bench/real_redis.md "The steady step answered in short"). The same writes and
--- journal records as commit_next_step's (or next_step's), in the same order. Returns nil, having
+-- journal records as commit_next_step's (or next_step's), in the same order, through
+-- lib/next_step.lua's steady_shape and enter_held (fenced_next's own short answer). Returns nil, having
 -- written nothing, for a step in any other state (no ack or held entry, a bad count, a commit
 -- that is not the next in order); after a commit that stood, an ack refused (NOGROUP) gets
 -- commit_next_step's reply. Called after the lease check by fenced_commit_next and, per step,
 -- fenced_steps.
 local function steady_step(J, stream, sink, effects, token, group, ack_id, count_text, held, seq,
                            effect)
-  if ack_id == '' or held == '' or not read_count(count_text) then
+  if not steady_shape(ack_id, count_text, held) then
     return nil
   end
   if seq ~= '' then
@@ -42,13 +43,9 @@ local function steady_step(J, stream, sink, effects, token, group, ack_id, count
     end
     write_commit(J, sink, effects, token, seq, effect)
   end
-  local acked = ack_entry(J, stream, group, ack_id)
-  if type(acked) == 'table' then
-    if seq ~= '' then
-      return {'accepted', tonumber(seq), token, acked}
-    end
-    return acked
+  local acked = enter_held(J, stream, group, ack_id, held)
+  if type(acked) == 'table' and seq ~= '' then
+    return {'accepted', tonumber(seq), token, acked}
   end
-  journal(J, 'read', held, 'delivery=1')
   return acked
 end

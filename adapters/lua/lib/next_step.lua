@@ -5,7 +5,9 @@
 -- `count_text` new entries) or, for `held` (an entry an earlier read delivered and held; '' for
 -- none), says it may be entered. Returns fenced_next's reply (fenced_next.lua says its shape) or
 -- an error reply to pass on. Journals (lib/journal.lua) the ack, then the read.
--- lib/commit_next.lua's steady_step checks its count and acks through the two functions below.
+-- The steady state of a step (the ack of the entry just handled, then a held entry entered) is
+-- answered by the ack's count alone, through steady_shape and enter_held below: by fenced_next,
+-- and with a commit before them by lib/commit_next.lua's steady_step.
 
 -- `count_text` (ARGV[5]) as a count of entries, or nil when it is not a count >= 1.
 local function read_count(count_text)
@@ -22,6 +24,23 @@ local function ack_entry(J, stream, group, ack_id)
   local acked = redis.pcall('XACK', stream, group, ack_id)
   if type(acked) ~= 'table' then
     journal(J, 'ack', ack_id, acked == 0 and 'again' or '')
+  end
+  return acked
+end
+
+-- Whether a step asked the steady state's shape: an entry to acknowledge, a held entry to enter
+-- and a count that is one (ARGV[5] is checked even when a held entry makes it unused).
+local function steady_shape(ack_id, count_text, held)
+  return ack_id ~= '' and held ~= nil and held ~= '' and read_count(count_text) ~= nil
+end
+
+-- The steady state's ack and entry: acknowledges `ack_id` and enters `held_id`, journaled as
+-- next_step journals them. Returns XACK's count (0 or 1), the step's whole reply in short, or
+-- the ack's error reply (NOGROUP), having entered nothing.
+local function enter_held(J, stream, group, ack_id, held_id)
+  local acked = ack_entry(J, stream, group, ack_id)
+  if type(acked) ~= 'table' then
+    journal(J, 'read', held_id, 'delivery=1')  -- delivered by a read of new entries, so once
   end
   return acked
 end

@@ -30,9 +30,11 @@ Task<Result<NextReply>> RedisBroker::fenced_next(const Lease& lease, std::string
                std::string(ask.held_id),
                journal_of(lease)};
   const std::string_view name = options_.unfenced ? S::unfenced_name : S::name;
+  const script::StepAsked asked = S::asked(args);
   ScriptCall call = script::encode<S>(std::move(args));
   Result<Reply> reply = co_await run_script(name, std::move(call));
-  co_return script::decode_reply<S>(reply);
+  if (!reply.ok()) co_return reply.error();
+  co_return S::decode_reply(reply.value(), asked);
 }
 
 Task<Result<NextReply>> RedisBroker::fenced_commit_next(const Lease& lease, std::string_view group,

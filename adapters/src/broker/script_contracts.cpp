@@ -235,6 +235,35 @@ Result<NextReply> decode_next(std::string_view name, std::span<const Reply> e, c
 
 }  // namespace
 
+namespace {
+
+// A step answered by its ack's count alone (lib/next_step.lua enter_held, lib/commit_next.lua
+// steady_step): the reply it stands for. `reply` is what a shape error shows, as `name`'s.
+Result<NextReply> decode_steady(std::string_view name, const Reply& count, const StepAsked& asked,
+                                const Reply& reply) {
+  if (!asked.ack_and_held || count.integer < 0 || count.integer > 1) {
+    return shape_error(name, reply,
+                       "a step's reply, or 0 or 1 for a step that asked an ack and a held entry");
+  }
+  NextReply out;
+  out.ack_asked = true;
+  out.acked = count.integer == 1;
+  out.held_checked = true;
+  if (asked.with_commit) out.commit = CommitReply{CommitOutcome::accepted, asked.seq, asked.token};
+  return out;
+}
+
+}  // namespace
+
+StepAsked FencedNext::asked(const Args& args) {
+  return StepAsked{false, !args.ack_id.empty() && !args.held_id.empty(), 0, ""};
+}
+
+Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply, const StepAsked& asked) {
+  if (reply.kind == Reply::Kind::integer) return decode_steady(name, reply, asked, reply);
+  return decode_reply(reply);
+}
+
 Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply) {
   if (reply.is_error()) return error_from_reply(reply);
   if (reply.kind != Reply::Kind::array) {
@@ -308,26 +337,6 @@ Result<FencedCommit::Out> FencedCommit::decode_reply(const Reply& reply) {
   out.committed_by = std::move(committed_by);
   return out;
 }
-
-namespace {
-
-// A step answered by its ack's count alone (lib/commit_next.lua steady_step): the reply it
-// stands for. `reply` is what a shape error shows, as `name`'s.
-Result<NextReply> decode_steady(std::string_view name, const Reply& count, const StepAsked& asked,
-                                const Reply& reply) {
-  if (!asked.ack_and_held || count.integer < 0 || count.integer > 1) {
-    return shape_error(name, reply,
-                       "a step's reply, or 0 or 1 for a step that asked an ack and a held entry");
-  }
-  NextReply out;
-  out.ack_asked = true;
-  out.acked = count.integer == 1;
-  out.held_checked = true;
-  if (asked.with_commit) out.commit = CommitReply{CommitOutcome::accepted, asked.seq, asked.token};
-  return out;
-}
-
-}  // namespace
 
 StepAsked FencedCommitNext::asked(const Args& args) {
   return StepAsked{true, !args.ack_id.empty() && !args.held_id.empty(), args.seq, args.token};
@@ -422,10 +431,8 @@ std::optional<std::vector<FencedSteps::Step>> FencedSteps::steps_of(const Script
 }
 
 FencedSteps::Asked FencedSteps::asked(const Step& step) {
-  if (!step.with_commit) {
-    return Asked{false, !step.next.ack_id.empty() && !step.next.held_id.empty(), 0, ""};
-  }
-  return FencedCommitNext::asked(step.commit_next);
+  return step.with_commit ? FencedCommitNext::asked(step.commit_next)
+                          : FencedNext::asked(step.next);
 }
 
 FencedSteps::Out FencedSteps::decode_reply(const Result<Reply>& reply,

@@ -181,6 +181,14 @@ TEST(ScriptContracts, FencedStepsSteadyStepAnsweredInShortReadsAsItsWholeReply) 
   EXPECT_FALSE(script::FencedCommitNext::decode_reply(Reply::of_int(1)).ok())
       << "read without what it asked, a count is no reply";
 
+  // fenced_next's own, too: the ack's count, no commit.
+  const Result<NextReply> plain = script::FencedNext::decode_reply(Reply::of_int(0), next);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_TRUE(plain.value().ack_asked && plain.value().held_checked);
+  EXPECT_FALSE(plain.value().acked);
+  EXPECT_FALSE(plain.value().commit.has_value());
+  EXPECT_FALSE(script::FencedNext::decode_reply(Reply::of_int(0)).ok());
+
   const S::Asked no_held{true, false, 7, "w1:3"};
   for (const auto& [count, asked] :
        {std::pair{1, no_held}, std::pair{2, commit}, std::pair{-1, next}}) {

@@ -279,5 +279,40 @@ TEST_F(ScriptEdges, FencedCommitNextAnswersASteadyStepInShortAndItsRetryInFull) 
   EXPECT_EQ(hash(effects_hash_name(partition, kGroup)).at("1"), "effect 1");
 }
 
+// fenced_next, the step when the handler commits itself (an exec handler's, into its own store),
+// answers its steady state in short too; a held entry with no ack to send is answered in full.
+TEST_F(ScriptEdges, FencedNextAnswersASteadyStepInShortAndAStepWithoutAnAckInFull) {
+  RedisBroker broker{link};
+  ASSERT_TRUE(run_now(broker.ensure_group(partition, kGroup)).ok());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(run_now(broker.publish(partition, "created", "{\"seq\":1}")).value());
+  }
+  const Lease a = acquire(broker, partition, "a");
+  NextAsk three;
+  three.count = 3;
+  auto read = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, "", three));
+  ASSERT_TRUE(read.ok() && read.value().held.size() == 2);
+
+  using S = script::FencedNext;
+  const auto step = [&](const std::string& acked, const std::string& held) {
+    return S::Args{a.key(), partition.stream(), a.token(), kGroup, ReadFrom::new_entries, acked, 32,
+                   held};
+  };
+  for (const auto& [args, in_short] :
+       {std::pair{step(ids[0], ids[1]), true}, std::pair{step("", ids[2]), false}}) {
+    Result<Reply> reply = run_now(broker.run_script(S::name, script::encode<S>(args)));
+    ASSERT_TRUE(reply.ok());
+    EXPECT_EQ(reply.value().kind, in_short ? Reply::Kind::integer : Reply::Kind::array);
+    const Result<NextReply> stepped = S::decode_reply(reply.value(), S::asked(args));
+    ASSERT_TRUE(stepped.ok()) << stepped.error().message;
+    EXPECT_EQ(stepped.value().ack_asked, in_short);
+    EXPECT_EQ(stepped.value().acked, in_short);
+    EXPECT_TRUE(stepped.value().held_checked);
+  }
+  const Reply pending = redis.execute({"XPENDING", partition.stream(), kGroup});
+  EXPECT_EQ(pending.elements.at(0).integer, 2) << "the first entry was acknowledged, alone";
+}
+
 }  // namespace
 }  // namespace seqby::redis

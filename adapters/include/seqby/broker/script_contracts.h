@@ -368,6 +368,18 @@ struct FencedAck {
   static Result<Out> decode_reply(const Reply& reply);
 };
 
+// What a step asked, as much as its reply needs to be read (fenced_next, fenced_commit_next, and
+// each step of fenced_steps). A step in the steady state (an ack and a held entry asked; with a
+// commit, the commit accepted) is answered by its ack's count alone, 0 or 1 (lib/next_step.lua
+// enter_held, lib/commit_next.lua steady_step), which stands for fenced_commit_next's
+// [accepted, seq, token, count, "", held] or fenced_next's [count, "", held].
+struct StepAsked {
+  bool with_commit = false;
+  bool ack_and_held = false;  // an entry to acknowledge and a held entry to enter
+  std::int64_t seq = 0;       // with_commit
+  std::string token;          // with_commit: O:N, the committer an accepted commit names
+};
+
 // The engine's one script per event (docs/ARCHITECTURE.md "One script per event").
 struct FencedNext {
   static constexpr std::string_view name = "fenced_next";
@@ -387,7 +399,10 @@ struct FencedNext {
   static constexpr auto argv = std::tuple{&Args::token,  &Args::group, &Args::from,
                                           &Args::ack_id, &Args::count, &Args::held_id};
   using Out = NextReply;
-  static Result<Out> decode_reply(const Reply& reply);
+  static Result<Out> decode_reply(const Reply& reply);  // a reply in full
+  // What `args` asks, and its reply, in full or in short, read as `asked` says.
+  static StepAsked asked(const Args& args);
+  static Result<Out> decode_reply(const Reply& reply, const StepAsked& asked);
 };
 
 // The heartbeat's renew of many leases (renew_many.lua): not a JournalTail script, its journal
@@ -469,18 +484,6 @@ struct FencedCommit {
   static constexpr auto argv = std::tuple{&Args::token, &Args::seq, &Args::effect};
   using Out = CommitReply;  // a FENCED reply is CommitOutcome::fenced, not an error
   static Result<Out> decode_reply(const Reply& reply);
-};
-
-// What a step asked, as much as its reply needs to be read (fenced_commit_next, and each step of
-// fenced_steps). A step in the steady state (an ack and a held entry asked; with a commit, the
-// commit accepted) is answered by its ack's count alone, 0 or 1 (lib/commit_next.lua
-// steady_step), which stands for fenced_commit_next's [accepted, seq, token, count, "", held] or
-// fenced_next's [count, "", held].
-struct StepAsked {
-  bool with_commit = false;
-  bool ack_and_held = false;  // an entry to acknowledge and a held entry to enter
-  std::int64_t seq = 0;       // with_commit
-  std::string token;          // with_commit: O:N, the committer an accepted commit names
 };
 
 // The one fenced script per event where the handler commits through the fenced effect sink
