@@ -1,10 +1,10 @@
 // bench_redis_step_cost: where the redis-server time of the engine's one fenced script per event
 // goes (fenced_commit_next.lua, the commit carried by the step; issue 14). The very script the
 // engine loads is cut short at three points (just after the libraries that
-// cmake/embed_scripts.cmake prepends, after the lease check, and in the steady step before its
-// ack: lib/commit_next.lua steady_step), and each cut, the whole script and a script that
-// returns at once with the same KEYS and ARGV run the steady state of 8 partitions of 4,000
-// events each: commit seq n, ack entry n, enter entry n+1 (held from a read of up to 32 new
+// cmake/embed_scripts.cmake prepends, after the lease check, and in the steady step after its
+// commit, before its ack: lib/next_step.lua enter_held), and each cut, the whole script and a
+// script that returns at once with the same KEYS and ARGV run the steady state of 8 partitions of
+// 4,000 events each: commit seq n, ack entry n, enter entry n+1 (held from a read of up to 32 new
 // entries, read_batch_max's default, so one step in 32 reads). Per step: the server's execution
 // time of EVALSHA (INFO commandstats usec_per_call: the script and the commands it runs, no I/O)
 // and what each stage adds to the stage before it. All variants in one run on one server; the

@@ -27,11 +27,11 @@ end
 -- values or fenced_next's three: making that table and converting it cost the server a sixth of
 -- a batched step (bench/real_redis.md "The steady step answered in short"). The same writes and
 -- journal records as commit_next_step's (or next_step's), in the same order, through
--- lib/next_step.lua's steady_shape and enter_held (fenced_next's own short answer). Returns nil, having
--- written nothing, for a step in any other state (no ack or held entry, a bad count, a commit
--- that is not the next in order); after a commit that stood, an ack refused (NOGROUP) gets
--- commit_next_step's reply. Called after the lease check by fenced_commit_next and, per step,
--- fenced_steps.
+-- lib/next_step.lua's steady_shape and enter_held (fenced_next's own short answer). Returns
+-- nil, having written nothing, for a step in any other state (no ack or held entry, a bad count,
+-- a commit that is not the next in order); after a commit that stood, an ack refused (NOGROUP)
+-- gets commit_next_step's reply. Called after the lease check by fenced_commit_next and, per
+-- step, fenced_steps.
 local function steady_step(J, stream, sink, effects, token, group, ack_id, count_text, held, seq,
                            effect)
   if not steady_shape(ack_id, count_text, held) then

@@ -29,7 +29,8 @@ local function ack_entry(J, stream, group, ack_id)
 end
 
 -- Whether a step asked the steady state's shape: an entry to acknowledge, a held entry to enter
--- and a count that is one (ARGV[5] is checked even when a held entry makes it unused).
+-- and a valid count (ARGV[5]: next_step refuses a bad one even when a held entry leaves it
+-- unused, so a step with one is left to next_step).
 local function steady_shape(ack_id, count_text, held)
   return ack_id ~= '' and held ~= nil and held ~= '' and read_count(count_text) ~= nil
 end
