@@ -233,10 +233,6 @@ Result<NextReply> decode_next(std::string_view name, std::span<const Reply> e, c
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // A step answered by its ack's count alone (lib/next_step.lua enter_held, lib/commit_next.lua
 // steady_step): the reply it stands for. `reply` is what a shape error shows, as `name`'s.
 Result<NextReply> decode_steady(std::string_view name, const Reply& count, const StepAsked& asked,
