@@ -234,11 +234,10 @@ Result<NextReply> decode_next(std::string_view name, std::span<const Reply> e, c
 }
 
 // A step answered by its ack's count alone (lib/next_step.lua enter_held, lib/commit_next.lua
-// steady_step): the reply it stands for. `reply` is what a shape error shows, as `name`'s.
-Result<NextReply> decode_steady(std::string_view name, const Reply& count, const StepAsked& asked,
-                                const Reply& reply) {
+// steady_step), `name`'s reply: the reply it stands for.
+Result<NextReply> decode_steady(std::string_view name, const Reply& count, const StepAsked& asked) {
   if (!asked.ack_and_held || count.integer < 0 || count.integer > 1) {
-    return shape_error(name, reply,
+    return shape_error(name, count,
                        "a step's reply, or 0 or 1 for a step that asked an ack and a held entry");
   }
   NextReply out;
@@ -256,7 +255,7 @@ StepAsked FencedNext::asked(const Args& args) {
 }
 
 Result<FencedNext::Out> FencedNext::decode_reply(const Reply& reply, const StepAsked& asked) {
-  if (reply.kind == Reply::Kind::integer) return decode_steady(name, reply, asked, reply);
+  if (reply.kind == Reply::Kind::integer) return decode_steady(name, reply, asked);
   return decode_reply(reply);
 }
 
@@ -340,7 +339,7 @@ StepAsked FencedCommitNext::asked(const Args& args) {
 
 Result<FencedCommitNext::Out> FencedCommitNext::decode_reply(const Reply& reply,
                                                              const StepAsked& asked) {
-  if (reply.kind == Reply::Kind::integer) return decode_steady(name, reply, asked, reply);
+  if (reply.kind == Reply::Kind::integer) return decode_steady(name, reply, asked);
   return decode_reply(reply);
 }
 
@@ -451,12 +450,8 @@ FencedSteps::Out FencedSteps::decode_reply(const Result<Reply>& reply,
       continue;
     }
     const Reply& one = reply.value().elements[i];
-    if (one.kind == Reply::Kind::integer) {
-      out.push_back(decode_steady(name, one, asked[i], reply.value()));
-    } else {
-      out.push_back(asked[i].with_commit ? FencedCommitNext::decode_reply(one)
-                                         : FencedNext::decode_reply(one));
-    }
+    out.push_back(asked[i].with_commit ? FencedCommitNext::decode_reply(one, asked[i])
+                                       : FencedNext::decode_reply(one, asked[i]));
   }
   return out;
 }

@@ -6,6 +6,7 @@
 // record-halt-unfenced, handler-exit-deletes-any-marker, ack-journal-again-inverted).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,24 @@ struct ScriptEdges : ::testing::Test {
     auto got = run_now(broker.acquire(p, "", owner, 3000));
     SEQBY_CHECK(got.ok() && got.value().has_value());
     return *got.value();
+  }
+  // A group on `p` and `n` events published to it: their ids.
+  static std::vector<std::string> publish_events(RedisBroker& broker, const PartitionRef& p,
+                                                 int n) {
+    SEQBY_CHECK(run_now(broker.ensure_group(p, kGroup)).ok());
+    std::vector<std::string> ids;
+    for (int i = 0; i < n; ++i) {
+      ids.push_back(run_now(broker.publish(p, "created", "{\"seq\":1}")).value());
+    }
+    return ids;
+  }
+  // `lease`'s first read of new entries, `n` of them in one batch: whether it delivered the first
+  // to enter and held the n - 1 others.
+  static bool read_batch(RedisBroker& broker, const Lease& lease, std::uint32_t n) {
+    NextAsk ask;
+    ask.count = n;
+    auto read = run_now(broker.fenced_next(lease, kGroup, ReadFrom::new_entries, "", ask));
+    return read.ok() && read.value().entry.has_value() && read.value().held.size() == n - 1;
   }
   std::map<std::string, std::string> hash(const std::string& key) {
     Reply r = redis.execute({"HGETALL", key});
@@ -159,21 +178,12 @@ TEST_F(ScriptEdges, ACommitThatStoodIsToldBesideTheStepThatFailedAfterIt) {
 TEST_F(ScriptEdges, FencedStepsAnswersASteadyStepInShortAndAnyOtherInFull) {
   RedisBroker broker{link};
   const PartitionRef other{"order", "k1"};
-  std::vector<std::string> ids;
-  for (const PartitionRef& p : {partition, other}) {
-    ASSERT_TRUE(run_now(broker.ensure_group(p, kGroup)).ok());
-    for (int i = 0; i < 2; ++i) {
-      ids.push_back(run_now(broker.publish(p, "created", "{\"seq\":1}")).value());
-    }
-  }
+  std::vector<std::string> ids = publish_events(broker, partition, 2);
+  for (std::string& id : publish_events(broker, other, 2)) ids.push_back(std::move(id));
   const Lease a = acquire(broker, partition, "a");
   const Lease b = acquire(broker, other, "a");
-  NextAsk two;
-  two.count = 2;
-  for (const Lease* lease : {&a, &b}) {
-    auto read = run_now(broker.fenced_next(*lease, kGroup, ReadFrom::new_entries, "", two));
-    ASSERT_TRUE(read.ok() && read.value().entry.has_value() && read.value().held.size() == 1);
-  }
+  ASSERT_TRUE(read_batch(broker, a, 2));
+  ASSERT_TRUE(read_batch(broker, b, 2));
   using S = script::FencedSteps;
   // Each partition: the commit of its first entry's effect with the ack of it, and its held
   // second entry entered. a commits seq 1 (the next); b seq 3 (out of order).
@@ -240,16 +250,9 @@ TEST_F(ScriptEdges, FencedStepsAnswersASteadyStepInShortAndAnyOtherInFull) {
 // own token, the ack again.
 TEST_F(ScriptEdges, FencedCommitNextAnswersASteadyStepInShortAndItsRetryInFull) {
   RedisBroker broker{link};
-  ASSERT_TRUE(run_now(broker.ensure_group(partition, kGroup)).ok());
-  std::vector<std::string> ids;
-  for (int i = 0; i < 2; ++i) {
-    ids.push_back(run_now(broker.publish(partition, "created", "{\"seq\":1}")).value());
-  }
+  const std::vector<std::string> ids = publish_events(broker, partition, 2);
   const Lease a = acquire(broker, partition, "a");
-  NextAsk two;
-  two.count = 2;
-  auto read = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, "", two));
-  ASSERT_TRUE(read.ok() && read.value().held.size() == 1);
+  ASSERT_TRUE(read_batch(broker, a, 2));
 
   using S = script::FencedCommitNext;
   const S::Args step{a.key(),
@@ -283,16 +286,9 @@ TEST_F(ScriptEdges, FencedCommitNextAnswersASteadyStepInShortAndItsRetryInFull) 
 // answers its steady state in short too; a held entry with no ack to send is answered in full.
 TEST_F(ScriptEdges, FencedNextAnswersASteadyStepInShortAndAStepWithoutAnAckInFull) {
   RedisBroker broker{link};
-  ASSERT_TRUE(run_now(broker.ensure_group(partition, kGroup)).ok());
-  std::vector<std::string> ids;
-  for (int i = 0; i < 3; ++i) {
-    ids.push_back(run_now(broker.publish(partition, "created", "{\"seq\":1}")).value());
-  }
+  const std::vector<std::string> ids = publish_events(broker, partition, 3);
   const Lease a = acquire(broker, partition, "a");
-  NextAsk three;
-  three.count = 3;
-  auto read = run_now(broker.fenced_next(a, kGroup, ReadFrom::new_entries, "", three));
-  ASSERT_TRUE(read.ok() && read.value().held.size() == 2);
+  ASSERT_TRUE(read_batch(broker, a, 3));
 
   using S = script::FencedNext;
   const auto step = [&](const std::string& acked, const std::string& held) {
