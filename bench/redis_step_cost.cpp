@@ -9,6 +9,12 @@
 // time of EVALSHA (INFO commandstats usec_per_call: the script and the commands it runs, no I/O)
 // and what each stage adds to the stage before it. All variants in one run on one server; the
 // order of the variants is repeated, and the figures of each repetition printed.
+// Then the read of new entries alone, per entry, the same 8 x 4,000 entries in reads of 32: the
+// step's read (XREADGROUP inside the script, its reply converted to Lua and the entries returned
+// converted back), the same with the reply dropped in the script, and the commands a client
+// sends: XREADGROUP; WATCH of the lease, MULTI, XREADGROUP and EXEC (a read the lease's WATCH
+// would fence instead of a script); and XRANGE of the entries after the last one read, which
+// delivers nothing. What a read through Lua costs the server over the same read sent as a command.
 //
 //   scripts/with-redis build/bench_redis_step_cost [--repetitions N]
 #include <cstdint>
@@ -126,6 +132,132 @@ double run_stage(BlockingRedis& redis, const Stage& stage) {
   return stats.script_calls == 0 ? 0.0 : static_cast<double>(stats.usec) / stats.script_calls;
 }
 
+// A way to read a partition's next kReadBatch new entries for a group.
+enum class ReadHow : std::uint8_t {
+  script_returned,  // XREADGROUP in a script that returns its entries (the step's read)
+  script_dropped,   // XREADGROUP in a script that drops its reply
+  command,          // XREADGROUP sent as a command
+  transaction,      // WATCH of the lease, MULTI, XREADGROUP, EXEC
+  range,            // XRANGE of the entries after the last one read (delivers nothing)
+};
+
+struct ReadWay {
+  std::string name;
+  ReadHow how;
+};
+
+std::vector<ReadWay> read_ways() {
+  return {
+      {"XREADGROUP in a script, entries returned (the step's read)", ReadHow::script_returned},
+      {"XREADGROUP in a script, its reply dropped", ReadHow::script_dropped},
+      {"XREADGROUP sent as a command", ReadHow::command},
+      {"WATCH of the lease, MULTI, XREADGROUP, EXEC (a read a WATCH would fence)",
+       ReadHow::transaction},
+      {"XRANGE after the last entry read, sent as a command (delivers nothing)", ReadHow::range},
+  };
+}
+
+constexpr std::size_t kCommandWay = 2;  // the way the others are compared with
+
+// The commands of one read of `stream` for `group` by `how`, the last one's reply the read's
+// (EXEC's wrapped in an array); `sha` the script's, `after` the last entry read ("0": none).
+std::vector<Command> read_commands(ReadHow how, const std::string& sha, const std::string& stream,
+                                   const std::string& group, const std::string& after) {
+  const Command xreadgroup{"XREADGROUP", "GROUP",   group,  kToken, "COUNT",
+                           kReadBatch,   "STREAMS", stream, ">"};
+  switch (how) {
+    case ReadHow::script_returned:
+    case ReadHow::script_dropped:
+      return {{"EVALSHA", sha, "1", stream, group, kToken, kReadBatch}};
+    case ReadHow::command:
+      return {xreadgroup};
+    case ReadHow::transaction:
+      return {{"WATCH", stream + ":__lease__"}, {"MULTI"}, xreadgroup, {"EXEC"}};
+    case ReadHow::range:
+      return {{"XRANGE", stream, after == "0" ? "-" : "(" + after, "+", "COUNT", kReadBatch}};
+  }
+  return {};
+}
+
+std::string read_script(ReadHow how) {
+  const std::string read =
+      "redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3], 'STREAMS', KEYS[1], "
+      "'>')";
+  if (how == ReadHow::script_returned) return "return " + read;
+  if (how == ReadHow::script_dropped) return read + " return 1";
+  return "";
+}
+
+// The microseconds INFO commandstats gives command `name` (0 when it ran none).
+std::uint64_t usec_of(BlockingRedis& redis, const std::string& name) {
+  const std::string text = must(redis, {"INFO", "commandstats"}).value().str;
+  const std::size_t at = text.find("cmdstat_" + name + ":");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(text.c_str() + text.find("usec=", at) + 5, nullptr, 10);
+}
+
+// The last entry's id of a read's reply: XREADGROUP's [[stream, [[id, fields], ...]]] (EXEC's
+// wrapped in an array), XRANGE's [[id, fields], ...], or '' for none (and for a script whose
+// reply was dropped).
+std::string last_id_of(const Reply& reply, ReadHow how) {
+  if (how == ReadHow::transaction) {
+    return reply.elements.empty() ? "" : last_id_of(reply.elements[0], ReadHow::command);
+  }
+  const Reply* entries = &reply;
+  if (!reply.elements.empty() && reply.elements[0].elements.size() == 2 &&
+      reply.elements[0].elements[1].kind == Reply::Kind::array &&
+      reply.elements[0].elements[0].kind == Reply::Kind::bulk &&
+      reply.elements[0].elements[0].str.rfind("bench_step:", 0) == 0) {
+    entries = &reply.elements[0].elements[1];  // XREADGROUP's [stream, entries]
+  }
+  if (entries->elements.empty() || entries->elements.back().elements.empty()) return "";
+  return entries->elements.back().elements[0].str;
+}
+
+// One way of reading every partition's entries, kReadBatch at a time, from a group of its own;
+// the server's microseconds per entry read (for a transaction, WATCH, MULTI and EXEC, whose time
+// holds its XREADGROUP's). Exits 1 when a way did not read every entry.
+double run_read(BlockingRedis& redis, const ReadWay& way, const std::string& group) {
+  const std::string script = read_script(way.how);
+  const std::string sha = script.empty() ? "" : must(redis, {"SCRIPT", "LOAD", script}).value().str;
+  for (int p = 0; p < kPartitions; ++p) {
+    (void)must(redis, {"XGROUP", "CREATE", stream_of(p), group, "0"});
+  }
+  const int batch = std::atoi(kReadBatch);
+  const int reads_per_partition = (kEvents + batch - 1) / batch;
+  std::vector<std::string> after(kPartitions, "0");
+  reset_command_stats(redis);
+  for (int r = 0; r < reads_per_partition; ++r) {
+    for (int p = 0; p < kPartitions; ++p) {
+      Reply reply;
+      for (const Command& command : read_commands(way.how, sha, stream_of(p), group, after[p])) {
+        reply = must(redis, command).value();
+      }
+      const std::string last = last_id_of(reply, way.how);
+      if (!last.empty()) after[p] = last;
+    }
+  }
+  const std::uint64_t usec =
+      way.how == ReadHow::transaction
+          ? usec_of(redis, "watch") + usec_of(redis, "multi") + usec_of(redis, "exec")
+          : command_stats(redis).usec;
+  // Every entry read: delivered to the group (XPENDING's count), or for XRANGE, the last reached.
+  for (int p = 0; p < kPartitions; ++p) {
+    const std::string stream = stream_of(p);
+    const Reply pending = must(redis, {"XPENDING", stream, group}).value();
+    const Reply last_entry = must(redis, {"XREVRANGE", stream, "+", "-", "COUNT", "1"}).value();
+    const bool all = way.how == ReadHow::range
+                         ? after[p] == last_id_of(last_entry, ReadHow::range)
+                         : !pending.elements.empty() && pending.elements[0].integer == kEvents;
+    if (!all) {
+      std::fprintf(stderr, "bench_redis_step_cost: '%s' did not read every entry of %s\n",
+                   way.name.c_str(), stream.c_str());
+      std::exit(1);
+    }
+  }
+  return static_cast<double>(usec) / (double{kPartitions} * kEvents);
+}
+
 }  // namespace
 }  // namespace seqby::redis::bench
 
@@ -156,6 +288,23 @@ int main(int argc, char** argv) {
       const double us = bench::run_stage(redis, stage);
       std::printf("| %s (rep %d) | %.2f | %+.2f |\n", stage.name.c_str(), r, us, us - before);
       before = us;
+    }
+  }
+  std::printf(
+      "\n| the read of %s new entries | server us per entry | against the command |\n"
+      "|---|---|---|\n",
+      bench::kReadBatch);
+  const std::vector<bench::ReadWay> ways = bench::read_ways();
+  for (int r = 1; r <= repetitions; ++r) {
+    bench::set_up(redis);
+    std::vector<double> per_entry;
+    for (std::size_t w = 0; w < ways.size(); ++w) {
+      per_entry.push_back(bench::run_read(redis, ways[w], "r" + std::to_string(w)));
+    }
+    const double command = per_entry[bench::kCommandWay];
+    for (std::size_t w = 0; w < ways.size(); ++w) {
+      std::printf("| %s (rep %d) | %.2f | %.2fx |\n", ways[w].name.c_str(), r, per_entry[w],
+                  command > 0 ? per_entry[w] / command : 0.0);
     }
   }
   for (int p = 0; p < bench::kPartitions; ++p) {
