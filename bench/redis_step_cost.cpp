@@ -13,8 +13,9 @@
 // step's read (XREADGROUP inside the script, its reply converted to Lua and the entries returned
 // converted back), the same with the reply dropped in the script, and the commands a client
 // sends: XREADGROUP; WATCH of the lease, MULTI, XREADGROUP and EXEC (a read the lease's WATCH
-// would fence instead of a script); and XRANGE of the entries after the last one read, which
-// delivers nothing. What a read through Lua costs the server over the same read sent as a command.
+// would fence instead of a script); XRANGE of the entries after the last one read, which
+// delivers nothing; and that XRANGE followed by an XCLAIM FORCE of the ids it gave, which delivers
+// them. What a read through Lua costs the server over the same read sent as a command.
 //
 //   scripts/with-redis build/bench_redis_step_cost [--repetitions N]
 #include <cstdint>
@@ -139,6 +140,7 @@ enum class ReadHow : std::uint8_t {
   command,          // XREADGROUP sent as a command
   transaction,      // WATCH of the lease, MULTI, XREADGROUP, EXEC
   range,            // XRANGE of the entries after the last one read (delivers nothing)
+  claim,            // that XRANGE, then XCLAIM FORCE JUSTID of its ids (delivers them)
 };
 
 struct ReadWay {
@@ -154,6 +156,8 @@ std::vector<ReadWay> read_ways() {
       {"WATCH of the lease, MULTI, XREADGROUP, EXEC (a read a WATCH would fence)",
        ReadHow::transaction},
       {"XRANGE after the last entry read, sent as a command (delivers nothing)", ReadHow::range},
+      {"that XRANGE, then XCLAIM FORCE JUSTID RETRYCOUNT 1 LASTID of its ids (delivers them)",
+       ReadHow::claim},
   };
 }
 
@@ -174,9 +178,20 @@ std::vector<Command> read_commands(ReadHow how, const std::string& sha, const st
     case ReadHow::transaction:
       return {{"WATCH", stream + ":__lease__"}, {"MULTI"}, xreadgroup, {"EXEC"}};
     case ReadHow::range:
+    case ReadHow::claim:  // the XCLAIM follows, made of the XRANGE's ids (claim_command)
       return {{"XRANGE", stream, after == "0" ? "-" : "(" + after, "+", "COUNT", kReadBatch}};
   }
   return {};
+}
+
+// XCLAIM of the entries an XRANGE's `reply` gave, to kToken in `group`, as a read of new
+// entries would deliver them: once (RETRYCOUNT 1), the group's last delivered id moved to the
+// last of them (LASTID).
+Command claim_command(const std::string& stream, const std::string& group, const Reply& reply) {
+  Command claim{"XCLAIM", stream, group, kToken, "0"};
+  for (const Reply& entry : reply.elements) claim.push_back(entry.elements[0].str);
+  claim.insert(claim.end(), {"FORCE", "JUSTID", "RETRYCOUNT", "1", "LASTID", claim.back()});
+  return claim;
 }
 
 std::string read_script(ReadHow how) {
@@ -234,6 +249,9 @@ double run_read(BlockingRedis& redis, const ReadWay& way, const std::string& gro
         reply = must(redis, command).value();
       }
       const std::string last = last_id_of(reply, way.how);
+      if (way.how == ReadHow::claim && !last.empty()) {
+        (void)must(redis, claim_command(stream_of(p), group, reply));
+      }
       if (!last.empty()) after[p] = last;
     }
   }
