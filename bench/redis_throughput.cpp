@@ -17,7 +17,10 @@
 // so the journal's cost per event is a ratio taken in the same run. And once more as the previous
 // release (seqby::testing::previous_release_steps: three fenced scripts per event, polling, leases
 // one at a time), the engine issue 14 set out to beat, so "steps batched" against it is a ratio
-// taken in the same run too. Prints a table and the medians over repetitions; asserts nothing.
+// taken in the same run too. And a handler whose effect goes to its own store (as an exec
+// handler's does: it commits nothing to Redis, so each event costs the engine its step alone),
+// steps batched, against its like for like, the pipelined consumer sending XACK alone. Prints a
+// table and the medians over repetitions; asserts nothing.
 //
 //   scripts/with-redis build/bench_redis_throughput [--partitions N] [--events-per-partition N]
 //       [--repetitions N] [--poll-interval-ms N] [--plain-count N] [--read-batch-max N]
@@ -306,6 +309,10 @@ enum class PlainMode : std::uint8_t {
   // XREADGROUP COUNT n, then per event the fenced step's five operations as plain commands (GET
   // lease, HGET sink, HSET sink, HSET effects, XACK), the batch's pipelined: a ceiling, no design
   five_ops_pipelined,
+  // XREADGROUP COUNT n, then per event XACK alone, the batch's pipelined: a consumer whose effect
+  // goes elsewhere (its own store), like for like with the engine's handler that commits nothing
+  // to Redis (HandlerKind::nothing)
+  ack_only_pipelined,
 };
 
 struct ReplyFree {
@@ -401,10 +408,15 @@ void run_plain_consumer(const RedisConfig& config, const std::string& stream,
           data.assign(fields->element[i + 1]->str, fields->element[i + 1]->len);
         }
       }
+      const std::vector<std::string> xack{"XACK", stream, group, id};
+      if (mode == PlainMode::ack_only_pipelined) {  // the effect goes elsewhere
+        append_argv(c, xack);
+        ++self->commands;
+        continue;
+      }
       // The same trivial work as the fenced handler: decode the event, store one effect.
       const std::string field = key_of(data) + ":" + std::to_string(seq_of(data));
       const std::vector<std::string> hset{"HSET", effects, field, id};
-      const std::vector<std::string> xack{"XACK", stream, group, id};
       self->commands += 2;
       if (mode == PlainMode::five_ops_pipelined) {
         const std::string key = key_of(data);
@@ -424,8 +436,11 @@ void run_plain_consumer(const RedisConfig& config, const std::string& stream,
       if (!stored || !done) self->failed = true;
       acked->fetch_add(1, std::memory_order_relaxed);
     }
-    if (mode == PlainMode::batch_pipelined || mode == PlainMode::five_ops_pipelined) {
-      const std::size_t per_event = mode == PlainMode::five_ops_pipelined ? 5 : 2;
+    if (mode == PlainMode::batch_pipelined || mode == PlainMode::five_ops_pipelined ||
+        mode == PlainMode::ack_only_pipelined) {
+      const std::size_t per_event = mode == PlainMode::five_ops_pipelined   ? 5
+                                    : mode == PlainMode::ack_only_pipelined ? 1
+                                                                            : 2;
       for (std::size_t r = 0; r < per_event * entries->elements; ++r) {
         if (!next_reply(c)) self->failed = true;
       }
@@ -496,6 +511,9 @@ RunFigures run_plain(const RedisConfig& config, const Options& o, const std::str
 
 constexpr const char* kCeilingName = "plain, 5 step ops piped";  // PlainMode::five_ops_pipelined
 constexpr const char* kPreviousName = "previous release";        // testing::previous_release_steps
+// A handler whose effect goes to its own store, as an exec handler's does, and its like for like.
+constexpr const char* kElsewhereName = "no commit, steps batched";  // HandlerKind::nothing
+constexpr const char* kAckOnlyName = "plain, XACK only piped";      // PlainMode::ack_only_pipelined
 
 void print_row(std::uint32_t rep, const char* variant, const RunFigures& f) {
   const double per_event = f.events == 0 ? 0 : 1.0 / f.events;
@@ -573,7 +591,9 @@ int run(int argc, char** argv) {
       static_cast<unsigned long long>(o.poll_interval_ms), o.read_batch_max);
   std::printf(
       "# plain (raw hiredis, one connection per consumer): XREADGROUP COUNT 1 | COUNT %u, "
-      "then per event HSET + XACK, one round trip each | pipelined per batch\n",
+      "then per event HSET + XACK, one round trip each | pipelined per batch; pipelined too: "
+      "the fenced step's 5 operations (a ceiling), XACK alone (for a handler that commits "
+      "nothing to Redis)\n",
       o.plain_count);
   print_malloc_line();
   std::printf(
@@ -602,9 +622,11 @@ int run(int argc, char** argv) {
   std::vector<double> batched_piped_ratios;  // steps batched / plain piped
   std::vector<double> ceiling_rates;         // the five operations as plain commands, piped
   std::vector<double> ceiling_piped_ratios;  // the five operations / plain piped
-  std::vector<double> batched_ceiling_ratios;   // steps batched / the five operations
-  std::vector<double> previous_rates;           // the previous release's engine
-  std::vector<double> batched_previous_ratios;  // steps batched / the previous release
+  std::vector<double> batched_ceiling_ratios;     // steps batched / the five operations
+  std::vector<double> previous_rates;             // the previous release's engine
+  std::vector<double> batched_previous_ratios;    // steps batched / the previous release
+  std::vector<double> elsewhere_rates;            // no commit, steps batched
+  std::vector<double> elsewhere_ack_only_ratios;  // no commit, steps batched / XACK only piped
   if (!o.exec.empty()) {
     // What a process boundary costs: the same engine, a handler that does nothing, in-process
     // and through ExecHandler's children.
@@ -641,6 +663,9 @@ int run(int argc, char** argv) {
         run_fenced(*config, batched, prefix + "b", 0, HandlerKind::step);
     const RunFigures previous =
         run_fenced(*config, o, prefix + "p", 0, HandlerKind::commit, /*previous_release=*/true);
+    const RunFigures elsewhere =
+        run_fenced(*config, batched, prefix + "e", 0, HandlerKind::nothing);
+    elsewhere_rates.push_back(elsewhere.rate());
     const double batched_previous =
         previous.rate() > 0 ? steps_batched.rate() / previous.rate() : 0.0;
     previous_rates.push_back(previous.rate());
@@ -665,6 +690,7 @@ int run(int argc, char** argv) {
       print_row(rep, "fenced, commit with step", with_step);
       print_row(rep, "fenced, steps batched", steps_batched);
       print_row(rep, kPreviousName, previous);
+      print_row(rep, kElsewhereName, elsewhere);
       std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
       std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
       std::printf("%3u  ratio commit with step/handler's own commit: %.2fx\n", rep, step_ratio);
@@ -677,6 +703,7 @@ int run(int argc, char** argv) {
     const RunFigures batch = run_plain(*config, o, prefix, PlainMode::batch);
     const RunFigures pipelined = run_plain(*config, o, prefix, PlainMode::batch_pipelined);
     const RunFigures ceiling = run_plain(*config, o, prefix, PlainMode::five_ops_pipelined);
+    const RunFigures ack_only = run_plain(*config, o, prefix, PlainMode::ack_only_pipelined);
     print_row(rep, "plain COUNT 1", single);
     print_row(rep, batch_name.c_str(), batch);
     print_row(rep, pipelined_name.c_str(), pipelined);
@@ -687,6 +714,8 @@ int run(int argc, char** argv) {
     print_row(rep, "fenced, commit with step", with_step);
     print_row(rep, "fenced, steps batched", steps_batched);
     print_row(rep, kPreviousName, previous);
+    print_row(rep, kAckOnlyName, ack_only);
+    print_row(rep, kElsewhereName, elsewhere);
     std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
     std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
     std::printf("%3u  ratio commit with step/handler's own commit: %.2fx\n", rep, step_ratio);
@@ -699,6 +728,10 @@ int run(int argc, char** argv) {
     batched_piped_ratios.push_back(batched_piped);
     std::printf("%3u  ratio steps batched/%s: %.2fx\n", rep, pipelined_name.c_str(), batched_piped);
     std::printf("%3u  ratio steps batched/%s: %.2fx\n", rep, kPreviousName, batched_previous);
+    const double elsewhere_ack_only =
+        ack_only.rate() > 0 ? elsewhere.rate() / ack_only.rate() : 0.0;
+    elsewhere_ack_only_ratios.push_back(elsewhere_ack_only);
+    std::printf("%3u  ratio %s/%s: %.2fx\n", rep, kElsewhereName, kAckOnlyName, elsewhere_ack_only);
     const double ceiling_piped = pipelined.rate() > 0 ? ceiling.rate() / pipelined.rate() : 0.0;
     const double batched_ceiling = ceiling.rate() > 0 ? steps_batched.rate() / ceiling.rate() : 0.0;
     ceiling_rates.push_back(ceiling.rate());
@@ -732,6 +765,7 @@ int run(int argc, char** argv) {
                 median(batched_rates), median(batched_ratios));
     std::printf("median %s %.0f events/s, steps batched/it %.2fx\n", kPreviousName,
                 median(previous_rates), median(batched_previous_ratios));
+    std::printf("median %s %.0f events/s\n", kElsewhereName, median(elsewhere_rates));
     return 0;
   }
   std::printf(
@@ -761,6 +795,8 @@ int run(int argc, char** argv) {
               median(batched_ceiling_ratios));
   std::printf("  %-24s %9.0f events/s   steps batched/it %.2fx\n", kPreviousName,
               median(previous_rates), median(batched_previous_ratios));
+  std::printf("  %-24s %9.0f events/s   /%s %.2fx\n", kElsewhereName, median(elsewhere_rates),
+              kAckOnlyName, median(elsewhere_ack_only_ratios));
   std::printf("  load average at the end: %s\n", load_average().c_str());
   return 0;
 }
