@@ -13,7 +13,10 @@
 //   worker task per partition, pipelined on the connection), every one finding nothing.
 // - IdlePollSequential: the same reads one after another (a round trip each).
 // - HeartbeatRound: one renew per held partition: one after another (Broker::renew) while the
-//   broker has no renew_many, else one renew_many (issue 14).
+//   broker has no renew_many, else one renew_many (issue 14), its commands made anew each cycle.
+// - HeartbeatRoundKept: the same leases through renew_kept, the set passed again each cycle as
+//   the engine's heartbeat passes its own from one round to the next, so the broker sends the
+//   commands it made for the first: the round as the engine runs it.
 // Which way a cycle went is its label. Per partition: the per_partition counter. srv_us:
 // redis-server CPU per iteration (INFO cpu). At the end, a curve table (cost against partitions,
 // markdown) of every cycle; it is not printed with --benchmark_format.
@@ -250,12 +253,23 @@ Task<std::size_t> heartbeat_round(B& broker, const std::vector<Lease>& leases) {
   co_return renewed;
 }
 
+// The heartbeat's round as the engine makes it (Heartbeat::renew_all): renew_kept of a set it
+// passes again from one round to the next.
+Task<std::size_t> heartbeat_round_kept(RedisBroker& broker,
+                                       const std::shared_ptr<const std::vector<Lease>>& leases) {
+  const std::vector<Status> result = co_await broker.renew_kept(leases, kHolderTtlMs);
+  std::size_t renewed = 0;
+  for (const Status& one : result) renewed += one.ok() ? 1 : 0;
+  co_return renewed;
+}
+
 enum class Cycle {
   discovery_steady,
   discovery_acquire_all,
   idle_round,
   idle_sequential,
-  heartbeat
+  heartbeat,
+  heartbeat_kept
 };
 
 void run_cycle(benchmark::State& state, Context* context, Cycle cycle) {
@@ -275,6 +289,9 @@ void run_cycle(benchmark::State& state, Context* context, Cycle cycle) {
       expected = count;
       break;
   }
+  const auto kept = cycle == Cycle::heartbeat_kept
+                        ? std::make_shared<const std::vector<Lease>>(p.leases)
+                        : std::shared_ptr<const std::vector<Lease>>();
   std::size_t wrong = 0;
   const std::uint64_t cpu_before = server_cpu_us(context->admin());
   for (auto _ : state) {
@@ -295,6 +312,9 @@ void run_cycle(benchmark::State& state, Context* context, Cycle cycle) {
       case Cycle::heartbeat:
         got = runtime.block_on(heartbeat_round(broker, p.leases));
         break;
+      case Cycle::heartbeat_kept:
+        got = runtime.block_on(heartbeat_round_kept(broker, kept));
+        break;
     }
     if (got != expected) ++wrong;
   }
@@ -306,6 +326,7 @@ void run_cycle(benchmark::State& state, Context* context, Cycle cycle) {
   state.counters["srv_us"] =
       static_cast<double>(cpu_after - cpu_before) / static_cast<double>(state.iterations());
   std::string label = cycle == Cycle::heartbeat               ? kHeartbeatPath
+                      : cycle == Cycle::heartbeat_kept        ? "renew_kept"
                       : cycle == Cycle::discovery_acquire_all ? kAcquirePath
                                                               : "";
   if (wrong > 0) {
@@ -325,6 +346,7 @@ void register_all(Context* context) {
       {"BM_IdlePollRound", Cycle::idle_round},
       {"BM_IdlePollSequential", Cycle::idle_sequential},
       {"BM_HeartbeatRound", Cycle::heartbeat},
+      {"BM_HeartbeatRoundKept", Cycle::heartbeat_kept},
   };
   for (const auto& c : cycles) {
     const Cycle cycle = c.cycle;
