@@ -12,10 +12,10 @@
 // Then the read of new entries alone, per entry, the same 8 x 4,000 entries in reads of 32: the
 // step's read (XREADGROUP inside the script, its reply converted to Lua and the entries returned
 // converted back), the same with the reply dropped in the script, and the commands a client
-// sends: XREADGROUP; WATCH of the lease, MULTI, XREADGROUP and EXEC (a read the lease's WATCH
-// would fence instead of a script); XRANGE of the entries after the last one read, which
-// delivers nothing; and that XRANGE followed by an XCLAIM FORCE of the ids it gave, which delivers
-// them. What a read through Lua costs the server over the same read sent as a command.
+// sends: XREADGROUP; WATCH of the lease, GET of it, MULTI, XREADGROUP and EXEC (a read the
+// lease's WATCH would fence instead of a script); XRANGE of the entries after the last one read,
+// which delivers nothing; and that XRANGE followed by an XCLAIM FORCE of the ids it gave, which
+// delivers them. What a read through Lua costs the server over the same read sent as a command.
 //
 //   scripts/with-redis build/bench_redis_step_cost [--repetitions N]
 #include <cstdint>
@@ -138,7 +138,7 @@ enum class ReadHow : std::uint8_t {
   script_returned,  // XREADGROUP in a script that returns its entries (the step's read)
   script_dropped,   // XREADGROUP in a script that drops its reply
   command,          // XREADGROUP sent as a command
-  transaction,      // WATCH of the lease, MULTI, XREADGROUP, EXEC
+  transaction,      // WATCH of the lease, GET of it (the check), MULTI, XREADGROUP, EXEC
   range,            // XRANGE of the entries after the last one read (delivers nothing)
   claim,            // that XRANGE, then XCLAIM FORCE JUSTID of its ids (delivers them)
 };
@@ -153,15 +153,13 @@ std::vector<ReadWay> read_ways() {
       {"XREADGROUP in a script, entries returned (the step's read)", ReadHow::script_returned},
       {"XREADGROUP in a script, its reply dropped", ReadHow::script_dropped},
       {"XREADGROUP sent as a command", ReadHow::command},
-      {"WATCH of the lease, MULTI, XREADGROUP, EXEC (a read a WATCH would fence)",
+      {"WATCH of the lease, GET of it, MULTI, XREADGROUP, EXEC (a read a WATCH would fence)",
        ReadHow::transaction},
       {"XRANGE after the last entry read, sent as a command (delivers nothing)", ReadHow::range},
       {"that XRANGE, then XCLAIM FORCE JUSTID RETRYCOUNT 1 LASTID of its ids (delivers them)",
        ReadHow::claim},
   };
 }
-
-constexpr std::size_t kCommandWay = 2;  // the way the others are compared with
 
 // The commands of one read of `stream` for `group` by `how`, the last one's reply the read's
 // (EXEC's wrapped in an array); `sha` the script's, `after` the last entry read ("0": none).
@@ -176,7 +174,11 @@ std::vector<Command> read_commands(ReadHow how, const std::string& sha, const st
     case ReadHow::command:
       return {xreadgroup};
     case ReadHow::transaction:
-      return {{"WATCH", stream + ":__lease__"}, {"MULTI"}, xreadgroup, {"EXEC"}};
+      return {{"WATCH", stream + ":__lease__"},
+              {"GET", stream + ":__lease__"},
+              {"MULTI"},
+              xreadgroup,
+              {"EXEC"}};
     case ReadHow::range:
     case ReadHow::claim:  // the XCLAIM follows, made of the XRANGE's ids (claim_command)
       return {{"XRANGE", stream, after == "0" ? "-" : "(" + after, "+", "COUNT", kReadBatch}};
@@ -207,8 +209,9 @@ std::string read_script(ReadHow how) {
 std::uint64_t usec_of(BlockingRedis& redis, const std::string& name) {
   const std::string text = must(redis, {"INFO", "commandstats"}).value().str;
   const std::size_t at = text.find("cmdstat_" + name + ":");
-  if (at == std::string::npos) return 0;
-  return std::strtoull(text.c_str() + text.find("usec=", at) + 5, nullptr, 10);
+  const std::size_t usec = at == std::string::npos ? at : text.find("usec=", at);
+  if (usec == std::string::npos) return 0;
+  return std::strtoull(text.c_str() + usec + 5, nullptr, 10);
 }
 
 // The last entry's id of a read's reply: XREADGROUP's [[stream, [[id, fields], ...]]] (EXEC's
@@ -230,8 +233,8 @@ std::string last_id_of(const Reply& reply, ReadHow how) {
 }
 
 // One way of reading every partition's entries, kReadBatch at a time, from a group of its own;
-// the server's microseconds per entry read (for a transaction, WATCH, MULTI and EXEC, whose time
-// holds its XREADGROUP's). Exits 1 when a way did not read every entry.
+// the server's microseconds per entry read (for a transaction, WATCH, GET, MULTI and EXEC, whose
+// time holds its XREADGROUP's). Exits 1 when a way did not read every entry.
 double run_read(BlockingRedis& redis, const ReadWay& way, const std::string& group) {
   const std::string script = read_script(way.how);
   const std::string sha = script.empty() ? "" : must(redis, {"SCRIPT", "LOAD", script}).value().str;
@@ -255,10 +258,10 @@ double run_read(BlockingRedis& redis, const ReadWay& way, const std::string& gro
       if (!last.empty()) after[p] = last;
     }
   }
-  const std::uint64_t usec =
-      way.how == ReadHow::transaction
-          ? usec_of(redis, "watch") + usec_of(redis, "multi") + usec_of(redis, "exec")
-          : command_stats(redis).usec;
+  const std::uint64_t usec = way.how == ReadHow::transaction
+                                 ? usec_of(redis, "watch") + usec_of(redis, "get") +
+                                       usec_of(redis, "multi") + usec_of(redis, "exec")
+                                 : command_stats(redis).usec;
   // Every entry read: delivered to the group (XPENDING's count), or for XRANGE, the last reached.
   for (int p = 0; p < kPartitions; ++p) {
     const std::string stream = stream_of(p);
@@ -319,7 +322,10 @@ int main(int argc, char** argv) {
     for (std::size_t w = 0; w < ways.size(); ++w) {
       per_entry.push_back(bench::run_read(redis, ways[w], "r" + std::to_string(w)));
     }
-    const double command = per_entry[bench::kCommandWay];
+    double command = 0;  // XREADGROUP sent as a command: what the others are compared with
+    for (std::size_t w = 0; w < ways.size(); ++w) {
+      if (ways[w].how == bench::ReadHow::command) command = per_entry[w];
+    }
     for (std::size_t w = 0; w < ways.size(); ++w) {
       std::printf("| %s (rep %d) | %.2f | %.2fx |\n", ways[w].name.c_str(), r, per_entry[w],
                   command > 0 ? per_entry[w] / command : 0.0);

@@ -12,7 +12,9 @@
 // plain commands (GET of the key's lease, HGET and HSET of its sink, HSET of the effect, XACK),
 // neither atomic nor fenced: what those five operations cost the server with no script around
 // them, so what any design that makes them per event could reach. All get the same pre-published
-// events; the clock runs from start until every event is committed (acked). The fenced engine runs
+// events; the clock runs from start until every event is committed: for the engine, its last
+// commit (for a handler that commits nothing, its last handler's return), a step before that
+// event's ack; for a plain consumer, its last XACK's reply. The fenced engine runs
 // twice, without and with the decision journal (every deciding script also appends its record),
 // so the journal's cost per event is a ratio taken in the same run. And once more as the previous
 // release (seqby::testing::previous_release_steps: three fenced scripts per event, polling, leases
@@ -401,18 +403,18 @@ void run_plain_consumer(const RedisConfig& config, const std::string& stream,
     for (std::size_t e = 0; e < entries->elements; ++e) {
       const redisReply* entry = entries->element[e];
       const std::string id(entry->element[0]->str, entry->element[0]->len);
+      const std::vector<std::string> xack{"XACK", stream, group, id};
+      if (mode == PlainMode::ack_only_pipelined) {  // the effect goes elsewhere
+        append_argv(c, xack);
+        ++self->commands;
+        continue;
+      }
       std::string data;
       const redisReply* fields = entry->element[1];
       for (std::size_t i = 0; i + 1 < fields->elements; i += 2) {
         if (std::string_view(fields->element[i]->str, fields->element[i]->len) == "data") {
           data.assign(fields->element[i + 1]->str, fields->element[i + 1]->len);
         }
-      }
-      const std::vector<std::string> xack{"XACK", stream, group, id};
-      if (mode == PlainMode::ack_only_pipelined) {  // the effect goes elsewhere
-        append_argv(c, xack);
-        ++self->commands;
-        continue;
       }
       // The same trivial work as the fenced handler: decode the event, store one effect.
       const std::string field = key_of(data) + ":" + std::to_string(seq_of(data));
@@ -587,7 +589,7 @@ int run(int argc, char** argv) {
   std::printf(
       "# engine: poll_interval_ms=%llu read_batch_max=%u (and 1: \"fenced, 1-entry reads\") "
       "discovery_interval_ms=100 lease_ttl_ms=3000 heartbeat_interval_ms=1000, null history, "
-      "handler = one fenced commit\n",
+      "handler = one fenced commit (\"no commit\": returns at once)\n",
       static_cast<unsigned long long>(o.poll_interval_ms), o.read_batch_max);
   std::printf(
       "# plain (raw hiredis, one connection per consumer): XREADGROUP COUNT 1 | COUNT %u, "
