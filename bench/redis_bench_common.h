@@ -19,6 +19,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -202,6 +203,9 @@ struct CommandStats {
   std::uint64_t usec = 0;          // execution time of top-level commands (EVALSHA's includes
                                    // the commands its script ran)
   std::uint64_t script_calls = 0;  // EVALSHA and EVAL calls
+  // Each command's execution time ("get", "exec", ...; a transaction's EXEC holds the commands it
+  // ran, and those are counted under their own names too).
+  std::map<std::string, std::uint64_t> usec_by_command;
 };
 
 inline CommandStats command_stats(BlockingRedis& redis) {
@@ -221,6 +225,7 @@ inline CommandStats command_stats(BlockingRedis& redis) {
     const std::uint64_t calls = std::strtoull(text.c_str() + calls_at + 6, nullptr, 10);
     const std::uint64_t usec = std::strtoull(text.c_str() + usec_at + 5, nullptr, 10);
     out.calls += calls;
+    out.usec_by_command[name] = usec;
     usec_all += usec;
     if (name == "evalsha" || name == "eval") {
       out.script_calls += calls;

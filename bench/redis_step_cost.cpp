@@ -205,15 +205,6 @@ std::string read_script(ReadHow how) {
   return "";
 }
 
-// The microseconds INFO commandstats gives command `name` (0 when it ran none).
-std::uint64_t usec_of(BlockingRedis& redis, const std::string& name) {
-  const std::string text = must(redis, {"INFO", "commandstats"}).value().str;
-  const std::size_t at = text.find("cmdstat_" + name + ":");
-  const std::size_t usec = at == std::string::npos ? at : text.find("usec=", at);
-  if (usec == std::string::npos) return 0;
-  return std::strtoull(text.c_str() + usec + 5, nullptr, 10);
-}
-
 // The last entry's id of a read's reply: XREADGROUP's [[stream, [[id, fields], ...]]] (EXEC's
 // wrapped in an array), XRANGE's [[id, fields], ...], or '' for none (and for a script whose
 // reply was dropped).
@@ -258,10 +249,15 @@ double run_read(BlockingRedis& redis, const ReadWay& way, const std::string& gro
       if (!last.empty()) after[p] = last;
     }
   }
-  const std::uint64_t usec = way.how == ReadHow::transaction
-                                 ? usec_of(redis, "watch") + usec_of(redis, "get") +
-                                       usec_of(redis, "multi") + usec_of(redis, "exec")
-                                 : command_stats(redis).usec;
+  const CommandStats stats = command_stats(redis);
+  std::uint64_t usec = stats.usec;
+  if (way.how == ReadHow::transaction) {  // every command but the XREADGROUP inside EXEC's time
+    usec = 0;
+    for (const char* name : {"watch", "get", "multi", "exec"}) {
+      const auto it = stats.usec_by_command.find(name);
+      if (it != stats.usec_by_command.end()) usec += it->second;
+    }
+  }
   // Every entry read: delivered to the group (XPENDING's count), or for XRANGE, the last reached.
   for (int p = 0; p < kPartitions; ++p) {
     const std::string stream = stream_of(p);

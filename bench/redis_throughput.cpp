@@ -228,6 +228,11 @@ struct RunFigures {
   double rate() const { return elapsed_us == 0 ? 0 : events * 1e6 / elapsed_us; }
 };
 
+// a's events per second over b's (0 when b made none).
+double ratio_of(const RunFigures& a, const RunFigures& b) {
+  return b.rate() > 0 ? a.rate() / b.rate() : 0.0;
+}
+
 RunFigures run_fenced(const RedisConfig& config, const Options& o, const std::string& prefix,
                       std::uint64_t journal_maxlen, HandlerKind handler = HandlerKind::commit,
                       bool previous_release = false) {
@@ -639,7 +644,7 @@ int run(int argc, char** argv) {
       const RunFigures exec = run_fenced(*config, o, prefix + "x", 0, HandlerKind::exec);
       print_row(rep, "in-process, no commit", in_process);
       print_row(rep, "exec child, no commit", exec);
-      const double ratio = in_process.rate() > 0 ? exec.rate() / in_process.rate() : 0.0;
+      const double ratio = ratio_of(exec, in_process);
       exec_ratios.push_back(ratio);
       std::printf("%3u  ratio exec/in-process: %.2fx (%u children per instance: %s)\n", rep, ratio,
                   o.exec_concurrency, o.exec.c_str());
@@ -668,21 +673,19 @@ int run(int argc, char** argv) {
     const RunFigures elsewhere =
         run_fenced(*config, batched, prefix + "e", 0, HandlerKind::nothing);
     elsewhere_rates.push_back(elsewhere.rate());
-    const double batched_previous =
-        previous.rate() > 0 ? steps_batched.rate() / previous.rate() : 0.0;
+    const double batched_previous = ratio_of(steps_batched, previous);
     previous_rates.push_back(previous.rate());
     batched_previous_ratios.push_back(batched_previous);
-    const double batched_ratio =
-        with_step.rate() > 0 ? steps_batched.rate() / with_step.rate() : 0.0;
+    const double batched_ratio = ratio_of(steps_batched, with_step);
     batched_ratios.push_back(batched_ratio);
     batched_rates.push_back(steps_batched.rate());
-    const double step_ratio = fenced.rate() > 0 ? with_step.rate() / fenced.rate() : 0.0;
+    const double step_ratio = ratio_of(with_step, fenced);
     step_ratios.push_back(step_ratio);
     step_rates.push_back(with_step.rate());
-    const double journal_ratio = fenced.rate() > 0 ? journaled.rate() / fenced.rate() : 0.0;
+    const double journal_ratio = ratio_of(journaled, fenced);
     journal_ratios.push_back(journal_ratio);
     journal_rates.push_back(journaled.rate());
-    const double batch_ratio = single_reads.rate() > 0 ? fenced.rate() / single_reads.rate() : 0.0;
+    const double batch_ratio = ratio_of(fenced, single_reads);
     batch_ratios.push_back(batch_ratio);
     single_read_rates.push_back(single_reads.rate());
     if (o.fenced_only) {
@@ -721,29 +724,25 @@ int run(int argc, char** argv) {
     std::printf("%3u  ratio with journal/without: %.2fx\n", rep, journal_ratio);
     std::printf("%3u  ratio batch reads/1-entry reads: %.2fx\n", rep, batch_ratio);
     std::printf("%3u  ratio commit with step/handler's own commit: %.2fx\n", rep, step_ratio);
-    const double step_piped = pipelined.rate() > 0 ? with_step.rate() / pipelined.rate() : 0.0;
+    const double step_piped = ratio_of(with_step, pipelined);
     step_piped_ratios.push_back(step_piped);
     std::printf("%3u  ratio commit with step/%s: %.2fx\n", rep, pipelined_name.c_str(), step_piped);
     std::printf("%3u  ratio steps batched/commit with step: %.2fx\n", rep, batched_ratio);
-    const double batched_piped =
-        pipelined.rate() > 0 ? steps_batched.rate() / pipelined.rate() : 0.0;
+    const double batched_piped = ratio_of(steps_batched, pipelined);
     batched_piped_ratios.push_back(batched_piped);
     std::printf("%3u  ratio steps batched/%s: %.2fx\n", rep, pipelined_name.c_str(), batched_piped);
     std::printf("%3u  ratio steps batched/%s: %.2fx\n", rep, kPreviousName, batched_previous);
-    const double elsewhere_ack_only =
-        ack_only.rate() > 0 ? elsewhere.rate() / ack_only.rate() : 0.0;
+    const double elsewhere_ack_only = ratio_of(elsewhere, ack_only);
     elsewhere_ack_only_ratios.push_back(elsewhere_ack_only);
     std::printf("%3u  ratio %s/%s: %.2fx\n", rep, kElsewhereName, kAckOnlyName, elsewhere_ack_only);
-    const double ceiling_piped = pipelined.rate() > 0 ? ceiling.rate() / pipelined.rate() : 0.0;
-    const double batched_ceiling = ceiling.rate() > 0 ? steps_batched.rate() / ceiling.rate() : 0.0;
+    const double ceiling_piped = ratio_of(ceiling, pipelined);
+    const double batched_ceiling = ratio_of(steps_batched, ceiling);
     ceiling_rates.push_back(ceiling.rate());
     ceiling_piped_ratios.push_back(ceiling_piped);
     batched_ceiling_ratios.push_back(batched_ceiling);
     std::printf("%3u  ratio %s/%s: %.2fx; steps batched/%s: %.2fx\n", rep, kCeilingName,
                 pipelined_name.c_str(), ceiling_piped, kCeilingName, batched_ceiling);
-    const auto ratio = [&](const RunFigures& plain) {
-      return plain.rate() > 0 ? fenced.rate() / plain.rate() : 0.0;
-    };
+    const auto ratio = [&](const RunFigures& plain) { return ratio_of(fenced, plain); };
     std::printf("%3u  ratio fenced/plain: %.2fx of COUNT 1, %.2fx of %s, %.2fx of %s\n", rep,
                 ratio(single), ratio(batch), batch_name.c_str(), ratio(pipelined),
                 pipelined_name.c_str());
