@@ -57,6 +57,17 @@ struct ScriptEdges : ::testing::Test {
     auto read = run_now(broker.fenced_next(lease, kGroup, ReadFrom::new_entries, "", ask));
     return read.ok() && read.value().entry.has_value() && read.value().held.size() == n - 1;
   }
+  // One step of script S (fenced_commit_next, fenced_next), read back as the broker reads it
+  // (S::asked): its reply's kind checked against `kind` (the steady step's short answer is an
+  // integer, a full reply an array).
+  template <typename S>
+  static Result<NextReply> step_once(RedisBroker& broker, const typename S::Args& args,
+                                     Reply::Kind kind) {
+    Result<Reply> reply = run_now(broker.run_script(S::name, script::encode<S>(args)));
+    if (!reply.ok()) return reply.error();
+    EXPECT_EQ(reply.value().kind, kind);
+    return S::decode_reply(reply.value(), S::asked(args));
+  }
   std::map<std::string, std::string> hash(const std::string& key) {
     Reply r = redis.execute({"HGETALL", key});
     std::map<std::string, std::string> out;
@@ -268,10 +279,9 @@ TEST_F(ScriptEdges, FencedCommitNextAnswersASteadyStepInShortAndItsRetryInFull) 
                      1,
                      "effect 1"};
   for (const bool again : {false, true}) {
-    Result<Reply> reply = run_now(broker.run_script(S::name, script::encode<S>(step)));
-    ASSERT_TRUE(reply.ok());
-    EXPECT_EQ(reply.value().kind, again ? Reply::Kind::array : Reply::Kind::integer) << again;
-    const Result<NextReply> stepped = S::decode_reply(reply.value(), S::asked(step));
+    SCOPED_TRACE(again ? "sent again" : "first");
+    const Result<NextReply> stepped =
+        step_once<S>(broker, step, again ? Reply::Kind::array : Reply::Kind::integer);
     ASSERT_TRUE(stepped.ok()) << stepped.error().message;
     EXPECT_EQ(stepped.value().commit->outcome,
               again ? CommitOutcome::duplicate : CommitOutcome::accepted);
@@ -297,10 +307,9 @@ TEST_F(ScriptEdges, FencedNextAnswersASteadyStepInShortAndAStepWithoutAnAckInFul
   };
   for (const auto& [args, in_short] :
        {std::pair{step(ids[0], ids[1]), true}, std::pair{step("", ids[2]), false}}) {
-    Result<Reply> reply = run_now(broker.run_script(S::name, script::encode<S>(args)));
-    ASSERT_TRUE(reply.ok());
-    EXPECT_EQ(reply.value().kind, in_short ? Reply::Kind::integer : Reply::Kind::array);
-    const Result<NextReply> stepped = S::decode_reply(reply.value(), S::asked(args));
+    SCOPED_TRACE(in_short ? "steady" : "no ack");
+    const Result<NextReply> stepped =
+        step_once<S>(broker, args, in_short ? Reply::Kind::integer : Reply::Kind::array);
     ASSERT_TRUE(stepped.ok()) << stepped.error().message;
     EXPECT_EQ(stepped.value().ack_asked, in_short);
     EXPECT_EQ(stepped.value().acked, in_short);
