@@ -44,6 +44,10 @@ Lease Lease::on(std::string_view category) const {
   return out;
 }
 
+Task<Result<std::uint64_t>> Broker::partition_count(std::string_view) {
+  co_return make_error(Errc::unsupported, "this broker cannot count a partition index");
+}
+
 Task<std::vector<Result<NextReply>>> Broker::fenced_steps(const std::vector<StepCall>& steps) {
   std::vector<Result<NextReply>> out;
   out.reserve(steps.size());

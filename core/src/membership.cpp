@@ -63,12 +63,16 @@ Task<void> Membership::discover_once() {
     if (!subscribed) co_return;
     subscribed_ = true;
   }
+  const bool unchanged = co_await share_unchanged();  // not inside the if (g++ 12)
+  if (unchanged) co_return;
   // A process manager's units are the correlation values found in any of its categories.
   std::vector<std::string> keys;
+  std::uint64_t indexed = 0;
   const std::vector<std::string> own{env_.options.category};
   for (const std::string& category : env_.process_manager() ? env_.options.pm_categories : own) {
     Result<std::vector<std::string>> index = co_await env_.broker.partitions(category);
     if (!index.ok()) co_return;
+    indexed += index.value().size();
     for (const auto& key : index.value()) {
       if (Status valid = validate_partition_key(key); valid.ok()) {
         keys.push_back(key);
@@ -82,7 +86,50 @@ Task<void> Membership::discover_once() {
   if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   warn_partition_count(keys.size());
+  indexed_ = indexed;
+  shared_partitions_ = 0;  // take_fair_share says of how many, if it is the share taken
+  cycles_gated_ = 0;
   co_await steps_.take_share(*this, keys);
+}
+
+// Only a cycle that would do nothing is ended here: the instance holds exactly its fair share of
+// an index whose count did not change (engine_options.h, kDiscoveryCountedIndexMin). The previous
+// release's protocol (leases one at a time) and a process manager (an index per category) read
+// every index every cycle.
+Task<bool> Membership::share_unchanged() {
+  if (env_.process_manager() || !steps_.leases_by_batch() || indexed_ < kDiscoveryCountedIndexMin) {
+    counted_.reset();
+    co_return false;
+  }
+  const Result<std::uint64_t> count = co_await env_.broker.partition_count(env_.options.category);
+  if (!count.ok()) {
+    counted_.reset();
+    co_return false;
+  }
+  const bool same = counted_ == count.value();
+  counted_ = count.value();
+  if (!same || cycles_gated_ + 1 >= kDiscoveryFullReadEvery || shared_partitions_ == 0)
+    co_return false;
+  const std::uint64_t members = co_await live_member_count();
+  if (workers_.stopping() || active_count() != share_target(shared_partitions_, members)) {
+    co_return false;
+  }
+  ++cycles_gated_;
+  co_return true;
+}
+
+std::uint64_t Membership::share_target(std::uint64_t partitions, std::uint64_t members) const {
+  const std::uint64_t target = (partitions + members - 1) / members;  // ceil(P / N)
+  const std::uint64_t max = env_.options.partitions_max;
+  return max > 0 && target > max ? max : target;
+}
+
+std::uint64_t Membership::active_count() const {
+  std::uint64_t count = 0;
+  for (const auto& [key, worker] : workers_.workers()) {
+    if (worker->active()) ++count;
+  }
+  return count;
 }
 
 // A unit gone from every index was reaped (a process manager's correlation value: on each of its
@@ -127,14 +174,9 @@ Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
     }
   }
   const std::uint64_t members = co_await live_member_count();
-  std::uint64_t target = (partitions + members - 1) / members;  // ceil(P / N)
-  if (env_.options.partitions_max > 0 && target > env_.options.partitions_max) {
-    target = env_.options.partitions_max;
-  }
-  std::uint64_t count = 0;
-  for (const auto& [key, worker] : workers_.workers()) {
-    if (worker->active()) ++count;
-  }
+  const std::uint64_t target = share_target(partitions, members);
+  shared_partitions_ = partitions;
+  std::uint64_t count = active_count();
   if (count > target) {
     // Over the fair share: release the least preferred extras, each after its current event.
     std::vector<std::string> holding;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,6 +49,13 @@ class Membership final : public UnitShare {
 
  private:
   Task<void> discover_once();
+  // The index count's gate: true when this cycle has nothing to do (engine_options.h,
+  // kDiscoveryCountedIndexMin).
+  Task<bool> share_unchanged();
+  // ceil(partitions / members), at most partitions_max.
+  std::uint64_t share_target(std::uint64_t partitions, std::uint64_t members) const;
+  // The workers whose unit this instance still serves (not asked to stop).
+  std::uint64_t active_count() const;
   // Subscribes the group to each category it serves; true once every subscribe succeeded.
   Task<bool> subscribe_categories();
   Task<std::uint64_t> live_member_count();
@@ -74,6 +82,13 @@ class Membership final : public UnitShare {
   WorkerSet& workers_;
   bool subscribed_ = false;         // the group is in every served category's subscriber set
   bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
+  // The index count's gate: the last full read's member count (before validation), the
+  // partitions its share was taken of (and units put back), the count the last cycle read (none
+  // when it read none) and the cycles ended by the gate since the last full read.
+  std::uint64_t indexed_ = 0;
+  std::uint64_t shared_partitions_ = 0;
+  std::optional<std::uint64_t> counted_;
+  std::uint32_t cycles_gated_ = 0;
   std::map<std::string, std::uint64_t> granted_generation_;  // per unit key: the highest granted
   std::set<std::string> skipped_members_;                    // "category\nkey", warned of once
 };

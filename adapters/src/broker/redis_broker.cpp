@@ -311,6 +311,24 @@ Task<Result<std::vector<std::string>>> RedisBroker::partitions(std::string_view 
   co_return keys;
 }
 
+// SCARD of the index; with the cluster layout, plus its reaping set's (a key moving from one to
+// the other is counted in either). Only compared with the count of an earlier cycle: a change
+// of either set changes the sum, but for a key added as another is taken out.
+Task<Result<std::uint64_t>> RedisBroker::partition_count(std::string_view category) {
+  std::uint64_t count = 0;
+  std::vector<Command> counts{Command{"SCARD", partition_index_name(category)}};
+  if (options_.key_layout == KeyLayout::cluster) {
+    counts.push_back(Command{"SCARD", reaping_set_name(category)});
+  }
+  for (Command& command : counts) {
+    Result<Reply> reply = co_await link_.execute(std::move(command));
+    Result<std::int64_t> members = decode<std::int64_t>(reply, "SCARD");
+    if (!members.ok()) co_return members.error();
+    count += static_cast<std::uint64_t>(members.value());
+  }
+  co_return count;
+}
+
 // SADD C:__subscribers__ G: the reap script refuses a partition G has not joined yet.
 Task<Status> RedisBroker::subscribe(std::string_view category, std::string_view group) {
   Command command{"SADD", subscribers_set_name(category), std::string(group)};

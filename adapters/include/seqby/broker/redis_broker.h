@@ -115,6 +115,7 @@ class RedisBroker final : public Broker {
                                                  std::string_view type, std::string_view data_json,
                                                  script::JournalTail journal);
   Task<Result<std::vector<std::string>>> partitions(std::string_view category) override;
+  Task<Result<std::uint64_t>> partition_count(std::string_view category) override;
   Task<Status> subscribe(std::string_view category, std::string_view group) override;
   Task<Status> announce_member(std::string_view category, std::string_view group,
                                std::string_view owner_id, std::uint64_t ttl_ms) override;

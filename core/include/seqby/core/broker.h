@@ -137,6 +137,11 @@ class Broker {
 
   // The keys in the category's partition index, sorted.
   virtual Task<Result<std::vector<std::string>>> partitions(std::string_view category) = 0;
+  // How many keys the category's partition index holds (SCARD, where partitions() reads every
+  // member): the read a discovery cycle makes first, to learn whether the index changed before
+  // it reads ten thousand keys again (Membership: the index count's gate). Default:
+  // Errc::unsupported, and discovery reads the whole index every cycle.
+  virtual Task<Result<std::uint64_t>> partition_count(std::string_view category);
 
   // Membership of the engine instances serving (category, group), for fair sharing. announce
   // marks `owner_id` live for `ttl_ms`; live_members lists live owners, sorted; leave removes one.

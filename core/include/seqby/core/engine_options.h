@@ -143,6 +143,19 @@ inline constexpr std::array<EngineLimitField, 16> kEngineLimitFields{{
      "Leases held at most (0: only fair share)"},
 }};
 
+// Discovery's index count's gate (docs/ARCHITECTURE.md "Discovery reads a count, then the
+// index"). Once the last full read of the index found at least kDiscoveryCountedIndexMin members,
+// a discovery cycle first reads the index's count (Broker::partition_count, SCARD). The same count
+// as the cycle before, with the instance at exactly its fair share (the live members counted
+// again), has nothing to do: the cycle ends there, at most kDiscoveryFullReadEvery - 1 cycles in a
+// row. Any other count, a share to take or give back, a count the broker cannot give: the cycle
+// reads the whole index as before. What a count alone misses, a key added as another left the
+// index (an operator's SREM), waits for the next full read. Below kDiscoveryCountedIndexMin an
+// instance reads the whole index every cycle (a thousand members cost about what a count's
+// round trip does). Not a limit: a case file does not hold them.
+inline constexpr std::uint64_t kDiscoveryCountedIndexMin = 1000;
+inline constexpr std::uint32_t kDiscoveryFullReadEvery = 10;
+
 struct EngineOptions : EngineLimits {
   std::string owner_id;  // unique per instance incarnation (a restart takes a new one); no colon
   std::string category;  // the stream category served ("" for a process manager)

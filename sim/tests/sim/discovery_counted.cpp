@@ -1,0 +1,141 @@
+// Discovery of a large index on the simulator (engine_options.h: the index count's gate): an
+// instance that holds its share of 1,200 partitions reads the index's count each cycle and the
+// whole index only every kDiscoveryFullReadEvery cycles, yet finds a new key at the next cycle, and
+// a key added as another left the index (the count unchanged) by the next full read. Reading the
+// whole index every cycle fails the first test; a gate that trusted the count for good fails the
+// last.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "seqby/core/keyspace.h"
+#include "sim_engine_parts.h"
+
+namespace seqby::sim {
+namespace {
+
+constexpr std::uint64_t kSeed = 20261207;
+constexpr int kPartitions = 1200;
+static_assert(kPartitions >= static_cast<int>(kDiscoveryCountedIndexMin));
+
+// Counts the index's full reads (SMEMBERS) and counts (SCARD) the instance sends.
+class IndexReadsLink final : public redis::RedisLink {
+ public:
+  IndexReadsLink(redis::RedisLink& inner, Runtime&) : inner_(inner) {}
+  std::uint64_t full_reads = 0;
+  std::uint64_t counts = 0;
+
+  Task<Result<redis::Reply>> execute(redis::Command command) override {
+    if (command.size() == 2 && command[1] == index_) {
+      if (command[0] == "SMEMBERS") ++full_reads;
+      if (command[0] == "SCARD") ++counts;
+    }
+    Result<redis::Reply> reply = co_await inner_.execute(std::move(command));
+    co_return reply;
+  }
+
+ private:
+  redis::RedisLink& inner_;
+  const std::string index_ = partition_index_name("order");
+};
+
+class OkHandler final : public Handler {
+ public:
+  Task<HandlerResult> handle(const Event&, HandlerContext&) override {
+    co_return HandlerResult::success();
+  }
+};
+
+using World = testing::OneWorkerWorld<OkHandler, IndexReadsLink>;
+
+// The first time (ms) the instance recorded `op` for `key` at or after `from_ms`; 0 if never.
+std::uint64_t first(const World& w, HistoryOp op, const std::string& key, std::uint64_t from_ms) {
+  for (const HistoryRecord& r : w.history.records()) {
+    if (r.op == op && r.key == key && r.time_ms >= from_ms) return r.time_ms;
+  }
+  return 0;
+}
+
+std::size_t acquired(const World& w) {
+  return static_cast<std::size_t>(
+      std::count_if(w.history.records().begin(), w.history.records().end(),
+                    [](const HistoryRecord& r) { return r.op == HistoryOp::acquire; }));
+}
+
+// kPartitions empty partitions k0.. in the index, each with its group, and the instance holding
+// all of them (the only live member: its share is every one).
+void settle(World& w) {
+  for (int i = 0; i < kPartitions; ++i) {
+    const PartitionRef partition{"order", "k" + std::to_string(i)};
+    w.redis.execute({"XGROUP", "CREATE", partition.stream(), "billing", "0", "MKSTREAM"});
+    w.redis.execute({"SADD", partition.index(), partition.key});
+  }
+  w.engine.start();
+  w.scheduler.run_until([&] { return acquired(w) >= kPartitions; }, 60'000);
+  ASSERT_EQ(acquired(w), static_cast<std::size_t>(kPartitions));
+  w.scheduler.run_until(w.scheduler.now_ms() + 2'000);  // a few cycles at the share
+}
+
+TEST(DiscoveryCounted, AnInstanceAtItsShareReadsTheWholeIndexOnlyEveryTenthCycle) {
+  World w(kSeed);
+  settle(w);
+  w.wrap.full_reads = 0;
+  w.wrap.counts = 0;
+  w.scheduler.run_until(w.scheduler.now_ms() + 12'000);  // about 24 cycles of 500 ms
+
+  EXPECT_GE(w.wrap.counts, 18u) << "a cycle did not read the index's count";
+  EXPECT_GE(w.wrap.full_reads, 2u) << "the whole index was never read again";
+  EXPECT_LE(w.wrap.full_reads, w.wrap.counts / kDiscoveryFullReadEvery + 1)
+      << w.wrap.full_reads << " full reads in " << w.wrap.counts << " cycles";
+}
+
+TEST(DiscoveryCounted, ANewKeyIsFoundAtTheNextCycle) {
+  World w(kSeed + 1);
+  settle(w);
+  const std::uint64_t from = w.scheduler.now_ms();
+  const PartitionRef fresh{"order", "knew"};
+  w.publisher_runtime.spawn("publisher", [&]() -> Task<void> {
+    Result<std::string> id = co_await w.publisher.publish(fresh, "created", "{\"seq\":1}");
+    SEQBY_CHECK(id.ok());
+  }());
+  w.scheduler.run_until([&] { return first(w, HistoryOp::ack, "knew", from) > 0; }, 10'000);
+
+  const std::uint64_t taken = first(w, HistoryOp::acquire, "knew", from);
+  ASSERT_GT(taken, 0u) << "the new key was never acquired";
+  // One cycle's wait (500 ms) and the cycle itself.
+  EXPECT_LE(taken - from, 1'000u);
+  EXPECT_GT(first(w, HistoryOp::ack, "knew", from), 0u) << "its event was never handled";
+}
+
+TEST(DiscoveryCounted, AKeyAddedAsAnotherLeftTheIndexIsFoundByTheNextFullRead) {
+  World w(kSeed + 2);
+  settle(w);
+  // At one instant, as an operator and a foreign publisher would: k5 leaves the index (its
+  // stream, with an event, and its lease stay), kx joins it with an event. The count is what it
+  // was.
+  const std::uint64_t from = w.scheduler.now_ms();
+  const PartitionRef gone{"order", "k5"};
+  const PartitionRef fresh{"order", "kx"};
+  w.redis.execute({"XADD", gone.stream(), "*", "type", "created", "data", "{\"seq\":1}"});
+  w.redis.execute({"SREM", gone.index(), gone.key});
+  w.redis.execute({"XADD", fresh.stream(), "*", "type", "created", "data", "{\"seq\":1}"});
+  w.redis.execute({"SADD", fresh.index(), fresh.key});
+  const std::uint64_t bound = kDiscoveryFullReadEvery * World::options().discovery_interval_ms;
+  w.scheduler.run_until([&] { return first(w, HistoryOp::ack, "kx", from) > 0; }, 2 * bound);
+
+  const std::uint64_t taken = first(w, HistoryOp::acquire, "kx", from);
+  ASSERT_GT(taken, 0u) << "the key that joined the index was never acquired";
+  EXPECT_LE(taken - from, bound + 1'000);
+  EXPECT_GT(first(w, HistoryOp::ack, "kx", from), 0u) << "its event was never handled";
+  // k5, whose stream holds an entry, is put back by the same full read (warned), and kept.
+  const redis::Reply member = w.redis.execute({"SISMEMBER", gone.index(), gone.key});
+  EXPECT_EQ(member.integer, 1) << "k5 was not put back in the index";
+  EXPECT_GT(first(w, HistoryOp::warn, "k5", from), 0u);
+  EXPECT_EQ(first(w, HistoryOp::lose, "k5", from), 0u);
+}
+
+}  // namespace
+}  // namespace seqby::sim
