@@ -8,9 +8,12 @@
 # counted when it returns, and it blocks up to 10 s, kWakeBlockMsMax, so a window shorter than
 # that may count none of them), the length of every stream
 # named seqby:history*, then stops the worker by its pid (SIGTERM) and prints its exit status.
+# WORKERS=M (default 1) starts M workers (owner ids w1..wM) that share the partitions fairly, each
+# with its own discovery: what the index's reads cost grows with them.
 # Run it under scripts/with-redis (a private server):
 #   scripts/with-redis bench/worker_idle_cost.sh build/seqby 10000
 #   scripts/with-redis bench/worker_idle_cost.sh build/seqby 10000 --history-stream seqby:history
+#   WORKERS=4 scripts/with-redis bench/worker_idle_cost.sh build/seqby 10000
 set -euo pipefail
 
 seqby=${1:?usage: worker_idle_cost.sh SEQBY [N] [WORKER FLAGS...]}
@@ -18,6 +21,7 @@ partitions=${2:-10000}
 shift $(($# >= 2 ? 2 : 1))
 settle_s=${SETTLE_S:-15}
 window_s=${WINDOW_S:-20}
+workers=${WORKERS:-1}
 [[ -x "$seqby" ]] || { echo "worker_idle_cost: '$seqby' is not an executable" >&2; exit 2; }
 for value in "$settle_s" "$window_s"; do
   [[ "$value" =~ ^[1-9][0-9]*$ ]] || {
@@ -25,6 +29,10 @@ for value in "$settle_s" "$window_s"; do
     exit 2
   }
 done
+[[ "$workers" =~ ^[1-9][0-9]*$ ]] || {
+  echo "worker_idle_cost: WORKERS must be a whole number >= 1, not '$workers'" >&2
+  exit 2
+}
 [[ "$partitions" =~ ^[1-9][0-9]*$ ]] || {
   echo "worker_idle_cost: N must be a whole number >= 1, not '$partitions'" >&2
   exit 2
@@ -39,23 +47,35 @@ for ((i = 1; i <= partitions; ++i)); do
   echo "SADD idle:__partitions__ p$i"
 done | cli >/dev/null
 
-log=$(mktemp "${TMPDIR:-/tmp}/seqby-worker-idle.XXXXXX")
-"$seqby" worker --redis "$url" --category idle --group g --sequential-by id --owner-id w1 "$@" \
-  2>"$log" &
-worker_pid=$!
-stop_worker() {
-  if kill -0 "$worker_pid" 2>/dev/null; then kill -KILL "$worker_pid" 2>/dev/null || true; fi
-  rm -f "$log"
+logs=()
+worker_pids=()
+stop_workers() {
+  for pid in "${worker_pids[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  rm -f "${logs[@]}"
 }
-trap stop_worker EXIT
+trap stop_workers EXIT
+for ((w = 1; w <= workers; ++w)); do
+  logs+=("$(mktemp "${TMPDIR:-/tmp}/seqby-worker-idle.XXXXXX")")
+  "$seqby" worker --redis "$url" --category idle --group g --sequential-by id --owner-id "w$w" "$@" \
+    2>"${logs[-1]}" &
+  worker_pids+=($!)
+done
 
 sleep "$settle_s"
-kill -0 "$worker_pid" 2>/dev/null || { echo "worker_idle_cost: the worker exited:" >&2; cat "$log" >&2; exit 1; }
+for ((w = 0; w < workers; ++w)); do
+  kill -0 "${worker_pids[w]}" 2>/dev/null || {
+    echo "worker_idle_cost: worker w$((w + 1)) exited:" >&2
+    cat "${logs[w]}" >&2
+    exit 1
+  }
+done
 cli CONFIG RESETSTAT >/dev/null
 cpu_before=$(server_cpu_s)
 sleep "$window_s"
 cpu_after=$(server_cpu_s)
-echo "# $partitions idle partitions, one seqby worker ($*), ${window_s} s window after ${settle_s} s"
+echo "# $partitions idle partitions, $workers seqby worker(s) ($*), ${window_s} s window after ${settle_s} s"
 awk -v a="$cpu_before" -v b="$cpu_after" -v w="$window_s" \
   'BEGIN {printf "redis-server CPU: %.1f%% of a core\n", (b - a) / w * 100}'
 cli INFO commandstats | tr -d '\r' |
@@ -64,8 +84,10 @@ cli INFO commandstats | tr -d '\r' |
 for stream in $(cli --scan --pattern 'seqby:history*'); do
   echo "stream $stream: $(cli XLEN "$stream") entries"
 done
-grep -o 'event=start .*' "$log" | head -n 1
-kill -TERM "$worker_pid"
-status=0
-wait "$worker_pid" || status=$?
-echo "worker exit status: $status"
+grep -o 'event=start .*' "${logs[0]}" | head -n 1
+for ((w = 0; w < workers; ++w)); do
+  kill -TERM "${worker_pids[w]}"
+  status=0
+  wait "${worker_pids[w]}" || status=$?
+  echo "worker w$((w + 1)) exit status: $status"
+done
