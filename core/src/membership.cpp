@@ -89,13 +89,20 @@ Task<void> Membership::discover_once() {
   indexed_ = indexed;
   shared_partitions_ = 0;  // take_fair_share says of how many, if it is the share taken
   cycles_gated_ = 0;
+  const std::uint64_t active_before = active_count();
   co_await steps_.take_share(*this, keys);
+  shared_active_ = active_count();
+  const bool empty = active_before < shared_target_ && shared_active_ == active_before;
+  empty_acquires_ = empty ? empty_acquires_ + 1 : 0;
 }
 
-// Only a cycle that would do nothing is ended here: the instance holds exactly its fair share of
-// an index whose count did not change (engine_options.h, kDiscoveryCountedIndexMin). The previous
-// release's protocol (leases one at a time) and a process manager (an index per category) read
-// every index every cycle.
+// Only a cycle that would do nothing is ended here (engine_options.h, kDiscoveryCountedIndexMin):
+// the index's count, the share's target and the instance's active workers are those of the last
+// full cycle, and the instance holds its target, or is under it with the last
+// kDiscoveryEmptyAcquiresMin full cycles' acquires granted nothing (the rest is held by others:
+// ceil(P / N) * N > P leaves some instance short for good). The previous release's protocol
+// (leases one at a time) and a process manager (an index per category) read every index every
+// cycle.
 Task<bool> Membership::share_unchanged() {
   if (env_.process_manager() || !steps_.leases_by_batch() || indexed_ < kDiscoveryCountedIndexMin) {
     counted_.reset();
@@ -108,10 +115,16 @@ Task<bool> Membership::share_unchanged() {
   }
   const bool same = counted_ == count.value();
   counted_ = count.value();
-  if (!same || cycles_gated_ + 1 >= kDiscoveryFullReadEvery || shared_partitions_ == 0)
+  if (!same || cycles_gated_ + 1 >= kDiscoveryFullReadEvery || shared_partitions_ == 0) {
     co_return false;
+  }
   const std::uint64_t members = co_await live_member_count();
-  if (workers_.stopping() || active_count() != share_target(shared_partitions_, members)) {
+  const std::uint64_t target = share_target(shared_partitions_, members);
+  const std::uint64_t active = active_count();
+  const bool held = active == target;
+  const bool short_for_good = active < target && empty_acquires_ >= kDiscoveryEmptyAcquiresMin;
+  if (workers_.stopping() || target != shared_target_ || active != shared_active_ ||
+      !(held || short_for_good)) {
     co_return false;
   }
   ++cycles_gated_;
@@ -176,6 +189,7 @@ Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
   const std::uint64_t members = co_await live_member_count();
   const std::uint64_t target = share_target(partitions, members);
   shared_partitions_ = partitions;
+  shared_target_ = target;
   std::uint64_t count = active_count();
   if (count > target) {
     // Over the fair share: release the least preferred extras, each after its current event.

@@ -82,11 +82,16 @@ class Membership final : public UnitShare {
   WorkerSet& workers_;
   bool subscribed_ = false;         // the group is in every served category's subscriber set
   bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
-  // The index count's gate: the last full read's member count (before validation), the
-  // partitions its share was taken of (and units put back), the count the last cycle read (none
-  // when it read none) and the cycles ended by the gate since the last full read.
+  // The index count's gate: the last full read's member count (before validation); the
+  // partitions its share was taken of (and units put back), that share's target and the workers
+  // active after it; the full cycles in a row that found the instance under its target and
+  // acquired nothing; the count the last cycle read (none when it read none); the cycles ended
+  // by the gate since the last full read.
   std::uint64_t indexed_ = 0;
   std::uint64_t shared_partitions_ = 0;
+  std::uint64_t shared_target_ = 0;
+  std::uint64_t shared_active_ = 0;
+  std::uint32_t empty_acquires_ = 0;
   std::optional<std::uint64_t> counted_;
   std::uint32_t cycles_gated_ = 0;
   std::map<std::string, std::uint64_t> granted_generation_;  // per unit key: the highest granted

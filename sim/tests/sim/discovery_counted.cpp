@@ -1,9 +1,10 @@
 // Discovery of a large index on the simulator (engine_options.h: the index count's gate): an
-// instance that holds its share of 1,200 partitions reads the index's count each cycle and the
+// instance that holds its share of 1,000 partitions reads the index's count each cycle and the
 // whole index only every kDiscoveryFullReadEvery cycles, yet finds a new key at the next cycle, and
 // a key added as another left the index (the count unchanged) by the next full read. Reading the
 // whole index every cycle fails the first test; a gate that trusted the count for good fails the
-// last.
+// last. An instance short of its share for good (others hold the rest) no longer tries every
+// partition every cycle, and takes a lease given up by the next full read.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,7 +19,7 @@ namespace seqby::sim {
 namespace {
 
 constexpr std::uint64_t kSeed = 20261207;
-constexpr int kPartitions = 1200;
+constexpr int kPartitions = 1000;
 static_assert(kPartitions >= static_cast<int>(kDiscoveryCountedIndexMin));
 
 // Counts the index's full reads (SMEMBERS) and counts (SCARD) the instance sends.
@@ -65,17 +66,20 @@ std::size_t acquired(const World& w) {
                     [](const HistoryRecord& r) { return r.op == HistoryOp::acquire; }));
 }
 
-// kPartitions empty partitions k0.. in the index, each with its group, and the instance holding
-// all of them (the only live member: its share is every one).
-void settle(World& w) {
+// kPartitions empty partitions k0.. in the index, each with its group, the first `foreign` of
+// them leased by an owner that is no live member, and the instance holding all the others (the
+// only live member: its share is every partition).
+void settle(World& w, int foreign = 0) {
   for (int i = 0; i < kPartitions; ++i) {
     const PartitionRef partition{"order", "k" + std::to_string(i)};
     w.redis.execute({"XGROUP", "CREATE", partition.stream(), "billing", "0", "MKSTREAM"});
     w.redis.execute({"SADD", partition.index(), partition.key});
+    if (i < foreign) w.redis.execute({"SET", lease_key_for(partition, ""), "other:1"});
   }
   w.engine.start();
-  w.scheduler.run_until([&] { return acquired(w) >= kPartitions; }, 60'000);
-  ASSERT_EQ(acquired(w), static_cast<std::size_t>(kPartitions));
+  const auto held = static_cast<std::size_t>(kPartitions - foreign);
+  w.scheduler.run_until([&] { return acquired(w) >= held; }, 60'000);
+  ASSERT_EQ(acquired(w), held);
   w.scheduler.run_until(w.scheduler.now_ms() + 2'000);  // a few cycles at the share
 }
 
@@ -92,6 +96,33 @@ TEST(DiscoveryCounted, AnInstanceAtItsShareReadsTheWholeIndexOnlyEveryTenthCycle
       << w.wrap.full_reads << " full reads in " << w.wrap.counts << " cycles";
 }
 
+// Under its share for good (others hold the rest), each full cycle would try every partition it
+// does not hold: after kDiscoveryEmptyAcquiresMin such cycles that got nothing, it tries again
+// only with the full read of every tenth cycle, and takes a lease given up by then.
+TEST(DiscoveryCounted, AnInstanceShortOfItsShareForGoodStopsTryingEveryCycle) {
+  World w(kSeed + 3);
+  constexpr int kForeign = 100;
+  settle(w, kForeign);
+  w.wrap.full_reads = 0;
+  w.wrap.counts = 0;
+  w.scheduler.run_until(w.scheduler.now_ms() + 12'000);
+
+  EXPECT_GE(w.wrap.counts, 18u) << "a cycle did not read the index's count";
+  EXPECT_LE(w.wrap.full_reads, w.wrap.counts / kDiscoveryFullReadEvery + 1)
+      << w.wrap.full_reads << " full reads in " << w.wrap.counts << " cycles";
+  EXPECT_EQ(acquired(w), static_cast<std::size_t>(kPartitions - kForeign));
+
+  // The other owner gives its leases up: they are taken by the next full read.
+  const std::uint64_t from = w.scheduler.now_ms();
+  for (int i = 0; i < kForeign; ++i) {
+    w.redis.execute({"DEL", lease_key_for(PartitionRef{"order", "k" + std::to_string(i)}, "")});
+  }
+  const std::uint64_t bound = kDiscoveryFullReadEvery * World::options().discovery_interval_ms;
+  w.scheduler.run_until([&] { return acquired(w) >= kPartitions; }, from + bound + 1'000);
+  EXPECT_EQ(acquired(w), static_cast<std::size_t>(kPartitions)) << "a given-up lease stayed free";
+  EXPECT_GT(first(w, HistoryOp::acquire, "k0", from), 0u);
+}
+
 TEST(DiscoveryCounted, ANewKeyIsFoundAtTheNextCycle) {
   World w(kSeed + 1);
   settle(w);
@@ -101,7 +132,7 @@ TEST(DiscoveryCounted, ANewKeyIsFoundAtTheNextCycle) {
     Result<std::string> id = co_await w.publisher.publish(fresh, "created", "{\"seq\":1}");
     SEQBY_CHECK(id.ok());
   }());
-  w.scheduler.run_until([&] { return first(w, HistoryOp::ack, "knew", from) > 0; }, 10'000);
+  w.scheduler.run_until([&] { return first(w, HistoryOp::ack, "knew", from) > 0; }, from + 10'000);
 
   const std::uint64_t taken = first(w, HistoryOp::acquire, "knew", from);
   ASSERT_GT(taken, 0u) << "the new key was never acquired";
@@ -124,7 +155,7 @@ TEST(DiscoveryCounted, AKeyAddedAsAnotherLeftTheIndexIsFoundByTheNextFullRead) {
   w.redis.execute({"XADD", fresh.stream(), "*", "type", "created", "data", "{\"seq\":1}"});
   w.redis.execute({"SADD", fresh.index(), fresh.key});
   const std::uint64_t bound = kDiscoveryFullReadEvery * World::options().discovery_interval_ms;
-  w.scheduler.run_until([&] { return first(w, HistoryOp::ack, "kx", from) > 0; }, 2 * bound);
+  w.scheduler.run_until([&] { return first(w, HistoryOp::ack, "kx", from) > 0; }, from + 2 * bound);
 
   const std::uint64_t taken = first(w, HistoryOp::acquire, "kx", from);
   ASSERT_GT(taken, 0u) << "the key that joined the index was never acquired";

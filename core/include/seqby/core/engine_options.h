@@ -145,16 +145,19 @@ inline constexpr std::array<EngineLimitField, 16> kEngineLimitFields{{
 
 // Discovery's index count's gate (docs/ARCHITECTURE.md "Discovery reads a count, then the
 // index"). Once the last full read of the index found at least kDiscoveryCountedIndexMin members,
-// a discovery cycle first reads the index's count (Broker::partition_count, SCARD). The same count
-// as the cycle before, with the instance at exactly its fair share (the live members counted
-// again), has nothing to do: the cycle ends there, at most kDiscoveryFullReadEvery - 1 cycles in a
-// row. Any other count, a share to take or give back, a count the broker cannot give: the cycle
-// reads the whole index as before. What a count alone misses, a key added as another left the
-// index (an operator's SREM), waits for the next full read. Below kDiscoveryCountedIndexMin an
-// instance reads the whole index every cycle (a thousand members cost about what a count's
-// round trip does). Not a limit: a case file does not hold them.
+// a discovery cycle first reads the index's count (Broker::partition_count, SCARD). A cycle with
+// nothing to do ends there, at most kDiscoveryFullReadEvery - 1 cycles in a row: the same count
+// as the cycle before, the same target (the live members counted again) and active workers as
+// the last full cycle, and the instance at its fair share, or under it after
+// kDiscoveryEmptyAcquiresMin full cycles in a row whose acquires got nothing (ceil(P / N) * N > P:
+// the rest is held by others). Anything else reads the whole index and takes the share as before.
+// What a count alone misses, a key added as another left the index (an operator's SREM), or a
+// lease another instance gave up while the count and the members stood, waits for the next full
+// read. Below kDiscoveryCountedIndexMin an instance reads the whole index every cycle (a thousand
+// members cost about what a count's round trip does). Not limits: a case file does not hold them.
 inline constexpr std::uint64_t kDiscoveryCountedIndexMin = 1000;
 inline constexpr std::uint32_t kDiscoveryFullReadEvery = 10;
+inline constexpr std::uint32_t kDiscoveryEmptyAcquiresMin = 3;
 
 struct EngineOptions : EngineLimits {
   std::string owner_id;  // unique per instance incarnation (a restart takes a new one); no colon
