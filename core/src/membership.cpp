@@ -98,9 +98,10 @@ Task<void> Membership::discover_once() {
 
 // Only a cycle that would do nothing is ended here (engine_options.h, kDiscoveryCountedIndexMin):
 // the index's count, the share's target and the instance's active workers are those of the last
-// full cycle, and the instance holds its target, or is under it with the last
-// kDiscoveryEmptyAcquiresMin full cycles' acquires granted nothing (the rest is held by others:
-// ceil(P / N) * N > P leaves some instance short for good). The previous release's protocol
+// full cycle, and the instance holds its target, or is short of it by less than the live
+// members with the last kDiscoveryEmptyAcquiresMin full cycles' acquires granted nothing (the
+// rest is held by others: ceil(P / N) * N > P leaves some instance short for good). The previous
+// release's protocol
 // (leases one at a time) and a process manager (an index per category) read every index every
 // cycle.
 Task<bool> Membership::share_unchanged() {
@@ -122,7 +123,10 @@ Task<bool> Membership::share_unchanged() {
   const std::uint64_t target = share_target(shared_partitions_, members);
   const std::uint64_t active = active_count();
   const bool held = active == target;
-  const bool short_for_good = active < target && empty_acquires_ >= kDiscoveryEmptyAcquiresMin;
+  // Short by less than the members: what ceil(P / N) * N - P (at most N - 1) leaves; a joining
+  // instance is short by its whole share, and reads the index every cycle until it holds it.
+  const bool short_for_good =
+      active < target && target - active < members && empty_acquires_ >= kDiscoveryEmptyAcquiresMin;
   if (workers_.stopping() || target != shared_target_ || active != shared_active_ ||
       !(held || short_for_good)) {
     co_return false;

@@ -148,9 +148,10 @@ inline constexpr std::array<EngineLimitField, 16> kEngineLimitFields{{
 // a discovery cycle first reads the index's count (Broker::partition_count, SCARD). A cycle with
 // nothing to do ends there, at most kDiscoveryFullReadEvery - 1 cycles in a row: the same count
 // as the cycle before, the same target (the live members counted again) and active workers as
-// the last full cycle, and the instance at its fair share, or under it after
-// kDiscoveryEmptyAcquiresMin full cycles in a row whose acquires got nothing (ceil(P / N) * N > P:
-// the rest is held by others). Anything else reads the whole index and takes the share as before.
+// the last full cycle, and the instance at its fair share, or short of it by less than the live
+// members after kDiscoveryEmptyAcquiresMin full cycles in a row whose acquires got nothing
+// (ceil(P / N) * N > P: the rest is held by others; a joining instance is short by its whole
+// share). Anything else reads the whole index and takes the share as before.
 // What a count alone misses, a key added as another left the index (an operator's SREM), or a
 // lease another instance gave up while the count and the members stood, waits for the next full
 // read. Below kDiscoveryCountedIndexMin an instance reads the whole index every cycle (a thousand
