@@ -55,6 +55,7 @@ inline const std::vector<std::string>& worker_acl_commands() {
                                                     "sadd",
                                                     "srem",
                                                     "smembers",
+                                                    "scard",
                                                     "xadd",
                                                     "xack",
                                                     "xautoclaim",

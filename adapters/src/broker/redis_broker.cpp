@@ -313,8 +313,13 @@ Task<Result<std::vector<std::string>>> RedisBroker::partitions(std::string_view 
 
 // SCARD of the index; with the cluster layout, plus its reaping set's (a key moving from one to
 // the other is counted in either). Only compared with the count of an earlier cycle: a change
-// of either set changes the sum, but for a key added as another is taken out.
+// of either set changes the sum, but for a key added as another is taken out. Refused by the
+// server's ACL once (NOPERM: no +scard), it is not sent again, so the server's ACL LOG and the
+// worker's log get one refusal, not one each discovery cycle.
 Task<Result<std::uint64_t>> RedisBroker::partition_count(std::string_view category) {
+  if (partition_count_refused_) {
+    co_return make_error(Errc::unsupported, "SCARD was refused by the server's ACL");
+  }
   std::uint64_t count = 0;
   std::vector<Command> counts{Command{"SCARD", partition_index_name(category)}};
   if (options_.key_layout == KeyLayout::cluster) {
@@ -322,6 +327,10 @@ Task<Result<std::uint64_t>> RedisBroker::partition_count(std::string_view catego
   }
   for (Command& command : counts) {
     Result<Reply> reply = co_await link_.execute(std::move(command));
+    if (reply.ok() && reply.value().is_error_with("NOPERM")) {
+      partition_count_refused_ = true;
+      co_return make_error(Errc::unsupported, "SCARD was refused by the server's ACL");
+    }
     Result<std::int64_t> members = decode<std::int64_t>(reply, "SCARD");
     if (!members.ok()) co_return members.error();
     count += static_cast<std::uint64_t>(members.value());

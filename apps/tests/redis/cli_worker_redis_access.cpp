@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "redis_server.h"
+#include "seqby/core/engine_options.h"
 #include "seqby/core/keyspace.h"
 #include "seqby/runtime/free_port.h"
 #include "seqby/scenarios/redis_driver.h"
@@ -301,6 +302,47 @@ TEST(WorkerRedisAccess, UnderAnAclWithoutMgetLeasesAreStillRenewed) {
   // server's ACL LOG holds no denial.
   const redis::Reply denials = d.run({"ACL", "LOG"});
   EXPECT_TRUE(denials.elements.empty()) << redis::to_string(denials);
+  EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+}
+
+// The least privilege of the releases before discovery counted the index (no +scard), kept
+// through a rolling upgrade: past kDiscoveryCountedIndexMin keys the worker's first count is
+// refused, once, and it reads the whole index every cycle as before, so a key published later is
+// found and served. Sent each cycle, the refused count was an ACL LOG denial and a log line a
+// cycle.
+TEST(WorkerRedisAccess, UnderAnAclWithoutScardTheIndexIsReadWholeAsBefore) {
+  WorkerUnderAcl acl("acl_without_scard");
+  ASSERT_TRUE(acl.start("scard"));
+  RedisScenarioDriver& d = acl.d();
+  WorkerProcess* w = acl.w;
+  const auto keys = static_cast<int>(kDiscoveryCountedIndexMin);
+  for (int i = 0; i < keys; ++i) {
+    const PartitionRef partition = d.partition("p" + std::to_string(i));
+    d.run({"XGROUP", "CREATE", partition.stream(), d.group(), "0", "MKSTREAM"});
+    d.run({"SADD", partition.index(), partition.key});
+  }
+  const std::string last = "p" + std::to_string(keys - 1);
+  ASSERT_TRUE(d.wait_until([&] {
+    return d.run({"EXISTS", d.lease_key("p0")}).integer == 1 &&
+           d.run({"EXISTS", d.lease_key(last)}).integer == 1;
+  })) << w->log();
+  // Discovery cycles with 1,000 keys in the index: each would count it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+  ASSERT_TRUE(d.publish({PublishSpec{"Z", 1, 0, false}}).ok());
+  EXPECT_TRUE(d.wait_until([&] { return d.last_seq("Z") == 1; })) << w->log();
+
+  const redis::Reply denials = d.run({"ACL", "LOG"});
+  ASSERT_EQ(denials.elements.size(), 1u) << redis::to_string(denials);
+  const redis::Reply& entry = denials.elements[0];
+  for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+    if (entry.elements[i].str == "object") {
+      EXPECT_EQ(entry.elements[i + 1].str, "scard");
+    }
+    if (entry.elements[i].str == "count") {
+      EXPECT_EQ(entry.elements[i + 1].integer, 1);
+    }
+  }
+  EXPECT_EQ(lines_with(w->log(), "event=redis_command_refused").size(), 1u) << w->log();
   EXPECT_TRUE(d.stop_all().empty()) << d.logs();
 }
 

@@ -275,6 +275,9 @@ class RedisBroker final : public Broker {
   std::size_t script_index(std::string_view name);
   std::vector<LoadedScript> scripts_;
   bool script_load_refused_ = false;
+  // The server's ACL refused SCARD (a least privilege written before discovery counted the
+  // index): partition_count asks no more, and discovery reads the whole index as before.
+  bool partition_count_refused_ = false;
   // The categories of `unit`: its own C, or a process manager's pm_categories (none when they
   // are not given); and the streams acquire_many looks at for it, C:K of each.
   std::vector<std::string> unit_categories(const PartitionRef& unit) const;
