@@ -89,11 +89,8 @@ Task<void> Membership::discover_once() {
   indexed_ = indexed;
   shared_partitions_ = 0;  // take_fair_share says of how many, if it is the share taken
   cycles_gated_ = 0;
-  const std::uint64_t active_before = active_count();
   co_await steps_.take_share(*this, keys);
   shared_active_ = active_count();
-  const bool empty = active_before < shared_target_ && shared_active_ == active_before;
-  empty_acquires_ = empty ? empty_acquires_ + 1 : 0;
 }
 
 // Only a cycle that would do nothing is ended here (engine_options.h, kDiscoveryCountedIndexMin):
@@ -195,6 +192,8 @@ Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
   shared_partitions_ = partitions;
   shared_target_ = target;
   std::uint64_t count = active_count();
+  // Counted again below when this cycle's acquire launches nothing.
+  const std::uint32_t empty_before = std::exchange(empty_acquires_, 0);
   if (count > target) {
     // Over the fair share: release the least preferred extras, each after its current event.
     std::vector<std::string> holding;
@@ -213,7 +212,8 @@ Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
   if (count >= target || workers_.stopping()) co_return;
   const std::vector<std::string> order = acquire_order(keys);
   if (steps_.leases_by_batch()) {
-    co_await acquire_batch(order, target - count);
+    const std::uint64_t launched = co_await acquire_batch(order, target - count);
+    if (launched == 0) empty_acquires_ = empty_before + 1;
     co_return;
   }
   for (const auto& key : order) {
@@ -226,24 +226,27 @@ Task<void> Membership::take_fair_share(const std::vector<std::string>& keys) {
 
 // The units of `order` this instance does not serve, acquired in that order by the batch until
 // `want` were granted (Broker::acquire_many: one round trip per batch, not per unit).
-Task<void> Membership::acquire_batch(const std::vector<std::string>& order, std::uint64_t want) {
-  if (want == 0 || workers_.stopping()) co_return;
+Task<std::uint64_t> Membership::acquire_batch(const std::vector<std::string>& order,
+                                              std::uint64_t want) {
+  if (want == 0 || workers_.stopping()) co_return 0;
   std::vector<PartitionRef> candidates;
   for (const auto& key : order) {
     if (!workers_.serves(key)) candidates.push_back(PartitionRef{env_.unit_category, key});
   }
-  if (candidates.empty()) co_return;
+  if (candidates.empty()) co_return 0;
   const std::string scope = env_.options.lease_per_group ? env_.options.group : std::string();
   const std::uint64_t sent_ms = env_.runtime.clock().now_ms();
   Result<std::vector<std::optional<Lease>>> got = co_await env_.broker.acquire_many(
       candidates, scope, env_.options.owner_id, env_.options.lease_ttl_ms, want);
-  if (!got.ok()) co_return;
+  if (!got.ok()) co_return 0;
+  std::uint64_t launched = 0;
   for (std::size_t i = 0; i < got.value().size(); ++i) {
     if (!got.value()[i].has_value()) continue;
     Lease lease = std::move(*got.value()[i]);
-    const bool launched = co_await granted(candidates[i], scope, std::move(lease), sent_ms);
-    (void)launched;
+    const bool started = co_await granted(candidates[i], scope, std::move(lease), sent_ms);
+    if (started) ++launched;
   }
+  co_return launched;
 }
 
 Task<bool> Membership::granted(const PartitionRef& partition, const std::string& scope, Lease lease,

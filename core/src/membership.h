@@ -61,7 +61,8 @@ class Membership final : public UnitShare {
   Task<std::uint64_t> live_member_count();
   std::vector<std::string> acquire_order(std::vector<std::string> keys) const;
   Task<bool> try_acquire(const std::string& key);
-  Task<void> acquire_batch(const std::vector<std::string>& order, std::uint64_t want);
+  // Returns how many workers it launched.
+  Task<std::uint64_t> acquire_batch(const std::vector<std::string>& order, std::uint64_t want);
   // Starts the worker of a lease just granted (sent at `sent_ms`), or releases it when the unit
   // is served already, the instance stops, or its generation is not above the highest this
   // instance was granted for the unit (the fence counter went back: warned). Returns whether a
@@ -84,9 +85,9 @@ class Membership final : public UnitShare {
   bool partitions_warned_ = false;  // the index is over partitions_warn_threshold (warned once)
   // The index count's gate: the last full read's member count (before validation); the
   // partitions its share was taken of (and units put back), that share's target and the workers
-  // active after it; the full cycles in a row that found the instance under its target and
-  // acquired nothing; the count the last cycle read (none when it read none); the cycles ended
-  // by the gate since the last full read.
+  // active after it; the full cycles in a row whose acquire (under the target) launched no
+  // worker; the count the last cycle read (none when it read none); the cycles ended by the gate
+  // since the last full read.
   std::uint64_t indexed_ = 0;
   std::uint64_t shared_partitions_ = 0;
   std::uint64_t shared_target_ = 0;
