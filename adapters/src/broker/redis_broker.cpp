@@ -317,9 +317,8 @@ Task<Result<std::vector<std::string>>> RedisBroker::partitions(std::string_view 
 // server's ACL once (NOPERM: no +scard), it is not sent again, so the server's ACL LOG and the
 // worker's log get one refusal, not one each discovery cycle.
 Task<Result<std::uint64_t>> RedisBroker::partition_count(std::string_view category) {
-  if (partition_count_refused_) {
-    co_return make_error(Errc::unsupported, "SCARD was refused by the server's ACL");
-  }
+  static constexpr const char* kRefused = "SCARD was refused by the server's ACL";
+  if (partition_count_refused_) co_return make_error(Errc::unsupported, kRefused);
   std::uint64_t count = 0;
   std::vector<Command> counts{Command{"SCARD", partition_index_name(category)}};
   if (options_.key_layout == KeyLayout::cluster) {
@@ -329,7 +328,7 @@ Task<Result<std::uint64_t>> RedisBroker::partition_count(std::string_view catego
     Result<Reply> reply = co_await link_.execute(std::move(command));
     if (reply.ok() && reply.value().is_error_with("NOPERM")) {
       partition_count_refused_ = true;
-      co_return make_error(Errc::unsupported, "SCARD was refused by the server's ACL");
+      co_return make_error(Errc::unsupported, kRefused);
     }
     Result<std::int64_t> members = decode<std::int64_t>(reply, "SCARD");
     if (!members.ok()) co_return members.error();
