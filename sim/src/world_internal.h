@@ -129,27 +129,6 @@ class World::StampServer final : public SimServer {
   std::string node_;
   std::int32_t cluster_node_ = -1;
   std::vector<std::uint64_t> stamps_;
-  // The watched scripts' sources (read once: script_source measures a whole script) and shas.
-  std::string_view commit_source_;
-  std::string_view ack_source_;
-  std::string_view unfenced_commit_source_;
-  std::string_view unfenced_ack_source_;
-  std::string_view next_source_;
-  std::string_view unfenced_next_source_;
-  std::string_view commit_next_source_;
-  std::string_view unfenced_commit_next_source_;
-  std::string commit_sha_;
-  std::string ack_sha_;
-  // The no_fence variant's scripts: the same KEYS/ARGV and replies without the lease check.
-  std::string unfenced_commit_sha_;
-  std::string unfenced_ack_sha_;
-  std::string next_sha_;
-  std::string unfenced_next_sha_;
-  std::string commit_next_sha_;
-  std::string unfenced_commit_next_sha_;
-  // fenced_steps: the steps of many partitions, each decided as its own script would be.
-  std::string_view steps_source_;
-  std::string steps_sha_;
 };
 
 // Maps instance runtime names ("i0") to the current owner id ("i0-g2") for fault records, and

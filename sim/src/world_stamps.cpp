@@ -184,32 +184,57 @@ void parse_steps(const redis::Command& c, const redis::Reply& reply, KeyLayout l
   }
 }
 
+// The scripts whose decisions the server records, by what each decides. The no_fence variant's
+// scripts (`unfenced_name`) take the same KEYS/ARGV and reply alike, without the lease check.
+enum class Watched : std::uint8_t { none, commit, ack, next, commit_next, steps };
+
+struct WatchedScript {
+  std::string sha;
+  std::string_view source;
+  Watched kind;
+};
+
+// Every watched script, its SHA-1 taken once per process (the sources are embedded).
+const std::vector<WatchedScript>& watched_scripts() {
+  static const std::vector<WatchedScript> scripts = [] {
+    std::vector<WatchedScript> all;
+    const auto add = [&all](std::string_view name, Watched kind) {
+      const std::string_view source = source_of(name);
+      all.push_back(WatchedScript{sha1_hex_memo(source), source, kind});
+    };
+    using namespace redis::script;
+    add(FencedSteps::name, Watched::steps);
+    add(FencedCommitNext::name, Watched::commit_next);
+    add(FencedNext::name, Watched::next);
+    add(FencedCommit::name, Watched::commit);
+    add(FencedAck::name, Watched::ack);
+    add(FencedCommitNext::unfenced_name, Watched::commit_next);
+    add(FencedNext::unfenced_name, Watched::next);
+    add(FencedCommit::unfenced_name, Watched::commit);
+    add(FencedAck::unfenced_name, Watched::ack);
+    return all;
+  }();
+  return scripts;
+}
+
+// Which watched script `command` runs (by EVALSHA of its SHA or EVAL of its source), if any:
+// the verb is read once and each SHA compared once, where a test per script read both for each.
+Watched watched_of(const redis::Command& command) {
+  if (command.size() < 3) return Watched::none;
+  const std::string& verb = command[0];
+  const bool by_sha = verb == "EVALSHA" || verb == "evalsha";
+  if (!by_sha && verb != "EVAL" && verb != "eval") return Watched::none;
+  for (const WatchedScript& s : watched_scripts()) {
+    if (command[1] == (by_sha ? std::string_view(s.sha) : s.source)) return s.kind;
+  }
+  return Watched::none;
+}
 }  // namespace
 
 // --- server ---------------------------------------------------------------------------------
 
 World::StampServer::StampServer(World& world, SimRedis& redis, std::string node)
-    : world_(world),
-      redis_(redis),
-      node_(std::move(node)),
-      commit_source_(source_of(redis::script::FencedCommit::name)),
-      ack_source_(source_of(redis::script::FencedAck::name)),
-      unfenced_commit_source_(source_of(redis::script::FencedCommit::unfenced_name)),
-      unfenced_ack_source_(source_of(redis::script::FencedAck::unfenced_name)),
-      next_source_(source_of(redis::script::FencedNext::name)),
-      unfenced_next_source_(source_of(redis::script::FencedNext::unfenced_name)),
-      commit_next_source_(source_of(redis::script::FencedCommitNext::name)),
-      unfenced_commit_next_source_(source_of(redis::script::FencedCommitNext::unfenced_name)),
-      commit_sha_(sha1_hex_memo(commit_source_)),
-      ack_sha_(sha1_hex_memo(ack_source_)),
-      unfenced_commit_sha_(sha1_hex_memo(unfenced_commit_source_)),
-      unfenced_ack_sha_(sha1_hex_memo(unfenced_ack_source_)),
-      next_sha_(sha1_hex_memo(next_source_)),
-      unfenced_next_sha_(sha1_hex_memo(unfenced_next_source_)),
-      commit_next_sha_(sha1_hex_memo(commit_next_source_)),
-      unfenced_commit_next_sha_(sha1_hex_memo(unfenced_commit_next_source_)),
-      steps_source_(source_of(redis::script::FencedSteps::name)),
-      steps_sha_(sha1_hex_memo(steps_source_)) {}
+    : world_(world), redis_(redis), node_(std::move(node)) {}
 
 redis::Reply World::StampServer::execute(const redis::Command& sent) {
   const std::uint64_t stamp = world_.sink_->next_stamp();
@@ -224,24 +249,20 @@ redis::Reply World::StampServer::execute(const redis::Command& sent) {
           : redis_.execute(command);
   ServerDecision decision;
   bool decided = false;
-  if (redis::runs_script(command, commit_sha_, commit_source_) ||
-      redis::runs_script(command, unfenced_commit_sha_, unfenced_commit_source_)) {
+  const Watched watched = watched_of(command);
+  if (watched == Watched::commit) {
     decided = parse_commit(command, reply, world_.options_.key_layout, &decision);
     if (decided) {
       std::int64_t& last = world_.accepted_seq_[{decision.group, decision.category, decision.key}];
       last = std::max(last, decision.seq);
     }
-  } else if (redis::runs_script(command, ack_sha_, ack_source_) ||
-             redis::runs_script(command, unfenced_ack_sha_, unfenced_ack_source_)) {
+  } else if (watched == Watched::ack) {
     decided = parse_ack(command, reply, world_.options_.key_layout, &decision);
-  } else if (redis::runs_script(command, next_sha_, next_source_) ||
-             redis::runs_script(command, unfenced_next_sha_, unfenced_next_source_)) {
+  } else if (watched == Watched::next) {
     decided = parse_next_ack(command, reply, world_.options_.key_layout, &decision);
-  } else if (const bool steps = redis::runs_script(command, steps_sha_, steps_source_);
-             steps || redis::runs_script(command, commit_next_sha_, commit_next_source_) ||
-             redis::runs_script(command, unfenced_commit_next_sha_, unfenced_commit_next_source_)) {
+  } else if (watched == Watched::steps || watched == Watched::commit_next) {
     std::vector<ServerDecision> decisions;
-    if (steps) {
+    if (watched == Watched::steps) {
       parse_steps(command, reply, world_.options_.key_layout, &decisions);
     } else {
       parse_commit_next(command, reply, world_.options_.key_layout, &decisions);
