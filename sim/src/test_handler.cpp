@@ -18,21 +18,25 @@ HandlerPlan::HandlerPlan(const SimCase& c, FaultObserver* observer, bool beside)
       beside_(beside),
       commit_with_step_(c.commit_with_step) {
   SEQBY_CHECK(!beside || !c.beside_group.empty());
-  for (const CaseEvent& e : c.events) plan_[{e.seq, e.key, category_of(c, e)}] = e.behaviour;
+  for (const CaseEvent& e : c.events) {
+    events_[EventKey{e.seq, e.key, category_of(c, e)}].behaviour = e.behaviour;
+  }
 }
 
-const EventBehaviour& HandlerPlan::behaviour(const std::string& category, const std::string& key,
-                                             std::int64_t seq) const {
-  auto it = plan_.find(EventView{seq, key, category});
-  return it == plan_.end() ? default_ : it->second;
+HandlerPlan::EventState& HandlerPlan::state_of(const std::string& category, const std::string& key,
+                                               std::int64_t seq) {
+  auto it = events_.find(EventView{seq, key, category});
+  if (it != events_.end()) return it->second;
+  return events_.emplace(EventKey{seq, key, category}, EventState{default_}).first->second;
 }
 
-void HandlerPlan::on_first_call(const std::string& node, const std::string& category,
-                                const std::string& key, std::int64_t seq) {
-  if (seen_.find(EventView{seq, key, category}) != seen_.end()) return;
-  seen_.emplace(seq, key, category);
+void HandlerPlan::on_first_call(EventState& state, const std::string& node,
+                                const std::string& category, const std::string& key,
+                                std::int64_t seq) {
+  if (state.seen) return;
+  state.seen = true;
   if (observer_ == nullptr) return;
-  const EventBehaviour& b = behaviour(category, key, seq);
+  const EventBehaviour& b = state.behaviour;
   const std::string where = (process_manager_ ? "category=" + category + " " : std::string()) +
                             "key=" + key + " seq=" + std::to_string(seq);
   if (b.transient_failures > 0) {
@@ -44,17 +48,6 @@ void HandlerPlan::on_first_call(const std::string& node, const std::string& cate
     observer_->on_fault(FaultKind::slow_handler, node,
                         where + " slow_ms=" + std::to_string(b.slow_ms));
   }
-}
-
-bool HandlerPlan::take_transient_failure(const std::string& category, const std::string& key,
-                                         std::int64_t seq) {
-  const EventBehaviour& b = behaviour(category, key, seq);
-  if (b.transient_failures == 0) return false;
-  auto failed = failures_.find(EventView{seq, key, category});
-  if (failed == failures_.end()) failed = failures_.emplace(EventKey{seq, key, category}, 0).first;
-  if (failed->second >= b.transient_failures) return false;
-  ++failed->second;
-  return true;
 }
 
 TestHandler::TestHandler(Runtime& runtime, HandlerPlan& plan, std::string node)
@@ -77,14 +70,18 @@ Task<HandlerResult> TestHandler::handle_call(const Event& event, HandlerContext&
   }
   const std::int64_t seq = std::get<std::int64_t>(field->second);
   ++plan_.calls_;
-  plan_.on_first_call(node_, event.category, event.key, seq);
-  const EventBehaviour b = plan_.behaviour(event.category, event.key, seq);
+  HandlerPlan::EventState& state = plan_.state_of(event.category, event.key, seq);
+  plan_.on_first_call(state, node_, event.category, event.key, seq);
+  const EventBehaviour b = state.behaviour;
   plan_.inside_[node_] = HandlerPlan::Inside{event.category, event.key, seq};
   co_await runtime_.sleep_ms(b.duration_ms + b.slow_ms + (plan_.beside_ ? b.beside_slow_ms : 0));
   plan_.inside_.erase(node_);
   if (b.poison) co_return HandlerResult::failed("poison");
-  if (plan_.take_transient_failure(event.category, event.key, seq))
+  // Transient failures are counted per event across retries and instances.
+  if (state.failures < b.transient_failures) {
+    ++state.failures;
     co_return HandlerResult::failed("transient");
+  }
   if (plan_.commit_with_step_) co_return HandlerResult::commit_with_step(seq, event.id);
   Result<CommitReply> committed = co_await context.commit(seq, event.id);
   if (!committed.ok()) co_return HandlerResult::failed(committed.error().message);

@@ -8,11 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "seqby/core/handler.h"
 #include "seqby/core/runtime.h"
@@ -31,17 +32,6 @@ class HandlerPlan {
   // `observer` outlives the plan.
   HandlerPlan(const SimCase& c, FaultObserver* observer, bool beside = false);
 
-  // The behaviour of (category, key, seq); the default behaviour when the case has no such
-  // event.
-  const EventBehaviour& behaviour(const std::string& category, const std::string& key,
-                                  std::int64_t seq) const;
-  // Reports the event's handler faults the first time any instance handles it.
-  void on_first_call(const std::string& node, const std::string& category, const std::string& key,
-                     std::int64_t seq);
-  // Whether this call must fail as a transient failure (and counts it).
-  bool take_transient_failure(const std::string& category, const std::string& key,
-                              std::int64_t seq);
-
   // What each node is handling right now (for scenarios that strike at a moment).
   struct Inside {
     std::string category;
@@ -53,14 +43,44 @@ class HandlerPlan {
   std::uint64_t calls() const { return calls_; }
 
  private:
-  // seq, key, category: in that order so that most comparisons end on the integer (a case has
-  // one category, or a few, and many events per key).
+  // An event by seq, key and category.
   using EventKey = std::tuple<std::int64_t, std::string, std::string>;
-  // The same, for lookups that copy no string (the maps compare it with EventKey: std::less<>).
+  // The same, for lookups that copy no string.
   using EventView = std::tuple<std::int64_t, std::string_view, std::string_view>;
-  std::map<EventKey, EventBehaviour, std::less<>> plan_;
-  std::map<EventKey, std::uint32_t, std::less<>> failures_;
-  std::set<EventKey, std::less<>> seen_;
+  struct EventHash {
+    using is_transparent = void;
+    std::size_t operator()(const EventView& e) const {
+      const std::size_t key = std::hash<std::string_view>{}(std::get<1>(e));
+      const std::size_t category = std::hash<std::string_view>{}(std::get<2>(e));
+      return key ^ (category * 0x9e3779b97f4a7c15ULL) ^
+             (static_cast<std::size_t>(std::get<0>(e)) * 0xff51afd7ed558ccdULL);
+    }
+    std::size_t operator()(const EventKey& e) const {
+      return (*this)(EventView{std::get<0>(e), std::get<1>(e), std::get<2>(e)});
+    }
+  };
+  struct EventEqual {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
+             std::get<2>(a) == std::get<2>(b);
+    }
+  };
+  // What the plan says of an event, and what its calls did so far. An event the case does not
+  // plan gets the default behaviour at its first call.
+  struct EventState {
+    EventBehaviour behaviour;
+    bool seen = false;           // handled once by some instance: its faults were reported
+    std::uint32_t failures = 0;  // transient failures taken so far
+  };
+  // The event's state, made at its first call (only lookups: no order of these is ever read).
+  EventState& state_of(const std::string& category, const std::string& key, std::int64_t seq);
+  // Reports the event's handler faults the first time any instance handles it.
+  void on_first_call(EventState& state, const std::string& node, const std::string& category,
+                     const std::string& key, std::int64_t seq);
+
+  std::unordered_map<EventKey, EventState, EventHash, EventEqual> events_;
   std::map<std::string, Inside> inside_;
   EventBehaviour default_;
   FaultObserver* observer_;
