@@ -55,7 +55,7 @@ class SimBackend final : public EngineBackend {
       // Event `seq` of every category of the correlation value that has one.
       streams.clear();
       for (const auto& cat : c.pm_categories) {
-        if (static_cast<std::int64_t>(sim::events_of(c, key, cat).size()) >= seq) {
+        if (static_cast<std::int64_t>(sim::event_count(c, key, cat)) >= seq) {
           streams.push_back(cat);
         }
       }
@@ -130,7 +130,7 @@ class SimBackend final : public EngineBackend {
     const bool pm = sim::is_process_manager(c);
     for (const auto& key : c.keys) {
       for (const auto& category : sim::categories_of(c)) {
-        if (pm && sim::events_of(c, key, category).empty()) continue;
+        if (pm && sim::event_count(c, key, category) == 0) continue;
         const PartitionRef p{category, key};
         const std::string name = pm ? p.stream() : key;  // Outcome's maps: "C:K" for a PM
         // The sink keeps field seq -> effect (the event id); seq order is commit order.

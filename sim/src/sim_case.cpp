@@ -193,6 +193,12 @@ std::vector<CaseEvent> events_of(const SimCase& c, const std::string& key,
   return out;
 }
 
+std::size_t event_count(const SimCase& c, const std::string& key, const std::string& category) {
+  std::size_t count = 0;
+  for (const auto& e : c.events) count += on_stream(c, e, key, category) ? 1 : 0;
+  return count;
+}
+
 std::int64_t first_poison_seq(const SimCase& c, const std::string& key,
                               const std::string& category) {
   std::int64_t first = 0;

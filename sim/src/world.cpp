@@ -61,10 +61,9 @@ World::World(const SimCase& c, WorldOptions options)
   for (const auto& category : categories_of(case_)) {
     for (const auto& key : case_.keys) {
       const std::int64_t poison = first_poison_seq(case_, key, category);
-      const auto events = events_of(case_, key, category);
-      if (events.empty() && is_process_manager(case_)) continue;  // X has no events on C
-      target_seq_[{category, key}] =
-          poison > 0 ? poison - 1 : static_cast<std::int64_t>(events.size());
+      const std::size_t events = event_count(case_, key, category);
+      if (events == 0 && is_process_manager(case_)) continue;  // X has no events on C
+      target_seq_[{category, key}] = poison > 0 ? poison - 1 : static_cast<std::int64_t>(events);
       if (poison > 0) poisoned_.insert({category, key});
     }
   }

@@ -178,6 +178,9 @@ SimCase generate_case(std::uint64_t seed, const CaseTemplate& tmpl = {});
 std::vector<CaseEvent> events_of(const SimCase& c, const std::string& key,
                                  const std::string& category = "");
 
+// How many events stream `category`:`key` holds (events_of(...).size(), without the copies).
+std::size_t event_count(const SimCase& c, const std::string& key, const std::string& category = "");
+
 // The seq of the first poison event of stream `category`:`key`, or 0 when there is none.
 // `category` "" as in events_of (a PM case: the lowest poison seq of `key` in any category).
 std::int64_t first_poison_seq(const SimCase& c, const std::string& key,
