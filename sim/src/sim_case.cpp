@@ -176,7 +176,8 @@ bool on_stream(const SimCase& c, const CaseEvent& e, const std::string& key,
                const std::string& category) {
   if (e.key != key) return false;
   if (category.empty() && is_process_manager(c)) return true;
-  return category_of(c, e) == (category.empty() ? c.category : category);
+  const std::string& of = e.category.empty() ? c.category : e.category;  // category_of, no copy
+  return of == (category.empty() ? c.category : category);
 }
 
 }  // namespace

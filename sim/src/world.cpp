@@ -3,6 +3,9 @@
 #include "seqby/sim/world.h"
 
 #include <algorithm>
+#include <map>
+#include <string_view>
+#include <utility>
 
 #include "seqby/broker/redis_broker.h"
 #include "seqby/core/engine.h"
@@ -58,13 +61,28 @@ World::World(const SimCase& c, WorldOptions options)
   if (!case_.beside_group.empty()) {
     redis_.execute({"SADD", subscribers_set_name(case_.category), case_.beside_group});
   }
+  // Each stream's events and first poison seq (events_of, first_poison_seq), in one pass over
+  // the case's events rather than one per stream.
+  struct StreamEvents {
+    std::size_t count = 0;
+    std::int64_t first_poison = 0;
+  };
+  std::map<std::pair<std::string_view, std::string_view>, StreamEvents> streams;  // category, key
+  for (const CaseEvent& e : case_.events) {
+    StreamEvents& s = streams[{e.category.empty() ? case_.category : e.category, e.key}];
+    ++s.count;
+    if (e.behaviour.poison && (s.first_poison == 0 || e.seq < s.first_poison)) {
+      s.first_poison = e.seq;
+    }
+  }
   for (const auto& category : categories_of(case_)) {
     for (const auto& key : case_.keys) {
-      const std::int64_t poison = first_poison_seq(case_, key, category);
-      const std::size_t events = event_count(case_, key, category);
-      if (events == 0 && is_process_manager(case_)) continue;  // X has no events on C
-      target_seq_[{category, key}] = poison > 0 ? poison - 1 : static_cast<std::int64_t>(events);
-      if (poison > 0) poisoned_.insert({category, key});
+      const auto found = streams.find({category, key});
+      const StreamEvents s = found == streams.end() ? StreamEvents{} : found->second;
+      if (s.count == 0 && is_process_manager(case_)) continue;  // X has no events on C
+      target_seq_[{category, key}] =
+          s.first_poison > 0 ? s.first_poison - 1 : static_cast<std::int64_t>(s.count);
+      if (s.first_poison > 0) poisoned_.insert({category, key});
     }
   }
   // The injector strikes the case's instances only (the schedule's targets), not the beside one.
