@@ -509,7 +509,7 @@ void World::Sink::record(HistoryRecord record) {
       }
     }
   }
-  pending_.push_back(Pending{sort_key, std::move(record)});
+  pending_.emplace_back(sort_key, std::move(record));  // one move, not two
 }
 
 std::vector<std::string> World::Sink::hash_tags(const redis::Command& command) {
