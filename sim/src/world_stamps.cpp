@@ -229,6 +229,7 @@ Watched watched_of(const redis::Command& command) {
   }
   return Watched::none;
 }
+
 }  // namespace
 
 // --- server ---------------------------------------------------------------------------------
