@@ -98,9 +98,8 @@ Task<void> Membership::discover_once() {
 // full cycle, and the instance holds its target, or is short of it by less than the live
 // members with the last kDiscoveryEmptyAcquiresMin full cycles' acquires granted nothing (the
 // rest is held by others: ceil(P / N) * N > P leaves some instance short for good). The previous
-// release's protocol
-// (leases one at a time) and a process manager (an index per category) read every index every
-// cycle.
+// release's protocol (leases one at a time) and a process manager (an index per category) read
+// every index every cycle.
 Task<bool> Membership::share_unchanged() {
   if (env_.process_manager() || !steps_.leases_by_batch() || indexed_ < kDiscoveryCountedIndexMin) {
     counted_.reset();
