@@ -36,7 +36,7 @@ std::vector<std::string> groups_of(const SimCase& c) {
   return {c.group, c.beside_group};
 }
 
-std::string category_of(const SimCase& c, const CaseEvent& e) {
+const std::string& category_of(const SimCase& c, const CaseEvent& e) {
   return e.category.empty() ? c.category : e.category;
 }
 
@@ -176,8 +176,7 @@ bool on_stream(const SimCase& c, const CaseEvent& e, const std::string& key,
                const std::string& category) {
   if (e.key != key) return false;
   if (category.empty() && is_process_manager(c)) return true;
-  const std::string& of = e.category.empty() ? c.category : e.category;  // category_of, no copy
-  return of == (category.empty() ? c.category : category);
+  return category_of(c, e) == (category.empty() ? c.category : category);
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ World::World(const SimCase& c, WorldOptions options)
   };
   std::map<std::pair<std::string_view, std::string_view>, StreamEvents> streams;  // category, key
   for (const CaseEvent& e : case_.events) {
-    StreamEvents& s = streams[{e.category.empty() ? case_.category : e.category, e.key}];
+    StreamEvents& s = streams[{category_of(case_, e), e.key}];
     ++s.count;
     if (e.behaviour.poison && (s.first_poison == 0 || e.seq < s.first_poison)) {
       s.first_poison = e.seq;

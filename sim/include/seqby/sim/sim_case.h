@@ -102,8 +102,8 @@ EngineOptions beside_engine_options_for(const SimCase& c, const std::string& own
 
 // Whether `c` runs a process manager.
 inline bool is_process_manager(const SimCase& c) { return !c.pm_categories.empty(); }
-// The category of `e` in `c`: e.category, else c.category.
-std::string category_of(const SimCase& c, const CaseEvent& e);
+// The category of `e` in `c`: e.category, else c.category (a reference into `e` or `c`).
+const std::string& category_of(const SimCase& c, const CaseEvent& e);
 // The categories `c` publishes to: pm_categories, else {c.category}.
 std::vector<std::string> categories_of(const SimCase& c);
 // The groups that must commit every event of `c`: {group}, and beside_group when there is one.
