@@ -8,11 +8,17 @@
 namespace seqby::sim {
 
 namespace {
-// Min-heap order: earlier due time first, then earlier insertion.
+// Min-heap order: earlier due time first, then earlier insertion. Compared as one 128-bit
+// number (due_ms, seq), the same order as comparing due_ms then seq, without a branch on their
+// tie: many events fall due in the same millisecond, and the heap's sifting mispredicted it.
 struct Later {
   template <typename K>
   bool operator()(const K& a, const K& b) const {
-    return a.due_ms != b.due_ms ? a.due_ms > b.due_ms : a.seq > b.seq;
+    return order_of(a) > order_of(b);
+  }
+  template <typename K>
+  static unsigned __int128 order_of(const K& k) {
+    return (static_cast<unsigned __int128>(k.due_ms) << 64) | k.seq;
   }
 };
 }  // namespace
