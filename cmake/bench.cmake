@@ -9,6 +9,9 @@ if(benchmark_FOUND)
     target_link_libraries(bench_${name} PRIVATE seqby_scenarios benchmark::benchmark)
     seqby_warnings(bench_${name})
     seqby_link_tcmalloc(bench_${name})
+    if(name STREQUAL "lua_script_closures")  # runs the embedded scripts on a Lua state of its own
+      target_link_libraries(bench_${name} PRIVATE PkgConfig::LUA51)
+    endif()
     # The unit test of their command lines runs them (bench/tests/unit/bench_command_lines.cpp).
     if(TARGET unit_bench_command_lines)
       add_dependencies(unit_bench_command_lines bench_${name})
