@@ -13,8 +13,8 @@ namespace {
 
 using testing::run_program;
 
-// The programs with a command line of their own (bench_redis_poll_cost and bench_sim_bench are
-// Google Benchmark's).
+// The programs with a command line of their own (bench_redis_poll_cost, bench_sim_bench and
+// bench_lua_script_closures are Google Benchmark's).
 const std::vector<std::string> kPrograms = {
     "bench_cluster_failover_leases", "bench_failover_latency",   "bench_redis_durability",
     "bench_redis_fenced_whatif",     "bench_redis_idle_cost",    "bench_redis_step_cost",
