@@ -3,6 +3,7 @@
 // error naming it and the options on stderr, having printed nothing on stdout.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,71 @@ TEST(BenchCommandLineValues, ABadValueIsNamedWithExitTwo) {
     EXPECT_NE(run.err.find(c.named), std::string::npos) << c.program << ": " << run.err;
     EXPECT_EQ(run.out, "") << c.program;
   }
+}
+
+// bench/compare_builds.sh, the script that times builds against each other: a bad argument is
+// named with exit status 2 and nothing on stdout, and two builds of the simulator compare.
+testing::RunResult run_compare_builds(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {SEQBY_SOURCE_DIR "/bench/compare_builds.sh"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program("/bin/bash", argv);
+}
+
+TEST(CompareBuilds, ABadArgumentIsNamedWithExitTwo) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string named;
+  };
+  const std::vector<Case> cases = {
+      {{"--rounds", "0", "sim", SEQBY_BINARY_DIR}, "--rounds"},
+      {{"--seeds", "7", "sim", SEQBY_BINARY_DIR}, "--seeds"},
+      {{"walltime", SEQBY_BINARY_DIR}, "'walltime'"},
+      {{"sim", "no-such-build-or-revision"}, "'no-such-build-or-revision'"},
+      {{"sim"}, "at least one BUILD"},
+  };
+  for (const Case& c : cases) {
+    const auto run = run_compare_builds(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.named << ": " << run.err;
+    EXPECT_NE(run.err.find(c.named), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("usage: "), std::string::npos) << run.err;
+    EXPECT_EQ(run.out, "") << c.named;
+  }
+  const auto help = run_compare_builds({"--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_EQ(help.out.rfind("usage: bench/compare_builds.sh", 0), 0U) << help.out;
+}
+
+// The whitespace-separated fields of the table row of `out` that starts with `name` and a space.
+std::vector<std::string> row_of(const std::string& out, const std::string& name) {
+  const std::size_t at = out.find("\n" + name + " ");
+  if (at == std::string::npos) return {};
+  std::istringstream row(out.substr(at + 1, out.find('\n', at + 1) - at - 1));
+  std::vector<std::string> fields;
+  for (std::string field; row >> field;) fields.push_back(field);
+  return fields;
+}
+
+TEST(CompareBuilds, TimesTwoBuildsOfTheSimulatorRoundAfterRound) {
+  // One build named two ways: two rows, alternated over two rounds.
+  const std::string first = SEQBY_BINARY_DIR;
+  const std::string second = first + "/";
+  const auto run = run_compare_builds({"--rounds", "2", "--seeds", "0..1", "sim", first, second});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("seqby sim --seeds 0..1 --jobs 1, 2 rounds alternated"), std::string::npos)
+      << run.out;
+  for (const std::string& line :
+       {"round 1 of 2: " + first + " ", "round 1 of 2: " + second + " ",
+        "round 2 of 2: " + first + " ", "round 2 of 2: " + second + " "}) {
+    EXPECT_NE(run.err.find(line), std::string::npos) << line << " in: " << run.err;
+  }
+  // name, CPU min, /, median, simulated s, speed min, /, median, against min, /, median
+  const auto a = row_of(run.out, first);
+  const auto b = row_of(run.out, second);
+  ASSERT_EQ(a.size(), 11U) << run.out;
+  ASSERT_EQ(b.size(), 11U) << run.out;
+  EXPECT_GT(std::stod(a[4]), 0.0) << run.out;
+  EXPECT_EQ(a[4], b[4]) << "one binary, the same seeds: the same simulated time\n" << run.out;
+  EXPECT_EQ(a[8] + " " + a[9] + " " + a[10], "1.00x / 1.00x") << "the baseline against itself";
 }
 
 }  // namespace
