@@ -95,7 +95,12 @@ class ScriptState {
       lua_setfield(L_, -2, stub.name);
     }
     lua_setglobal(L_, "redis");
-    const std::string source = seqby::redis::script_source(c.script);
+    const char* embedded = seqby::redis::script_source(c.script);
+    if (embedded == nullptr) {
+      error_ = std::string("no embedded script named ") + c.script;
+      return;
+    }
+    const std::string source = embedded;
     // The script's own text starts with its header, "-- NAME:"; the libraries come before it.
     const std::string header = std::string("-- ") + c.script + ":";
     const std::size_t body_at = source.find(header);
@@ -107,12 +112,9 @@ class ScriptState {
     const std::string chunk = libraries_once ? source.substr(0, body_at) + "\nreturn function()\n" +
                                                    source.substr(body_at) + "\nend\n"
                                              : source;
-    if (luaL_loadbuffer(L_, chunk.data(), chunk.size(), c.script) != 0) {
-      error_ = lua_tostring(L_, -1);
-      return;
-    }
-    if (libraries_once && lua_pcall(L_, 0, 1, 0) != 0) {
-      error_ = lua_tostring(L_, -1);
+    if (luaL_loadbuffer(L_, chunk.data(), chunk.size(), c.script) != 0 ||
+        (libraries_once && lua_pcall(L_, 0, 1, 0) != 0)) {
+      error_ = text_at(-1);
       return;
     }
     ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
@@ -134,18 +136,21 @@ class ScriptState {
     set_list("ARGV", case_.args);
     lua_rawgeti(L_, LUA_REGISTRYINDEX, ref_);
     if (lua_pcall(L_, 0, 1, 0) != 0) {
-      error_ = lua_tostring(L_, -1);
+      error_ = text_at(-1);
       lua_pop(L_, 1);
       return false;
     }
-    if (reply != nullptr) {
-      *reply = lua_istable(L_, -1) ? "table" : (lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "");
-    }
+    if (reply != nullptr) *reply = lua_istable(L_, -1) ? "table" : text_at(-1);
     lua_pop(L_, 1);
     return true;
   }
 
  private:
+  // The value at `index` as text ("" when it is neither a string nor a number).
+  std::string text_at(int index) {
+    const char* text = lua_tostring(L_, index);
+    return text == nullptr ? "" : text;
+  }
   static int count_functions(std::string_view text) {
     int n = 0;
     for (std::size_t at = 0; (at = text.find("local function ", at)) != std::string_view::npos;
