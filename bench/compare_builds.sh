@@ -127,9 +127,9 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/seqby-compare-sim.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 # cpu[i] holds build i's CPU seconds, one per round; simulated[i] its simulated seconds.
 declare -a cpu simulated
+TIMEFORMAT='%U %S'  # bash's `time` below: user and system CPU seconds of the run
 for ((round = 1; round <= rounds; ++round)); do
   for i in "${!programs[@]}"; do
-    TIMEFORMAT='%U %S'
     {
       time (cd "$scratch" && "${programs[$i]}" sim --seeds "$seeds" --jobs 1 >"$scratch/out" 2>&1)
     } 2>"$scratch/time" || {
