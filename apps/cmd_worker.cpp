@@ -316,6 +316,23 @@ std::string unsafe_variant_line(testing::Variant variant) {
          "the ordering and exclusion guarantees; never use it in production\"";
 }
 
+// The line a cluster worker starts with when its lease TTL is at or below its command timeout
+// ("" when it is above): one master that stops answering (SIGSTOP, a network partition) holds
+// each heartbeat round for a command timeout, and a round that waits that long renews no lease in
+// time, on the live masters too, so every partition fails over (docs/ARCHITECTURE.md "A failover
+// and the leases on the live masters"). Not refused: on a cluster whose masters answer, the TTL
+// works as set.
+std::string lease_ttl_at_risk_line(bool cluster, std::uint64_t lease_ttl_ms,
+                                   std::uint64_t command_timeout_ms) {
+  if (!cluster || lease_ttl_ms > command_timeout_ms) return "";
+  return "event=lease_ttl_at_risk lease_ttl_ms=" + std::to_string(lease_ttl_ms) +
+         " command_timeout_ms=" + std::to_string(command_timeout_ms) +
+         " warning=\"a lease TTL at or below the command timeout: one cluster master that stops "
+         "answering holds a heartbeat round past every lease, and every partition fails over; "
+         "set --lease-ttl-ms well above " +
+         std::to_string(command_timeout_ms) + "\"";
+}
+
 // The combinations of options CLI11 cannot judge alone: "" when they fit, else the message.
 // What is wrong with the handler flags together ("" when nothing).
 std::string handler_error(const WorkerOptions& o) {
@@ -557,6 +574,11 @@ int run_worker(const WorkerOptions& o) {
                   : "") +
              " variant=" + std::string(testing::variant_name(variant)) +
              (metrics_server ? " metrics_addr=" + metrics_server->address().text() : ""));
+    if (const std::string at_risk = lease_ttl_at_risk_line(o.cluster, options.lease_ttl_ms,
+                                                           config.value().command_timeout_ms);
+        !at_risk.empty()) {
+      log.line(at_risk);
+    }
     std::atomic<bool> sampling_stop{false};
     if (metrics) {
       auto figures = [&engine, &broker, &links, exec_handler] {

@@ -141,6 +141,49 @@ TEST(WorkerRedisAccess, AClusterWorkerOnAServerWithoutClusterSupportExits3AndSay
   EXPECT_NE(w->log().find("event=exit status=3 "), std::string::npos) << w->log();
 }
 
+// A cluster worker whose lease TTL is at or below its command timeout (2,000 ms) says so at start
+// (event=lease_ttl_at_risk): one stopped master would hold a heartbeat round past every lease.
+// Just above it, or on one server, no such line. The cluster workers here exit 3 on their own
+// (the server has no cluster support); the one-server worker is stopped once it has started.
+TEST(WorkerRedisAccess, AClusterWorkerWhoseLeaseTtlIsAtOrBelowItsCommandTimeoutSaysSoAtStart) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  const auto log_of = [&](std::uint64_t ttl, bool cluster) -> std::string {
+    WorkerSettings settings;
+    settings.lease_ttl_ms = ttl;
+    if (cluster) settings.extra_flags = {"--cluster", "--key-layout", "cluster"};
+    RedisScenarioDriver d(server.url(), kSeqby, "ttl_" + std::to_string(ttl), settings);
+    EXPECT_TRUE(d.ready().ok()) << d.ready().error().message;
+    WorkerProcess* w = d.start_worker("w1");
+    EXPECT_NE(w, nullptr);
+    if (w == nullptr) return "";
+    if (cluster) {
+      EXPECT_EQ(exit_status_of(d, w), kExitRedisRefused) << w->log();
+    } else {
+      EXPECT_TRUE(d.wait_until([&] { return !lines_with(w->log(), "event=start ").empty(); }))
+          << w->log();
+      EXPECT_TRUE(d.stop_all().empty()) << d.logs();
+    }
+    return w->log();
+  };
+  const std::string at = log_of(2000, true);
+  const std::vector<std::string> warned = lines_with(at, "event=lease_ttl_at_risk ");
+  ASSERT_EQ(warned.size(), 1u) << at;
+  EXPECT_NE(warned.front().find("lease_ttl_ms=2000 command_timeout_ms=2000 warning=\""),
+            std::string::npos)
+      << warned.front();
+  EXPECT_NE(warned.front().find("set --lease-ttl-ms well above 2000"), std::string::npos)
+      << warned.front();
+  const std::string below = log_of(1000, true);
+  EXPECT_EQ(lines_with(below, "event=lease_ttl_at_risk ").size(), 1u) << below;
+  const std::string above = log_of(2001, true);
+  EXPECT_TRUE(lines_with(above, "event=lease_ttl_at_risk ").empty()) << above;
+  EXPECT_FALSE(lines_with(above, "event=start ").empty()) << above;
+  const std::string one_server = log_of(1000, false);
+  EXPECT_TRUE(lines_with(one_server, "event=lease_ttl_at_risk ").empty()) << one_server;
+  EXPECT_FALSE(lines_with(one_server, "event=start ").empty()) << one_server;
+}
+
 // The least-privilege ACL of README.md "seqby worker" (worker_access.h), on the category's keys
 // and the history stream. `without` leaves one command out.
 std::vector<std::string> worker_acl(const std::string& user, const std::string& password,
